@@ -1,0 +1,84 @@
+"""The environment contract shared by every arenax family.
+
+An environment is a *static* object (its constructor arguments are compile-time constants,
+the object is hashable and can be passed to ``jax.jit`` as a static argument) exposing pure
+functions over explicit state:
+
+    obs, state = env.reset(key, level)
+    obs, state, reward, terminated, truncated, info = env.step(key, state, action)
+
+``obs``, ``action`` and ``reward`` are dicts keyed by *team name*; every leaf carries a
+leading agent axis ``(n_agents, ...)`` (a single-agent env is one team of one agent).
+``terminated``/``truncated`` are per-env boolean scalars. Environments never auto-reset
+inside ``step``; see :mod:`arenax.envs.wrappers`.
+
+Each family splits ``step``/``reset`` into ``reset_state``, ``step_state`` and ``observe``
+so that wrappers can select the post-reset state first and compute the observation once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import jax
+
+Level = TypeVar("Level")
+State = TypeVar("State")
+
+Obs = dict[str, Any]
+Action = dict[str, jax.Array]
+Reward = dict[str, jax.Array]
+
+
+class Environment(Generic[Level, State]):
+    """Base class: subclasses implement ``reset_state``, ``step_state``, ``observe``.
+
+    Subclasses are frozen dataclasses of static parameters.
+    """
+
+    #: team names in a fixed order
+    teams: tuple[str, ...] = ("agent",)
+
+    # --- to implement -----------------------------------------------------------------
+    def reset_state(self, key: jax.Array, level: Level) -> State:
+        """Initial state of an episode on ``level``."""
+        raise NotImplementedError
+
+    def step_state(
+        self, key: jax.Array, state: State, action: Action
+    ) -> tuple[State, Reward, jax.Array, jax.Array, dict[str, Any]]:
+        """Advance one step: ``(state, reward, terminated, truncated, info)``."""
+        raise NotImplementedError
+
+    def observe(self, state: State) -> Obs:
+        """Observation of every team from ``state``."""
+        raise NotImplementedError
+
+    def observation_space(self, team: str) -> Any:
+        """Space of one agent's observation in ``team``."""
+        raise NotImplementedError
+
+    def action_space(self, team: str) -> Any:
+        """Space of one agent's action in ``team``."""
+        raise NotImplementedError
+
+    def num_agents(self, team: str) -> int:
+        """Size of the leading agent axis of ``team``."""
+        return 1
+
+    def generate(self, key: jax.Array) -> Level:
+        """A level from the family's default (domain-randomisation) generator."""
+        raise NotImplementedError
+
+    # --- composed API -----------------------------------------------------------------
+    def reset(self, key: jax.Array, level: Level) -> tuple[Obs, State]:
+        """Start an episode on ``level``: ``(obs, state)``."""
+        state = self.reset_state(key, level)
+        return self.observe(state), state
+
+    def step(
+        self, key: jax.Array, state: State, action: Action
+    ) -> tuple[Obs, State, Reward, jax.Array, jax.Array, dict[str, Any]]:
+        """One step, no auto-reset: ``(obs, state, reward, terminated, truncated, info)``."""
+        state, reward, terminated, truncated, info = self.step_state(key, state, action)
+        return self.observe(state), state, reward, terminated, truncated, info

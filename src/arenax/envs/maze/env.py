@@ -1,0 +1,234 @@
+"""The MiniGrid-faithful partially observable maze.
+
+Facts reproduced from MiniGrid (checked against the real package in
+``tests/test_maze_minigrid_conformance.py``):
+
+* egocentric ``view_size x view_size`` view, agent at the bottom centre looking "up" the
+  image; MiniGrid's 3-channel encoding (object, colour, state): empty ``(1, 0, 0)``,
+  wall ``(2, 5, 0)``, goal ``(8, 1, 0)``; walls are see-through; cells beyond the grid
+  read as wall; the agent's own cell reads as empty;
+* 7 actions (left, right, forward, pickup, drop, toggle, done); only the first three act;
+  every action consumes a step;
+* forward into the goal succeeds with reward ``1 - 0.9 * step_count / max_steps``
+  (``step_count`` counts this step), ``terminated``; ``truncated`` once
+  ``step_count >= max_steps`` (both can hold on the same step, as in MiniGrid).
+
+Layout: our images are row-major ``[row, col, channel]`` (row 0 is farthest ahead);
+MiniGrid's ``obs["image"]`` is ``[col, row, channel]``, i.e. ours is its transpose
+``(1, 0, 2)``. One deliberate difference: the agent never stands on the goal (MiniGrid
+moves it there on the terminating step), so only the observation returned *with*
+``terminated`` differs; it is never used for learning (no bootstrap through termination).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import IntEnum
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arenax.envs import spaces
+from arenax.envs.core import Environment
+from arenax.envs.maze.level import DIR_TO_VEC, MazeLevel
+from arenax.struct import pytree_dataclass
+
+# MiniGrid's (object, colour, state) codes used by the maze.
+EMPTY = (1, 0, 0)
+WALL = (2, 5, 0)
+GOAL = (8, 1, 0)
+AGENT_OBJECT = 10  # only shown in the teacher's full-map view
+RED = 0
+
+
+class Actions(IntEnum):
+    """MiniGrid's action set."""
+
+    LEFT = 0
+    RIGHT = 1
+    FORWARD = 2
+    PICKUP = 3
+    DROP = 4
+    TOGGLE = 5
+    DONE = 6
+
+
+@pytree_dataclass
+class MazeState:
+    """Per-env state (add leading axes to batch).
+
+    Attributes:
+        walls: ``(H, W) bool``.
+        goal_pos: ``(2,) int32`` ``(x, y)``.
+        agent_pos: ``(2,) int32`` ``(x, y)``.
+        agent_dir: ``() int32``.
+        time: ``() int32``, steps taken in this episode.
+    """
+
+    walls: jax.Array
+    goal_pos: jax.Array
+    agent_pos: jax.Array
+    agent_dir: jax.Array
+    time: jax.Array
+
+
+@pytree_dataclass
+class MazeObs:
+    """One team's observation (leading agent axis ``n = 1``).
+
+    Attributes:
+        image: ``(n, V, V, 3)`` ``uint8`` (or ``float32 / 10`` when normalised).
+        direction: ``(n,) int32``.
+    """
+
+    image: jax.Array
+    direction: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class MazeEnv(Environment[MazeLevel, MazeState]):
+    """Single-agent maze, one team ``"agent"`` of one agent.
+
+    Args:
+        height: interior rows (the outer wall is implicit).
+        width: interior columns.
+        view_size: side of the egocentric view, odd.
+        max_steps: episode step limit (truncation).
+        normalize_obs: images as ``float32`` divided by 10 instead of ``uint8``.
+        n_walls: wall budget of the default generator used by :meth:`generate`; ``None``
+            keeps the literature's density of 60 walls per 13 x 13 = 169 cells.
+    """
+
+    height: int = 13
+    width: int = 13
+    view_size: int = 5
+    max_steps: int = 250
+    normalize_obs: bool = False
+    n_walls: int | None = None
+
+    teams = ("agent",)
+
+    def __post_init__(self) -> None:
+        for name in ("height", "width", "view_size", "max_steps"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"maze: {name}={v!r} must be a positive integer")
+        if self.height * self.width < 2:
+            raise ValueError(
+                f"maze: height*width={self.height * self.width} must be >= 2 (agent and goal)"
+            )
+        if self.view_size % 2 != 1:
+            raise ValueError(f"maze: view_size={self.view_size} must be odd")
+        if self.n_walls is None:
+            object.__setattr__(self, "n_walls", round(60 * self.height * self.width / 169))
+        if not 0 <= self.n_walls <= self.height * self.width - 2:
+            raise ValueError(
+                f"maze: n_walls={self.n_walls} must be in [0, {self.height * self.width - 2}]"
+                " (height*width - 2 leaves room for the agent and the goal)"
+            )
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, team: str = "agent") -> spaces.Dict:
+        v = self.view_size
+        dtype = jnp.float32 if self.normalize_obs else jnp.uint8
+        high = 1.0 if self.normalize_obs else 10
+        return spaces.Dict(
+            (("image", spaces.Box(0, high, (v, v, 3), dtype)), ("direction", spaces.Discrete(4)))
+        )
+
+    def action_space(self, team: str = "agent") -> spaces.Discrete:
+        return spaces.Discrete(len(Actions))
+
+    # ---------------------------------------------------------------- dynamics
+    def generate(self, key: jax.Array) -> MazeLevel:
+        from arenax.envs.maze.generators import sample_dr_level
+
+        return sample_dr_level(key, self.height, self.width, self.n_walls)
+
+    def reset_state(self, key: jax.Array, level: MazeLevel) -> MazeState:
+        del key  # the maze starts deterministically from its level
+        return MazeState(
+            walls=jnp.asarray(level.walls, jnp.bool_),
+            goal_pos=jnp.asarray(level.goal_pos, jnp.int32),
+            agent_pos=jnp.asarray(level.agent_pos, jnp.int32),
+            agent_dir=jnp.asarray(level.agent_dir, jnp.int32),
+            time=jnp.zeros((), jnp.int32),
+        )
+
+    def step_state(
+        self, key: jax.Array, state: MazeState, action: dict[str, jax.Array]
+    ) -> tuple[MazeState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
+        del key
+        a = jnp.asarray(action["agent"]).reshape(())
+        h, w = state.walls.shape
+        d = state.agent_dir
+        new_dir = jnp.where(a == Actions.LEFT, (d + 3) % 4, jnp.where(a == Actions.RIGHT, (d + 1) % 4, d))
+        vec = jnp.asarray(DIR_TO_VEC)[d]
+        fwd = state.agent_pos + vec
+        inside = (fwd[0] >= 0) & (fwd[0] < w) & (fwd[1] >= 0) & (fwd[1] < h)
+        wall = state.walls[jnp.clip(fwd[1], 0, h - 1), jnp.clip(fwd[0], 0, w - 1)]
+        at_goal = jnp.all(fwd == state.goal_pos)
+        forward = a == Actions.FORWARD
+        success = forward & inside & at_goal
+        moves = forward & inside & ~wall & ~at_goal
+        time = state.time + 1
+        new_state = state.replace(
+            agent_pos=jnp.where(moves, fwd, state.agent_pos),
+            agent_dir=new_dir,
+            time=time,
+        )
+        reward = jnp.where(success, 1.0 - 0.9 * time.astype(jnp.float32) / self.max_steps, 0.0)
+        truncated = time >= self.max_steps
+        info = {"success": success}
+        return new_state, {"agent": reward[None].astype(jnp.float32)}, success, truncated, info
+
+    # ------------------------------------------------------------- observation
+    def observe(self, state: MazeState) -> dict[str, MazeObs]:
+        v = self.view_size
+        h, w = state.walls.shape
+        # view cell (row r, col c): ahead = v-1-r cells forward, c - v//2 cells to the right
+        ahead = np.broadcast_to((v - 1 - np.arange(v))[:, None], (v, v))
+        right = np.broadcast_to((np.arange(v) - v // 2)[None, :], (v, v))
+        f = jnp.asarray(DIR_TO_VEC)[state.agent_dir]
+        r = jnp.asarray(DIR_TO_VEC)[(state.agent_dir + 1) % 4]
+        x = state.agent_pos[0] + f[0] * ahead + r[0] * right
+        y = state.agent_pos[1] + f[1] * ahead + r[1] * right
+        inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+        flat = jnp.clip(y, 0, h - 1) * w + jnp.clip(x, 0, w - 1)
+        wall = ~inside | state.walls.reshape(-1)[flat]
+        goal = (x == state.goal_pos[0]) & (y == state.goal_pos[1])
+        obj = jnp.where(wall, WALL[0], jnp.where(goal, GOAL[0], EMPTY[0]))
+        col = jnp.where(wall, WALL[1], jnp.where(goal, GOAL[1], EMPTY[1]))
+        image = jnp.stack([obj, col, jnp.zeros_like(obj)], axis=-1).astype(jnp.uint8)
+        if self.normalize_obs:
+            image = image.astype(jnp.float32) / 10.0
+        obs = MazeObs(image=image[None], direction=state.agent_dir[None].astype(jnp.int32))
+        return {"agent": obs}
+
+    def full_map(self, state: MazeState | MazeLevel) -> jax.Array:
+        """Whole grid with border, agent shown: ``(H+2, W+2, 3) uint8`` (see :func:`full_map`)."""
+        return full_map(state.walls, state.goal_pos, state.agent_pos, state.agent_dir)
+
+
+def full_map(
+    walls: jax.Array, goal_pos: jax.Array, agent_pos: jax.Array, agent_dir: jax.Array
+) -> jax.Array:
+    """The whole grid with its 1-cell border in MiniGrid encoding: ``(H+2, W+2, 3) uint8``.
+
+    Row-major (``[y + 1, x + 1]``). The agent is shown as MiniGrid does (object 10, red,
+    state = direction). A goal or agent at a negative position is not drawn. This is the
+    teacher's view in PAIRED.
+    """
+    walls = jnp.pad(walls, 1, constant_values=True)
+    hh, ww = walls.shape
+    ys, xs = jnp.meshgrid(jnp.arange(hh), jnp.arange(ww), indexing="ij")
+    goal = (xs == goal_pos[0] + 1) & (ys == goal_pos[1] + 1) & (goal_pos[0] >= 0)
+    agent = (xs == agent_pos[0] + 1) & (ys == agent_pos[1] + 1) & (agent_pos[0] >= 0)
+    obj = jnp.where(walls, WALL[0], jnp.where(goal, GOAL[0], EMPTY[0]))
+    obj = jnp.where(agent, AGENT_OBJECT, obj)
+    col = jnp.where(walls, WALL[1], jnp.where(goal, GOAL[1], EMPTY[1]))
+    col = jnp.where(agent, RED, col)
+    st = jnp.where(agent, agent_dir, 0)
+    return jnp.stack([obj, col, st], axis=-1).astype(jnp.uint8)

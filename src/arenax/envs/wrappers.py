@@ -1,0 +1,182 @@
+"""Wrappers: auto-reset to levels, and episode statistics.
+
+Auto-reset never generates a level inside a rollout: it either replays the level the
+episode started from (:class:`AutoReplay`, for curricula that score a level over several
+episodes) or moves on to the next level of a batch sampled *before* the rollout
+(:class:`AutoResetFromBatch`). On the step that ends an episode, the returned observation
+and state are those of the *new* episode; ``reward``, ``terminated``, ``truncated`` and
+``info`` describe the step that ended the old one. The observation is computed once, after
+the reset has been selected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from arenax.envs.core import Environment
+from arenax.struct import pytree_dataclass
+
+
+def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
+    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
+
+
+@dataclasses.dataclass(frozen=True)
+class Wrapper(Environment):
+    """Delegates everything to ``env``; subclasses override what they change."""
+
+    env: Environment
+
+    @property
+    def teams(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.env.teams
+
+    def observation_space(self, team: str = "agent") -> Any:
+        return self.env.observation_space(team)
+
+    def action_space(self, team: str = "agent") -> Any:
+        return self.env.action_space(team)
+
+    def num_agents(self, team: str = "agent") -> int:
+        return self.env.num_agents(team)
+
+    def generate(self, key: jax.Array) -> Any:
+        return self.env.generate(key)
+
+    def reset_state(self, key: jax.Array, level: Any) -> Any:
+        return self.env.reset_state(key, level)
+
+    def step_state(self, key: jax.Array, state: Any, action: Any) -> Any:
+        return self.env.step_state(key, state, action)
+
+    def observe(self, state: Any) -> Any:
+        return self.env.observe(state)
+
+    def __getattr__(self, name: str) -> Any:
+        # reach static parameters of the wrapped env (``wrapped.max_steps``)
+        if name == "env":
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+
+@pytree_dataclass
+class ReplayState:
+    """State of :class:`AutoReplay`: the inner state and the level being replayed."""
+
+    inner: Any
+    level: Any
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoReplay(Wrapper):
+    """When an episode ends, start a new one on the same level."""
+
+    def reset_state(self, key: jax.Array, level: Any) -> ReplayState:
+        return ReplayState(inner=self.env.reset_state(key, level), level=level)
+
+    def step_state(self, key: jax.Array, state: ReplayState, action: Any) -> Any:
+        k_step, k_reset = jax.random.split(key)
+        inner, reward, terminated, truncated, info = self.env.step_state(
+            k_step, state.inner, action
+        )
+        fresh = self.env.reset_state(k_reset, state.level)
+        inner = _select(terminated | truncated, fresh, inner)
+        return state.replace(inner=inner), reward, terminated, truncated, info
+
+    def observe(self, state: ReplayState) -> Any:
+        return self.env.observe(state.inner)
+
+
+@pytree_dataclass
+class BatchResetState:
+    """State of :class:`AutoResetFromBatch`.
+
+    Attributes:
+        inner: the wrapped env's state.
+        levels: ``(K, ...)`` levels to play in order (wrapping around after the last).
+        cursor: ``() int32`` index of the level being played.
+    """
+
+    inner: Any
+    levels: Any
+    cursor: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoResetFromBatch(Wrapper):
+    """When an episode ends, start the next level of a pre-sampled batch.
+
+    ``reset(key, levels)`` takes a stack of ``K`` levels (leading axis) per environment;
+    episode ``i`` plays level ``i mod K``.
+    """
+
+    def reset_state(self, key: jax.Array, levels: Any) -> BatchResetState:
+        first = jax.tree.map(lambda x: x[0], levels)
+        return BatchResetState(
+            inner=self.env.reset_state(key, first), levels=levels, cursor=jnp.zeros((), jnp.int32)
+        )
+
+    def step_state(self, key: jax.Array, state: BatchResetState, action: Any) -> Any:
+        k_step, k_reset = jax.random.split(key)
+        inner, reward, terminated, truncated, info = self.env.step_state(
+            k_step, state.inner, action
+        )
+        done = terminated | truncated
+        k = jax.tree.leaves(state.levels)[0].shape[0]
+        cursor = jnp.where(done, (state.cursor + 1) % k, state.cursor)
+        nxt = jax.tree.map(lambda x: x[cursor], state.levels)
+        fresh = self.env.reset_state(k_reset, nxt)
+        inner = _select(done, fresh, inner)
+        return state.replace(inner=inner, cursor=cursor), reward, terminated, truncated, info
+
+    def observe(self, state: BatchResetState) -> Any:
+        return self.env.observe(state.inner)
+
+
+@pytree_dataclass
+class StatsState:
+    """State of :class:`EpisodeStats`: running per-team return ``(n_agents,)`` and length."""
+
+    inner: Any
+    returns: dict[str, jax.Array]
+    length: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeStats(Wrapper):
+    """Adds ``info["episode"]``: for the step that ends an episode, its per-team return
+    ``(n_agents,) float32``, ``length () int32`` and ``success () bool``, with ``done``
+    marking the steps where these are meaningful. Place it outside the auto-reset wrapper.
+    """
+
+    def reset_state(self, key: jax.Array, level: Any) -> StatsState:
+        returns = {t: jnp.zeros((self.env.num_agents(t),), jnp.float32) for t in self.env.teams}
+        return StatsState(
+            inner=self.env.reset_state(key, level), returns=returns, length=jnp.zeros((), jnp.int32)
+        )
+
+    def step_state(self, key: jax.Array, state: StatsState, action: Any) -> Any:
+        inner, reward, terminated, truncated, info = self.env.step_state(key, state.inner, action)
+        done = terminated | truncated
+        returns = {t: state.returns[t] + reward[t] for t in state.returns}
+        length = state.length + 1
+        info = dict(info)
+        info["episode"] = {
+            "done": done,
+            "returns": returns,
+            "length": length,
+            "success": jnp.asarray(info.get("success", terminated), jnp.bool_),
+        }
+        new = StatsState(
+            inner=inner,
+            returns={t: jnp.where(done, 0.0, r) for t, r in returns.items()},
+            length=jnp.where(done, 0, length),
+        )
+        return new, reward, terminated, truncated, info
+
+    def observe(self, state: StatsState) -> Any:
+        return self.env.observe(state.inner)
