@@ -12,14 +12,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from minigrid.core.grid import Grid
+from minigrid.core.mission import MissionSpace
+from minigrid.core.world_object import Goal, Wall
+from minigrid.minigrid_env import MiniGridEnv
 
-pytest.importorskip("minigrid")
-from minigrid.core.grid import Grid  # noqa: E402
-from minigrid.core.mission import MissionSpace  # noqa: E402
-from minigrid.core.world_object import Goal, Wall  # noqa: E402
-from minigrid.minigrid_env import MiniGridEnv  # noqa: E402
-
-from arenax.envs.maze import MazeEnv, MazeLevel, sample_dr_level  # noqa: E402
+from arenax.envs.maze import MazeEnv, MazeLevel, sample_dr_level
 
 
 class LevelGrid(MiniGridEnv):
@@ -41,7 +39,7 @@ class LevelGrid(MiniGridEnv):
         self.grid = Grid(width, height)
         self.grid.wall_rect(0, 0, width, height)
         walls = np.asarray(self.level.walls)
-        for y, x in zip(*np.nonzero(walls)):
+        for y, x in zip(*np.nonzero(walls), strict=False):
             self.grid.set(int(x) + 1, int(y) + 1, Wall())
         gx, gy = (int(v) + 1 for v in np.asarray(self.level.goal_pos))
         self.put_obj(Goal(), gx, gy)

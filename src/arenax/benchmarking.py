@@ -12,7 +12,6 @@ from rich.table import Table
 
 import arenax
 from arenax.envs import AutoReplay, AutoResetFromBatch
-from arenax.utils import enable_compilation_cache
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,10 +63,12 @@ def _rollout_fn(env, steps: int, batch: int):
 
 
 def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[dict]:
-    """Measure and print a table; returns one dict per batch size."""
+    """Measure and print a table; returns one dict per batch size.
+
+    The persistent compilation cache is deliberately not used: compile times are real.
+    """
     if args.reset not in ("batch", "replay"):
         raise ValueError(f"reset={args.reset!r} must be 'batch' or 'replay'")
-    enable_compilation_cache()
     console = console or Console()
     base = arenax.make("maze", height=args.height, width=args.width, n_walls=args.n_walls)
     env = AutoResetFromBatch(base) if args.reset == "batch" else AutoReplay(base)
@@ -82,7 +83,8 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
         key = jax.random.key(0)
         n_levels = 4 if args.reset == "batch" else 1
         levels = jax.vmap(base.generate)(jax.random.split(key, batch * n_levels))
-        levels = jax.tree.map(lambda x: x.reshape(batch, n_levels, *x.shape[1:]), levels)
+        shape = (batch, n_levels)
+        levels = jax.tree.map(lambda x, s=shape: x.reshape(*s, *x.shape[1:]), levels)
         if args.reset == "replay":
             levels = jax.tree.map(lambda x: x[:, 0], levels)
         _, state = jax.vmap(env.reset)(jax.random.split(key, batch), levels)

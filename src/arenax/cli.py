@@ -72,7 +72,8 @@ def _levels_from(args: RenderArgs) -> tuple[list, list[str], list[int]]:
         limits = [HELDOUT_MAZES[n].max_steps for n in names]
     metrics = [jax.tree.map(np.asarray, level_metrics(lv)) for lv in levels]
     captions = [
-        f"{n} w={int(m['walls'])} sp={int(m['shortest_path'])}" for n, m in zip(names, metrics)
+        f"{n} w={int(m['walls'])} sp={int(m['shortest_path'])}"
+        for n, m in zip(names, metrics, strict=False)
     ]
     return levels, captions, limits
 

@@ -86,4 +86,4 @@ class Dict:
 
     def sample(self, key: jax.Array, shape: tuple[int, ...] = ()) -> dict[str, jax.Array]:
         keys = jax.random.split(key, len(self.spaces))
-        return {n: s.sample(k, shape) for (n, s), k in zip(self.spaces, keys)}
+        return {n: s.sample(k, shape) for (n, s), k in zip(self.spaces, keys, strict=False)}

@@ -143,9 +143,7 @@ class MazeEditor(Environment[None, EditorState]):
     def observe(self, state: EditorState) -> dict[str, EditorObs]:
         image = full_map(state.walls, state.goal_pos, state.agent_pos, state.agent_dir)
         return {
-            "teacher": EditorObs(
-                image=image[None], time=state.time[None], noise=state.noise[None]
-            )
+            "teacher": EditorObs(image=image[None], time=state.time[None], noise=state.noise[None])
         }
 
     def decode(self, state: EditorState) -> MazeLevel:

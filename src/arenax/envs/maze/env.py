@@ -164,7 +164,9 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
         a = jnp.asarray(action["agent"]).reshape(())
         h, w = state.walls.shape
         d = state.agent_dir
-        new_dir = jnp.where(a == Actions.LEFT, (d + 3) % 4, jnp.where(a == Actions.RIGHT, (d + 1) % 4, d))
+        new_dir = jnp.where(
+            a == Actions.LEFT, (d + 3) % 4, jnp.where(a == Actions.RIGHT, (d + 1) % 4, d)
+        )
         vec = jnp.asarray(DIR_TO_VEC)[d]
         fwd = state.agent_pos + vec
         inside = (fwd[0] >= 0) & (fwd[0] < w) & (fwd[1] >= 0) & (fwd[1] < h)

@@ -23,7 +23,7 @@ def place_agent_and_goal(key: jax.Array, walls: jax.Array) -> MazeLevel:
     Args:
         walls: ``(H, W) bool`` with at least two free cells.
     """
-    h, w = walls.shape
+    _h, w = walls.shape
     k_agent, k_dir, k_goal = jax.random.split(key, 3)
     free = ~walls.reshape(-1)
     agent = _pick(k_agent, free)
@@ -61,12 +61,11 @@ def sample_dr_level(
     """
     cells = height * width
     if not 0 <= n_walls <= cells - 2:
-        raise ValueError(f"n_walls={n_walls} must be in [0, {cells - 2}] for a {height}x{width} maze")
+        raise ValueError(
+            f"n_walls={n_walls} must be in [0, {cells - 2}] for a {height}x{width} maze"
+        )
     k_n, k_walls, k_place = jax.random.split(key, 3)
-    if uniform_count:
-        n = jax.random.randint(k_n, (), 0, n_walls + 1)
-    else:
-        n = jnp.asarray(n_walls)
+    n = jax.random.randint(k_n, (), 0, n_walls + 1) if uniform_count else jnp.asarray(n_walls)
     if replace:
         draws = jax.random.randint(k_walls, (max(n_walls, 1),), 0, cells)
         active = jnp.arange(max(n_walls, 1)) < n

@@ -190,9 +190,7 @@ def _fixed(name: str, random_dir: bool) -> HeldoutMaze:
     def sample(key: jax.Array) -> MazeLevel:
         if not random_dir:
             return level
-        return level.replace(
-            agent_dir=jax.random.randint(key, (), 0, 4, dtype=jnp.int32)
-        )
+        return level.replace(agent_dir=jax.random.randint(key, (), 0, 4, dtype=jnp.int32))
 
     h, w = level.height, level.width
     return HeldoutMaze(name, h, w, 2 * (h + 2) * (w + 2), sample)
@@ -205,9 +203,7 @@ def _corridor(name: str, size: int) -> HeldoutMaze:
     walls = np.zeros((size, size), bool)
     walls[1 : size - 1, 1 : size - 1 : 2] = True
     walls[mid, 1 : size - 1] = True
-    goals = np.array(
-        [(x, y) for y in (mid - 1, mid + 1) for x in range(2, size - 2, 2)], np.int32
-    )
+    goals = np.array([(x, y) for y in (mid - 1, mid + 1) for x in range(2, size - 2, 2)], np.int32)
     walls_j = jnp.asarray(walls)
 
     def sample(key: jax.Array) -> MazeLevel:
@@ -230,9 +226,7 @@ def four_rooms(key: jax.Array, size: int = 17) -> MazeLevel:
     k_x, k_y, k_place = jax.random.split(key, 3)
     doors_x = jax.random.randint(k_x, (2,), 0, half) + jnp.array([0, half + 1])
     doors_y = jax.random.randint(k_y, (2,), 0, half) + jnp.array([0, half + 1])
-    walls = (
-        jnp.zeros((size, size), jnp.bool_).at[half, :].set(True).at[:, half].set(True)
-    )
+    walls = jnp.zeros((size, size), jnp.bool_).at[half, :].set(True).at[:, half].set(True)
     walls = walls.at[half, doors_x].set(False).at[doors_y, half].set(False)
     return place_agent_and_goal(k_place, walls)
 
@@ -248,9 +242,7 @@ def crossing(key: jax.Array, size: int = 9, n_crossings: int = 5) -> MazeLevel:
     cols = jnp.zeros(size, jnp.bool_).at[1 : 2 * lines : 2].set(chosen[lines:])
     walls = rows[:, None] | cols[None, :]
     # monotone path: a random interleaving of (size-1) rights and (size-1) downs
-    moves = jax.random.permutation(
-        k_path, jnp.arange(2 * (size - 1)) < size - 1
-    )  # True = right
+    moves = jax.random.permutation(k_path, jnp.arange(2 * (size - 1)) < size - 1)  # True = right
     xs = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(moves)])
     ys = jnp.concatenate([jnp.zeros(1, jnp.int32), jnp.cumsum(~moves)])
     walls = walls.at[ys, xs].set(False)
@@ -271,9 +263,7 @@ def perfect_maze(key: jax.Array, size: int = 13) -> MazeLevel:
     n = size // 2 + 1  # cells per side
     k_start, k_walk, k_place = jax.random.split(key, 3)
     kx, ky = jax.random.split(k_start)
-    start = jnp.stack(
-        [jax.random.randint(kx, (), 0, n), jax.random.randint(ky, (), 0, n)]
-    )
+    start = jnp.stack([jax.random.randint(kx, (), 0, n), jax.random.randint(ky, (), 0, n)])
     walls = jnp.ones((size, size), jnp.bool_).at[2 * start[1], 2 * start[0]].set(False)
     visited = jnp.zeros((n, n), jnp.bool_).at[start[1], start[0]].set(True)
     stack = jnp.zeros((n * n, 2), jnp.int32).at[0].set(start)
@@ -284,10 +274,7 @@ def perfect_maze(key: jax.Array, size: int = 13) -> MazeLevel:
         top = stack[jnp.maximum(sp - 1, 0)]
         nb = top[None, :] + vecs
         inside = jnp.all((nb >= 0) & (nb < n), axis=1)
-        free = (
-            inside
-            & ~visited[jnp.clip(nb[:, 1], 0, n - 1), jnp.clip(nb[:, 0], 0, n - 1)]
-        )
+        free = inside & ~visited[jnp.clip(nb[:, 1], 0, n - 1), jnp.clip(nb[:, 0], 0, n - 1)]
         go = (sp > 0) & jnp.any(free)
         pick = _pick(jax.random.fold_in(k_walk, i), free | ~jnp.any(free))
         nxt = nb[pick]
@@ -299,18 +286,12 @@ def perfect_maze(key: jax.Array, size: int = 13) -> MazeLevel:
         sp = jnp.where(go, sp + 1, jnp.maximum(sp - 1, 0))
         return walls, visited, stack, sp
 
-    walls, *_ = jax.lax.fori_loop(
-        0, 2 * n * n, body, (walls, visited, stack, jnp.int32(1))
-    )
+    walls, *_ = jax.lax.fori_loop(0, 2 * n * n, body, (walls, visited, stack, jnp.int32(1)))
     return place_agent_and_goal(k_place, walls)
 
 
-def _procedural(
-    name: str, size: int, max_steps: int, fn: Callable[..., MazeLevel]
-) -> HeldoutMaze:
-    return HeldoutMaze(
-        name, size, size, max_steps, lambda key: fn(key, size), procedural=True
-    )
+def _procedural(name: str, size: int, max_steps: int, fn: Callable[..., MazeLevel]) -> HeldoutMaze:
+    return HeldoutMaze(name, size, size, max_steps, lambda key: fn(key, size), procedural=True)
 
 
 HELDOUT_MAZES: dict[str, HeldoutMaze] = {
@@ -320,9 +301,7 @@ HELDOUT_MAZES: dict[str, HeldoutMaze] = {
     "FourRooms": _procedural("FourRooms", 17, 250, four_rooms),
     "Crossing": _procedural("Crossing", 9, 4 * 11 * 11, crossing),
     "PerfectMaze": _procedural("PerfectMaze", 13, 2 * 15 * 15, perfect_maze),
-    "PerfectMazeMedium": _procedural(
-        "PerfectMazeMedium", 19, 2 * 21 * 21, perfect_maze
-    ),
+    "PerfectMazeMedium": _procedural("PerfectMazeMedium", 19, 2 * 21 * 21, perfect_maze),
     "PerfectMazeXL": _procedural("PerfectMazeXL", 101, 2 * 103 * 103, perfect_maze),
 }
 

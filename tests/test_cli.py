@@ -1,0 +1,37 @@
+import subprocess
+import sys
+
+import numpy as np
+from PIL import Image
+
+from arenax.cli import ListArgs, RenderArgs, list_cmd, render_cmd
+
+
+def test_render_gallery_and_gif(tmp_path):
+    out = tmp_path / "g.png"
+    gif = tmp_path / "e.gif"
+    render_cmd(RenderArgs(n=4, out=out, height=7, width=7, n_walls=10, episode_gif=gif, tile=8))
+    img = np.asarray(Image.open(out))
+    assert img.ndim == 3 and img.shape[0] > 9 * 8
+    # floor, wall grey and goal green all present
+    colours = {tuple(c) for c in img.reshape(-1, img.shape[-1])[:, :3]}
+    assert (0, 255, 0) in colours and (100, 100, 100) in colours
+    assert Image.open(gif).n_frames >= 2
+
+
+def test_render_suite(tmp_path):
+    out = tmp_path / "s.png"
+    render_cmd(RenderArgs(source="classic", out=out, tile=4))
+    assert out.exists()
+
+
+def test_list(capsys):
+    list_cmd(ListArgs())
+    assert "maze/dr" in capsys.readouterr().out
+
+
+def test_console_script_help():
+    r = subprocess.run(
+        [sys.executable, "-m", "arenax.cli", "render", "--help"], capture_output=True, text=True
+    )
+    assert r.returncode == 0 and "--source" in r.stdout

@@ -1,0 +1,142 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import arenax
+from arenax.envs.maze import Actions, MazeEnv, MazeLevel
+
+KEY = jax.random.key(0)
+
+# 3 x 4 interior:  agent at (0, 1) facing right, wall at (1, 0), goal at (3, 1)
+LEVEL = MazeLevel.from_ascii(
+    """
+.#..
+>..G
+....
+"""
+)
+
+
+def act(env, state, a):
+    return env.step(KEY, state, {"agent": jnp.array([a])})
+
+
+def test_turns_and_forward_and_goal_reward():
+    env = MazeEnv(height=3, width=4, max_steps=20)
+    obs, s = env.reset(KEY, LEVEL)
+    assert obs["agent"].image.shape == (1, 5, 5, 3) and obs["agent"].image.dtype == jnp.uint8
+    # left: facing up; forward blocked by wall at (0, 0)? no: (0, 0) is free -> moves
+    _, s, r, term, trunc, _ = act(env, s, Actions.LEFT)
+    assert int(s.agent_dir) == 3 and not bool(term) and float(r["agent"][0]) == 0.0
+    _, s, *_ = act(env, s, Actions.FORWARD)
+    assert tuple(np.asarray(s.agent_pos)) == (0, 0)
+    _, s, *_ = act(env, s, Actions.FORWARD)  # border: stays
+    assert tuple(np.asarray(s.agent_pos)) == (0, 0)
+    _, s, *_ = act(env, s, Actions.RIGHT)  # facing right, wall ahead
+    _, s, *_ = act(env, s, Actions.FORWARD)
+    assert tuple(np.asarray(s.agent_pos)) == (0, 0) and int(s.agent_dir) == 0
+    for a in (Actions.PICKUP, Actions.DROP, Actions.TOGGLE, Actions.DONE):  # no effect
+        _, s2, *_ = act(env, s, a)
+        assert tuple(np.asarray(s2.agent_pos)) == (0, 0) and int(s2.agent_dir) == 0
+    s = s2
+    _, s, *_ = act(env, s, Actions.RIGHT)  # down
+    _, s, *_ = act(env, s, Actions.FORWARD)  # (0, 1)
+    _, s, *_ = act(env, s, Actions.LEFT)  # right
+    _, s, *_ = act(env, s, Actions.FORWARD)  # (1, 1)
+    _, s, *_ = act(env, s, Actions.FORWARD)  # (2, 1)
+    t_before = int(s.time)
+    _, s, r, term, trunc, info = act(env, s, Actions.FORWARD)  # into goal
+    assert bool(term) and not bool(trunc) and bool(info["success"])
+    assert tuple(np.asarray(s.agent_pos)) == (2, 1)  # never stands on the goal
+    np.testing.assert_allclose(float(r["agent"][0]), 1 - 0.9 * (t_before + 1) / 20, rtol=1e-6)
+
+
+def test_truncation_at_max_steps():
+    env = MazeEnv(height=3, width=4, max_steps=5)
+    _, s = env.reset(KEY, LEVEL)
+    for t in range(5):
+        _, s, _r, term, trunc, _ = act(env, s, Actions.LEFT)
+        assert bool(trunc) == (t == 4) and not bool(term)
+
+
+def test_observation_hand_computed():
+    """Agent at (0, 1) facing right in LEVEL; the 5x5 view, row 0 farthest ahead."""
+    env = MazeEnv(height=3, width=4)
+    obs, _ = env.reset(KEY, LEVEL)
+    obj = np.asarray(obs["agent"].image[0, ..., 0])
+    # view cell (r, c) -> world x = 0 + (4 - r), y = 1 + (c - 2)
+    expected = np.empty((5, 5), int)
+    walls = np.pad(np.asarray(LEVEL.walls), 1, constant_values=True)  # border included
+    for r in range(5):
+        for c in range(5):
+            x, y = 4 - r, 1 + (c - 2)
+            if not (-1 <= x <= 4 and -1 <= y <= 3):
+                expected[r, c] = 2
+            elif (x, y) == (3, 1):
+                expected[r, c] = 8
+            else:
+                expected[r, c] = 2 if walls[y + 1, x + 1] else 1
+    np.testing.assert_array_equal(obj, expected)
+    assert obj[4, 2] == 1  # own cell reads empty
+    colors = np.asarray(obs["agent"].image[0, ..., 1])
+    np.testing.assert_array_equal(colors, np.select([obj == 2, obj == 8], [5, 1], 0))
+    assert int(obs["agent"].direction[0]) == 0
+
+
+def test_normalized_observation():
+    env = MazeEnv(height=3, width=4, normalize_obs=True)
+    raw = MazeEnv(height=3, width=4)
+    o1, _ = env.reset(KEY, LEVEL)
+    o2, _ = raw.reset(KEY, LEVEL)
+    assert o1["agent"].image.dtype == jnp.float32
+    np.testing.assert_allclose(o1["agent"].image, o2["agent"].image / 10.0)
+
+
+def test_jit_vmap_and_no_recompile_on_second_call():
+    env = arenax.make("maze", height=7, width=7)
+    levels = jax.vmap(env.generate)(jax.random.split(KEY, 8))
+    step = jax.jit(jax.vmap(env.step))
+    _, s = jax.vmap(env.reset)(jax.random.split(KEY, 8), levels)
+    keys = jax.random.split(KEY, 8)
+    a = {"agent": jnp.zeros((8, 1), jnp.int32) + 2}
+    _, s1, *_ = step(keys, s, a)
+    _, _s2, *_ = step(keys, s1, a)
+    assert step._cache_size() == 1
+    # every leaf of the initial state has an explicit (strong) dtype
+    for leaf in jax.tree.leaves(s):
+        assert not getattr(leaf, "weak_type", False)
+
+
+def test_spaces():
+    env = MazeEnv(height=5, width=5, view_size=7, normalize_obs=True)
+    space = env.observation_space("agent")
+    assert space["image"].shape == (7, 7, 3) and space["image"].dtype == jnp.float32
+    assert env.action_space("agent").n == 7
+    obs, _ = env.reset(KEY, env.generate(KEY))
+    assert space["image"].contains(np.asarray(obs["agent"].image))
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"view_size": 4}, "view_size=4 must be odd"),
+        ({"height": 0}, "height=0"),
+        ({"height": 3, "width": 3, "n_walls": 8}, "n_walls=8 must be in \\[0, 7\\]"),
+    ],
+)
+def test_bad_params(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MazeEnv(**kwargs)
+
+
+def test_registry_errors():
+    with pytest.raises(ValueError, match="unknown environment 'mase'; available: maze"):
+        arenax.make("mase")
+    with pytest.raises(ValueError, match="unknown parameter\\(s\\) hieght"):
+        arenax.make("maze", hieght=3)
+    with pytest.raises(ValueError, match="unknown generator"):
+        arenax.make_generator("maze/nope")
+    assert "maze/dr" in arenax.list_generators()
+    assert "maze/edits" in arenax.list_mutators()
+    assert "SixteenRooms" in arenax.list_suites()["classic"]

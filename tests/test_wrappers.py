@@ -1,0 +1,72 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arenax.envs import AutoReplay, AutoResetFromBatch, EpisodeStats
+from arenax.envs.maze import MazeEnv, MazeLevel
+
+L1 = MazeLevel.from_ascii(">G.\n...")
+L2 = MazeLevel.from_ascii("...\nG.<")
+KEY = jax.random.key(0)
+FWD = {"agent": jnp.array([2])}
+LEFT = {"agent": jnp.array([0])}
+
+
+def test_auto_replay_restarts_same_level():
+    env = AutoReplay(MazeEnv(height=2, width=3, max_steps=3))
+    _, s = env.reset(KEY, L1)
+    obs, s, r, term, trunc, _ = env.step(KEY, s, FWD)
+    assert bool(term) and float(r["agent"][0]) > 0
+    # state and observation are of the fresh episode on the same level
+    assert int(s.inner.time) == 0 and tuple(np.asarray(s.inner.agent_pos)) == (0, 0)
+    fresh, _ = MazeEnv(height=2, width=3).reset(KEY, L1)
+    np.testing.assert_array_equal(obs["agent"].image, fresh["agent"].image)
+    # truncation also resets
+    for _t in range(3):
+        _, s, _, term, trunc, _ = env.step(KEY, s, LEFT)
+    assert bool(trunc) and int(s.inner.time) == 0 and int(s.inner.agent_dir) == 0
+
+
+def test_auto_reset_from_batch_cycles_levels():
+    env = AutoResetFromBatch(MazeEnv(height=2, width=3, max_steps=2))
+    levels = jax.tree.map(lambda a, b: jnp.stack([a, b]), L1, L2)
+    _, s = env.reset(KEY, levels)
+    assert int(s.cursor) == 0
+    _, s, _, term, _, _ = env.step(KEY, s, FWD)  # solves L1
+    assert bool(term) and int(s.cursor) == 1
+    assert tuple(np.asarray(s.inner.agent_pos)) == (2, 1) and int(s.inner.agent_dir) == 2
+    _, s, _, _, trunc, _ = env.step(KEY, s, LEFT)
+    _, s, _, _, trunc, _ = env.step(KEY, s, LEFT)
+    assert bool(trunc) and int(s.cursor) == 0  # wraps around
+    assert tuple(np.asarray(s.inner.agent_pos)) == (0, 0)
+
+
+def test_episode_stats():
+    env = EpisodeStats(AutoReplay(MazeEnv(height=2, width=3, max_steps=10)))
+    _, s = env.reset(KEY, L1)
+    _, s, _, _, _, info = env.step(KEY, s, LEFT)
+    assert not bool(info["episode"]["done"])
+    _, s, _, _, _, info = env.step(KEY, s, LEFT)
+    _, s, _, _, _, info = env.step(KEY, s, LEFT)
+    _, s, _, _, _, info = env.step(KEY, s, LEFT)  # facing right again
+    _, s, _r, _term, _, info = env.step(KEY, s, FWD)
+    ep = info["episode"]
+    assert bool(ep["done"]) and bool(ep["success"]) and int(ep["length"]) == 5
+    np.testing.assert_allclose(ep["returns"]["agent"], [1 - 0.9 * 5 / 10], rtol=1e-6)
+    assert int(s.length) == 0 and float(s.returns["agent"][0]) == 0.0
+
+
+def test_wrappers_vmap_jit_and_delegate():
+    base = MazeEnv(height=5, width=5)
+    env = EpisodeStats(AutoReplay(base))
+    assert env.max_steps == base.max_steps and env.teams == ("agent",)
+    assert env.action_space("agent").n == 7
+    levels = jax.vmap(base.generate)(jax.random.split(KEY, 4))
+    _, s = jax.vmap(env.reset)(jax.random.split(KEY, 4), levels)
+    step = jax.jit(jax.vmap(env.step))
+    for t in range(300):
+        a = {"agent": jax.random.randint(jax.random.key(t), (4, 1), 0, 3)}
+        obs, s, _r, _term, _trunc, _info = step(jax.random.split(jax.random.key(t), 4), s, a)
+    assert obs["agent"].image.shape == (4, 1, 5, 5, 3)
+    # the replayed level never changes
+    np.testing.assert_array_equal(s.inner.level.walls, levels.walls)
