@@ -76,8 +76,11 @@ def action_distance_map(walls: jax.Array, goal_pos: jax.Array) -> jax.Array:
     d0 = jnp.where(standable & (d0 == 0), 1, UNREACHABLE).astype(jnp.int32)
 
     def relax(d: jax.Array) -> jax.Array:
-        fwd = jnp.stack([_shift(d[i], dx, dy) for i, (dx, dy) in enumerate(vecs)])
-        turn = jnp.minimum(jnp.roll(d, 1, axis=0), jnp.roll(d, -1, axis=0))
+        p = jnp.pad(d, ((0, 0), (1, 1), (1, 1)), constant_values=UNREACHABLE)
+        fwd = jnp.stack(
+            [p[0, 1:-1, 2:], p[1, 2:, 1:-1], p[2, 1:-1, :-2], p[3, :-2, 1:-1]]
+        )  # value of the cell ahead, per facing direction
+        turn = jnp.minimum(d[jnp.array([3, 0, 1, 2])], d[jnp.array([1, 2, 3, 0])])
         best = jnp.minimum(jnp.minimum(fwd, turn) + 1, UNREACHABLE)
         return jnp.where(standable, jnp.minimum(d, best), UNREACHABLE)
 
