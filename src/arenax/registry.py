@@ -1,8 +1,10 @@
 """Registries of environment families, level generators, mutators and held-out suites.
 
-env = arenax.make("maze", height=13, width=13)
-gen = arenax.make_generator("maze/dr", height=13, width=13, n_walls=60)
-level = gen(key)
+Example::
+
+    env = arenax.make("maze", height=13, width=13)
+    gen = arenax.make_generator("maze/dr", height=13, width=13, n_walls=60)
+    level = gen(key)
 """
 
 from __future__ import annotations

@@ -70,9 +70,8 @@ class Box:
 
     def contains(self, x: Any) -> bool:
         x = np.asarray(x)
-        return bool(x.shape[-len(self.shape) :] == self.shape if self.shape else True) and bool(
-            np.all((x >= self.low) & (x <= self.high))
-        )
+        shape_ok = x.shape[x.ndim - len(self.shape) :] == self.shape
+        return shape_ok and bool(np.all((x >= self.low) & (x <= self.high)))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from arenax.envs import spaces
 from arenax.envs.core import Environment
 from arenax.envs.maze.env import full_map
-from arenax.envs.maze.generators import _pick
+from arenax.envs.maze.generators import sample_cell
 from arenax.envs.maze.level import MazeLevel
 from arenax.struct import pytree_dataclass
 
@@ -119,13 +119,13 @@ class MazeEditor(Environment[None, EditorState]):
         # walls
         walls = jnp.where(t < self.n_walls, walls.at[cell].set(True), walls)
         # goal: the chosen cell if free, else a random free cell
-        goal = jnp.where(walls[cell], _pick(k_goal, ~walls), cell)
+        goal = jnp.where(walls[cell], sample_cell(k_goal, ~walls), cell)
         goal_xy = jnp.stack([goal % w, goal // w]).astype(jnp.int32)
         goal_pos = jnp.where(t == self.n_walls, goal_xy, state.goal_pos)
         # agent: the chosen cell if free and not the goal, else a random such cell
         g_flat = state.goal_pos[1] * w + state.goal_pos[0]
         allowed = (~walls).at[g_flat].set(False)
-        agent = jnp.where(allowed[cell], cell, _pick(k_agent, allowed))
+        agent = jnp.where(allowed[cell], cell, sample_cell(k_agent, allowed))
         agent_xy = jnp.stack([agent % w, agent // w]).astype(jnp.int32)
         last = t == self.n_walls + 1
         new = EditorState(

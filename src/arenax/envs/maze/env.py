@@ -32,6 +32,7 @@ import numpy as np
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
+from arenax.envs.maze.generators import sample_dr_level
 from arenax.envs.maze.level import DIR_TO_VEC, MazeLevel
 from arenax.struct import pytree_dataclass
 
@@ -143,8 +144,7 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
 
     # ---------------------------------------------------------------- dynamics
     def generate(self, key: jax.Array) -> MazeLevel:
-        from arenax.envs.maze.generators import sample_dr_level
-
+        """A domain-randomised level: ``n_walls`` walls placed with replacement."""
         return sample_dr_level(key, self.height, self.width, self.n_walls)
 
     def reset_state(self, key: jax.Array, level: MazeLevel) -> MazeState:

@@ -11,8 +11,9 @@ import jax.numpy as jnp
 from arenax.envs.maze.level import MazeLevel
 
 
-def _pick(key: jax.Array, allowed: jax.Array) -> jax.Array:
-    """Uniform index among True entries of a flat mask (at least one must be True)."""
+def sample_cell(key: jax.Array, allowed: jax.Array) -> jax.Array:
+    """Uniform random index among the True entries of a flat mask ``(N,) bool`` (at least
+    one must be True): ``() int32``."""
     logits = jnp.where(allowed, 0.0, -jnp.inf)
     return jax.random.categorical(key, logits).astype(jnp.int32)
 
@@ -26,8 +27,8 @@ def place_agent_and_goal(key: jax.Array, walls: jax.Array) -> MazeLevel:
     _h, w = walls.shape
     k_agent, k_dir, k_goal = jax.random.split(key, 3)
     free = ~walls.reshape(-1)
-    agent = _pick(k_agent, free)
-    goal = _pick(k_goal, free.at[agent].set(False))
+    agent = sample_cell(k_agent, free)
+    goal = sample_cell(k_goal, free.at[agent].set(False))
     return MazeLevel(
         walls=walls,
         agent_pos=jnp.stack([agent % w, agent // w]).astype(jnp.int32),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from arenax.envs.maze.generators import _pick
+from arenax.envs.maze.generators import sample_cell
 from arenax.envs.maze.level import MazeLevel
 
 NO_OP, FLIP_WALL, MOVE_GOAL, MOVE_AGENT = 0, 1, 2, 3
@@ -49,10 +49,10 @@ def mutate_level(
         goal = lv.goal_pos[1] * w + lv.goal_pos[0]
         cells = jnp.ones(h * w, jnp.bool_)
         # flip: any cell but the agent's and the goal's
-        flip_cell = _pick(k_cell, cells.at[agent].set(False).at[goal].set(False))
+        flip_cell = sample_cell(k_cell, cells.at[agent].set(False).at[goal].set(False))
         flipped = walls.at[flip_cell].set(~walls[flip_cell])
         # moves: a free cell that is neither the agent's nor the goal's
-        target = _pick(k_cell, ~walls & cells.at[agent].set(False).at[goal].set(False))
+        target = sample_cell(k_cell, ~walls & cells.at[agent].set(False).at[goal].set(False))
         has_target = jnp.any(~walls & cells.at[agent].set(False).at[goal].set(False))
         xy = jnp.stack([target % w, target // w]).astype(jnp.int32)
         new_walls = jnp.where(kind == FLIP_WALL, flipped, walls)

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from arenax.envs.maze.env import MazeEnv
-from arenax.envs.maze.generators import _pick, place_agent_and_goal
+from arenax.envs.maze.generators import place_agent_and_goal, sample_cell
 from arenax.envs.maze.level import MazeLevel
 
 
@@ -276,7 +276,7 @@ def perfect_maze(key: jax.Array, size: int = 13) -> MazeLevel:
         inside = jnp.all((nb >= 0) & (nb < n), axis=1)
         free = inside & ~visited[jnp.clip(nb[:, 1], 0, n - 1), jnp.clip(nb[:, 0], 0, n - 1)]
         go = (sp > 0) & jnp.any(free)
-        pick = _pick(jax.random.fold_in(k_walk, i), free | ~jnp.any(free))
+        pick = sample_cell(jax.random.fold_in(k_walk, i), free | ~jnp.any(free))
         nxt = nb[pick]
         between = 2 * top + vecs[pick]
         walls = jnp.where(go, walls.at[between[1], between[0]].set(False), walls)
