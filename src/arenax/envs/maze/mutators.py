@@ -47,13 +47,14 @@ def mutate_level(
         walls = lv.walls.reshape(-1)
         agent = lv.agent_pos[1] * w + lv.agent_pos[0]
         goal = lv.goal_pos[1] * w + lv.goal_pos[0]
-        cells = jnp.ones(h * w, jnp.bool_)
+        unoccupied = jnp.ones(h * w, jnp.bool_).at[agent].set(False).at[goal].set(False)
         # flip: any cell but the agent's and the goal's
-        flip_cell = sample_cell(k_cell, cells.at[agent].set(False).at[goal].set(False))
+        flip_cell = sample_cell(k_cell, unoccupied)
         flipped = walls.at[flip_cell].set(~walls[flip_cell])
         # moves: a free cell that is neither the agent's nor the goal's
-        target = sample_cell(k_cell, ~walls & cells.at[agent].set(False).at[goal].set(False))
-        has_target = jnp.any(~walls & cells.at[agent].set(False).at[goal].set(False))
+        targets = ~walls & unoccupied
+        target = sample_cell(k_cell, targets)
+        has_target = jnp.any(targets)
         xy = jnp.stack([target % w, target // w]).astype(jnp.int32)
         new_walls = jnp.where(kind == FLIP_WALL, flipped, walls)
         move_g = (kind == MOVE_GOAL) & has_target

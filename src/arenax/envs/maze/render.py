@@ -6,6 +6,7 @@ Host-side NumPy code (not jitted); takes a single :class:`MazeLevel` or ``MazeSt
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,9 @@ AGENT_RGB = np.array([255, 0, 0], np.uint8)
 FLOOR, WALL_T, GOAL_T = 0, 1, 2  # tile ids; 3 + d is the agent facing d
 
 
+@functools.cache
 def _tiles(size: int) -> np.ndarray:
-    """Tile images ``(7, size, size, 3)``: floor, wall, goal, agent facing 0..3."""
+    """Tile images (computed once per size, read-only) ``(7, size, size, 3)``: floor, wall, goal, agent facing 0..3."""
     sub = 3  # supersampling for smooth triangle edges
     n = size * sub
     c = (np.arange(n) + 0.5) / n
@@ -69,7 +71,7 @@ def render(
         ids[gy, gx] = GOAL_T
     if ax >= 1:
         ids[ay, ax] = 3 + d
-    img = _tiles(tile_size)[ids]  # (hh, ww, t, t, 3)
+    img = _tiles(tile_size)[ids]  # (hh, ww, t, t, 3), a fresh copy
     if highlight and ax >= 1:
         f, r = DIR_TO_VEC[d], DIR_TO_VEC[(d + 1) % 4]
         mask = np.zeros((hh, ww), bool)
