@@ -14,6 +14,7 @@ from rich.table import Table
 
 import arenax
 from arenax.benchmarking import EnvBenchArgs, env_throughput
+from arenax.train.config import PRESETS, TrainConfig
 
 console = Console()
 
@@ -42,6 +43,55 @@ class RenderArgs:
     """Images per gallery row."""
     episode_gif: Path | None = None
     """Also write a GIF of a random-action episode on the first level."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalArgs:
+    """Evaluate a run's latest checkpoint on held-out mazes (table + CSV, optional GIFs)."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory (holds config.json and checkpoints/)."""
+    suite: str = "all"
+    """Held-out suites and/or maze names, comma-separated (``arenax list``)."""
+    episodes: int = 100
+    """Episodes per maze."""
+    greedy: bool = False
+    """Greedy (argmax) actions instead of sampling."""
+    seed: int = 0
+    """PRNG seed of the evaluation."""
+    checkpoint: int | None = None
+    """Cycle of the checkpoint to load (default: the latest)."""
+    out: Path | None = None
+    """CSV to write (default: ``RUN_DIR/eval_<suite>.csv``)."""
+    gif_dir: Path | None = None
+    """Also write one episode GIF per maze into this folder."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumeArgs:
+    """Continue a run from its latest checkpoint with its saved config (same results as if
+    it had never stopped); only the budget, devices and outputs may change."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory."""
+    total_steps: int | None = None
+    """New budget in env steps (default: the saved one)."""
+    devices: int | None = None
+    """Devices to shard over (default: the saved number)."""
+    progress: bool = True
+    """Show a live progress bar."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PlotArgs:
+    """Write learning-curve PNGs of a run (``RUN_DIR/plots`` by default)."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory."""
+    out: Path | None = None
+    """Folder for the PNGs (default: ``RUN_DIR/plots``)."""
+    window: int = 0
+    """Moving-average window in cycles (0: about 1/50 of the run)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,10 +159,78 @@ def bench_cmd(args: EnvBenchArgs) -> None:
     env_throughput(args, console)
 
 
+def train_cmd(config: TrainConfig) -> None:
+    """Train a student; ``arenax train maze-dr --help`` lists every option of a preset.
+
+    Args:
+        config: a preset and its overrides.
+    """
+    from arenax.train import ConfigError, NonFiniteLoss, train
+    from arenax.utils import enable_compilation_cache
+
+    enable_compilation_cache()
+    try:
+        result = train(config, console=console)
+    except (ConfigError, NonFiniteLoss) as exc:
+        console.print(f"[bold red]error:[/] {exc}")
+        raise SystemExit(2) from None
+    console.print(
+        f"done: {result.run_dir} (compile {result.compile_seconds:.1f} s, "
+        f"{result.steady_sps:,.0f} env steps/s)"
+    )
+
+
+def resume_cmd(args: ResumeArgs) -> None:
+    from arenax.train.config import load_config
+
+    path = args.run_dir / "config.json"
+    if not path.exists():
+        console.print(f"[bold red]error:[/] {path} not found: not a run directory")
+        raise SystemExit(2)
+    saved = load_config(path)
+    changes: dict = {"resume": args.run_dir, "progress": args.progress}
+    if args.total_steps is not None:
+        changes["total_steps"] = args.total_steps
+    if args.devices is not None:
+        changes["devices"] = args.devices
+    train_cmd(dataclasses.replace(saved, **changes))
+
+
+def eval_cmd(args: EvalArgs) -> None:
+    from arenax.eval.report import evaluate_run
+    from arenax.utils import enable_compilation_cache
+
+    enable_compilation_cache()
+    try:
+        evaluate_run(
+            args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
+            args.out, args.gif_dir, console,
+        )  # fmt: skip
+    except (FileNotFoundError, ValueError) as exc:
+        console.print(f"[bold red]error:[/] {exc}")
+        raise SystemExit(2) from None
+
+
+def plot_cmd(args: PlotArgs) -> None:
+    from arenax.eval.plots import plot_run
+
+    try:
+        paths = plot_run(args.run_dir, args.out, args.window)
+    except FileNotFoundError as exc:
+        console.print(f"[bold red]error:[/] {exc}")
+        raise SystemExit(2) from None
+    for p in paths:
+        console.print(f"wrote {p}")
+
+
 def main() -> None:
     """Entry point of the ``arenax`` console script."""
     tyro.extras.subcommand_cli_from_dict(
         {
+            "train": train_cmd,
+            "resume": resume_cmd,
+            "eval": eval_cmd,
+            "plot": plot_cmd,
             "render": render_cmd,
             "bench": bench_cmd,
             "list": list_cmd,
@@ -125,6 +243,12 @@ def main() -> None:
 render_cmd.__annotations__["args"] = Annotated[RenderArgs, tyro.conf.arg(name="")]
 bench_cmd.__annotations__["args"] = Annotated[EnvBenchArgs, tyro.conf.arg(name="")]
 list_cmd.__annotations__["args"] = Annotated[ListArgs, tyro.conf.arg(name="")]
+eval_cmd.__annotations__["args"] = Annotated[EvalArgs, tyro.conf.arg(name="")]
+resume_cmd.__annotations__["args"] = Annotated[ResumeArgs, tyro.conf.arg(name="")]
+plot_cmd.__annotations__["args"] = Annotated[PlotArgs, tyro.conf.arg(name="")]
+train_cmd.__annotations__["config"] = Annotated[
+    tyro.extras.subcommand_type_from_defaults(PRESETS), tyro.conf.arg(name="")
+]
 
 if __name__ == "__main__":
     main()

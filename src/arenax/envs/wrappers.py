@@ -5,8 +5,9 @@ episode started from (:class:`AutoReplay`, for curricula that score a level over
 episodes) or moves on to the next level of a batch sampled *before* the rollout
 (:class:`AutoResetFromBatch`). On the step that ends an episode, the returned observation
 and state are those of the *new* episode; ``reward``, ``terminated``, ``truncated`` and
-``info`` describe the step that ended the old one. The observation is computed once, after
-the reset has been selected.
+``info`` describe the step that ended the old one, and ``info["final_obs"]`` is the
+observation the old episode ended in (what a learner bootstraps from at a truncation; XLA
+drops it when unused).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ class AutoReplay(Wrapper):
             k_step, state.inner, action
         )
         fresh = self.env.reset_state(k_reset, state.level)
+        info = {**info, "final_obs": self.env.observe(inner)}
         inner = _select(terminated | truncated, fresh, inner)
         return state.replace(inner=inner), reward, terminated, truncated, info
 
@@ -130,6 +132,7 @@ class AutoResetFromBatch(Wrapper):
         cursor = jnp.where(done, (state.cursor + 1) % k, state.cursor)
         nxt = jax.tree.map(lambda x: x[cursor], state.levels)
         fresh = self.env.reset_state(k_reset, nxt)
+        info = {**info, "final_obs": self.env.observe(inner)}
         inner = _select(done, fresh, inner)
         return state.replace(inner=inner, cursor=cursor), reward, terminated, truncated, info
 

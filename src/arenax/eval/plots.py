@@ -1,0 +1,103 @@
+"""Learning-curve PNGs from a run directory's ``metrics.csv`` and ``eval.csv``."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+PANELS = (
+    ("returns", "training episodes", (("return", "mean return"), ("solved", "solved rate"))),
+    ("losses", "PPO", (("value_loss", "value loss"), ("pg_loss", "policy loss"),
+                       ("entropy", "entropy"), ("approx_kl", "approx. KL"))),
+    ("levels", "training levels", (("level/walls", "walls"),
+                                   ("level/shortest_path", "shortest path"),
+                                   ("level/solvable", "solvable"))),
+)  # fmt: skip
+
+
+def _read(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def _col(rows: list[dict[str, str]], key: str) -> np.ndarray:
+    return np.array([float(r[key]) if r.get(key) not in (None, "") else np.nan for r in rows])
+
+
+def smooth(y: np.ndarray, window: int) -> np.ndarray:
+    """Moving average that skips NaNs (same length as ``y``)."""
+    if window <= 1 or len(y) == 0:
+        return y
+    ok = np.isfinite(y)
+    v = np.where(ok, y, 0.0)
+    k = np.ones(window)
+    num = np.convolve(v, k, mode="full")[: len(y)]
+    den = np.convolve(ok.astype(float), k, mode="full")[: len(y)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.maximum(den, 1), np.nan)
+
+
+def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> list[Path]:
+    """Write ``returns.png``, ``losses.png``, ``levels.png`` and (if evaluated) ``eval.png``
+    into ``out_dir`` (default ``run_dir/plots``); returns the paths written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run_dir = Path(run_dir)
+    rows = _read(run_dir / "metrics.csv")
+    if not rows:
+        raise FileNotFoundError(
+            f"{run_dir / 'metrics.csv'} is missing or empty: not a run directory?"
+        )
+    out_dir = Path(out_dir) if out_dir else run_dir / "plots"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    x = _col(rows, "env_steps")
+    window = window or max(1, len(rows) // 50)
+    written = []
+    for fname, title, series in PANELS:
+        series = [(k, lab) for k, lab in series if k in rows[0]]
+        if not series:
+            continue
+        fig, axes = plt.subplots(1, len(series), figsize=(4 * len(series), 3.2), squeeze=False)
+        for ax, (k, lab) in zip(axes[0], series, strict=True):
+            y = _col(rows, k)
+            ax.plot(x, y, alpha=0.25, color="C0")
+            ax.plot(x, smooth(y, window), color="C0")
+            ax.set_title(lab)
+            ax.set_xlabel("env steps")
+            ax.grid(alpha=0.3)
+        fig.suptitle(f"{run_dir.name}: {title}")
+        fig.tight_layout()
+        path = out_dir / f"{fname}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    evals = _read(run_dir / "eval.csv")
+    if evals:
+        by_maze: dict[str, list[dict[str, str]]] = defaultdict(list)
+        for r in evals:
+            by_maze[r["maze"]].append(r)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+        for name, rs in by_maze.items():
+            ex = _col(rs, "env_steps")
+            axes[0].plot(ex, _col(rs, "solved"), marker="o", ms=3, label=name)
+            axes[1].plot(ex, _col(rs, "ret"), marker="o", ms=3, label=name)
+        for ax, lab in zip(axes, ("held-out solved rate", "held-out return"), strict=True):
+            ax.set_title(lab)
+            ax.set_xlabel("env steps")
+            ax.grid(alpha=0.3)
+        axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+        fig.suptitle(f"{run_dir.name}: zero-shot evaluation")
+        fig.tight_layout()
+        path = out_dir / "eval.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    return written

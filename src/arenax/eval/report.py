@@ -1,0 +1,86 @@
+"""``arenax eval RUN_DIR``: load a checkpoint, evaluate on held-out mazes, print and save."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import jax
+from rich.console import Console
+from rich.table import Table
+
+from arenax.eval.heldout import MazeResult, evaluate, summarize
+
+
+def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, Any, int]:
+    """``(config, policy, params, cycle)`` from a run directory's checkpoint."""
+    from arenax.train.build import make_algorithm, make_policy
+    from arenax.train.checkpoint import Checkpointer
+    from arenax.train.config import load_config
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.json").exists():
+        raise FileNotFoundError(f"{run_dir}/config.json not found: not a run directory")
+    cfg = load_config(run_dir / "config.json")
+    algorithm = make_algorithm(cfg)
+    abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
+    ckpt = Checkpointer(run_dir)
+    try:
+        state, record = ckpt.restore(abstract, cycle=checkpoint)
+    finally:
+        ckpt.close()
+    return cfg, make_policy(cfg), state.learner.params, int(record["cycle"])
+
+
+def results_table(results: list[MazeResult], title: str) -> Table:
+    """A rich table: solved rate and return with 95% intervals per maze, then the mean."""
+    table = Table(title=title)
+    for col in ("maze", "n", "solved", "95% CI", "return", "95% CI", "length"):
+        table.add_column(col, justify="left" if col == "maze" else "right", no_wrap=True)
+    for r in results:
+        table.add_row(
+            r.maze, str(r.episodes), f"{r.solved:.3f}", f"{r.solved_lo:.2f}–{r.solved_hi:.2f}",
+            f"{r.ret:.3f}", f"{r.ret_lo:.2f}–{r.ret_hi:.2f}", f"{r.length:.0f}",
+        )  # fmt: skip
+    s = summarize(results)
+    table.add_row("mean", "", f"{s['eval/solved']:.3f}", "", f"{s['eval/return']:.3f}", "", "",
+                  style="bold")  # fmt: skip
+    return table
+
+
+def write_csv(results: list[MazeResult], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[fl.name for fl in dataclasses.fields(MazeResult)])
+        w.writeheader()
+        w.writerows(dataclasses.asdict(r) for r in results)
+    return path
+
+
+def evaluate_run(
+    run_dir: Path,
+    suite: str = "all",
+    episodes: int = 100,
+    greedy: bool = False,
+    seed: int = 0,
+    checkpoint: int | None = None,
+    out: Path | None = None,
+    gif_dir: Path | None = None,
+    console: Console | None = None,
+) -> list[MazeResult]:
+    """Evaluate the checkpoint of a run; prints a table and writes a CSV."""
+    console = console or Console()
+    cfg, policy, params, cycle = load_student(run_dir, checkpoint)
+    results = evaluate(
+        policy, params, suite, episodes, jax.random.key(seed), greedy, cfg.env.view_size,
+        cfg.env.normalize_obs, gif_dir,
+    )  # fmt: skip
+    mode = "greedy" if greedy else "sampled"
+    steps = cycle * cfg.steps_per_cycle
+    console.print(results_table(results, f"{Path(run_dir).name} @ {steps:,} steps ({mode})"))
+    safe = suite.replace(",", "+")
+    path = write_csv(results, Path(out) if out else Path(run_dir) / f"eval_{safe}.csv")
+    console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
+    return results

@@ -1,0 +1,20 @@
+"""Reinforcement learning pieces: distributions, rollout, GAE, PPO, learners."""
+
+from arenax.rl.gae import gae
+from arenax.rl.learner import Learner, LearnerState, make_optimizer
+from arenax.rl.ppo import PPOHyper, Trajectory, ppo_loss, ppo_update
+from arenax.rl.rollout import RolloutCarry, reset_batch, rollout
+
+__all__ = [
+    "Learner",
+    "LearnerState",
+    "PPOHyper",
+    "RolloutCarry",
+    "Trajectory",
+    "gae",
+    "make_optimizer",
+    "ppo_loss",
+    "ppo_update",
+    "reset_batch",
+    "rollout",
+]

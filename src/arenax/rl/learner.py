@@ -1,0 +1,97 @@
+"""A PPO learner: a policy, its optimiser and hyperparameters, as pure functions.
+
+The learner never knows which curriculum feeds it: it turns a :class:`Trajectory` into new
+parameters. Its state is a pytree (params + optax state) that lives in the train state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from arenax.rl.gae import gae
+from arenax.rl.ppo import PPOHyper, Trajectory, ppo_update
+from arenax.struct import pytree_dataclass
+
+
+@pytree_dataclass
+class LearnerState:
+    """Parameters and optimiser state of one policy."""
+
+    params: Any
+    opt_state: Any
+
+
+def make_optimizer(
+    lr: float,
+    max_grad_norm: float,
+    adam_eps: float = 1e-5,
+    schedule: str = "constant",
+    total_updates: int = 1,
+) -> tuple[optax.GradientTransformation, optax.Schedule]:
+    """Global-norm clipping then Adam; ``schedule`` ``"constant"`` or ``"linear"`` (from
+    ``lr`` to 0 over ``total_updates`` gradient steps). Returns ``(tx, lr_schedule)``."""
+    if schedule == "linear":
+        sched = optax.linear_schedule(lr, 0.0, max(int(total_updates), 1))
+    elif schedule == "constant":
+        sched = optax.constant_schedule(lr)
+    else:
+        raise ValueError(f"lr_schedule={schedule!r}: allowed 'constant', 'linear'")
+    tx = optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(sched, eps=adam_eps))
+    return tx, sched
+
+
+@dataclasses.dataclass(frozen=True)
+class Learner:
+    """PPO over a recurrent (or feed-forward) policy.
+
+    Attributes:
+        policy: ``init(key, obs)``, ``initial_carry(B)``, ``apply(params, obs, first, carry)``.
+        hp: PPO hyperparameters.
+        tx: optax transformation.
+        lr_schedule: ``count -> lr``, for logging.
+    """
+
+    policy: Any
+    hp: PPOHyper
+    tx: optax.GradientTransformation = dataclasses.field(compare=False)
+    lr_schedule: optax.Schedule = dataclasses.field(compare=False)
+
+    def init(self, key: jax.Array, obs: Any) -> LearnerState:
+        """Fresh parameters (from an example observation ``(T, B, ...)``) and optimiser state."""
+        params = self.policy.init(key, obs)
+        return LearnerState(params=params, opt_state=self.tx.init(params))
+
+    def update(
+        self,
+        state: LearnerState,
+        traj: Trajectory,
+        init_carry: Any,
+        key: jax.Array,
+        axis_name: str | None = None,
+    ) -> tuple[LearnerState, dict[str, jax.Array]]:
+        """GAE + PPO epochs on one rollout; returns the new state and mean loss statistics."""
+        hp = self.hp
+        adv, targets = gae(
+            traj.reward, traj.value, traj.next_value, traj.terminated, traj.done,
+            hp.gamma, hp.gae_lambda,
+        )  # fmt: skip
+        count = _count(state.opt_state)
+        params, opt_state, stats = ppo_update(
+            self.policy, self.tx, hp, state.params, state.opt_state, traj, adv, targets,
+            init_carry, key, axis_name,
+        )  # fmt: skip
+        stats["lr"] = jnp.asarray(self.lr_schedule(count), jnp.float32)
+        return LearnerState(params=params, opt_state=opt_state), stats
+
+
+def _count(opt_state: Any) -> jax.Array:
+    """Adam's step counter inside the chained optax state."""
+    for s in jax.tree.leaves(opt_state, is_leaf=lambda x: isinstance(x, optax.ScaleByAdamState)):
+        if isinstance(s, optax.ScaleByAdamState):
+            return s.count
+    return jnp.zeros((), jnp.int32)

@@ -1,0 +1,187 @@
+"""PPO: clipped surrogate, clipped value loss, entropy bonus, epochs x minibatches.
+
+Works for recurrent policies: minibatches split the batch by *sequence* (environment, or
+environment x agent), and the loss re-runs the network over each whole sequence from the
+carry the rollout started with. Works under ``shard_map``: every mean is a global mean
+(sums and counts are ``psum``-ed over ``axis_name``), so 1 or N devices give the same
+gradients up to float reduction order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from arenax.rl import distributions as D
+from arenax.struct import pytree_dataclass
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOHyper:
+    """Static PPO hyperparameters (see :class:`arenax.train.config.PPOConfig`)."""
+
+    gamma: float = 0.995
+    gae_lambda: float = 0.98
+    clip_eps: float = 0.2
+    clip_value: bool = True
+    ent_coef: float = 1e-3
+    vf_coef: float = 0.5
+    epochs: int = 5
+    minibatches: int = 1
+    normalize_advantages: bool = True
+
+
+@pytree_dataclass
+class Trajectory:
+    """A rollout of ``T`` steps over ``B`` sequences (env x agent), time-major.
+
+    Attributes:
+        obs: observation pytree, leaves ``(T, B, ...)``.
+        first: ``(T, B) bool``, step ``t`` starts an episode (the carry is reset before it).
+        action: ``(T, B) int32`` (or ``(T, B, heads)`` for multi-discrete).
+        log_prob: ``(T, B) float32`` of ``action`` under the behaviour policy.
+        value: ``(T, B) float32``.
+        reward: ``(T, B) float32``.
+        terminated: ``(T, B) bool``.
+        done: ``(T, B) bool``, terminated or truncated.
+        next_value: ``(T, B) float32``, bootstrap value of the state step ``t`` reached
+            (see :func:`arenax.rl.gae.gae`).
+        mask: ``(T, B) float32``, 1 where the agent acted (0 for agents out of the game).
+    """
+
+    obs: Any
+    first: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    done: jax.Array
+    next_value: jax.Array
+    mask: jax.Array
+
+
+def _psum(x: Any, axis_name: str | None) -> Any:
+    return x if axis_name is None else jax.lax.psum(x, axis_name)
+
+
+def ppo_loss(
+    logits: jax.Array,
+    value: jax.Array,
+    action: jax.Array,
+    old_log_prob: jax.Array,
+    old_value: jax.Array,
+    advantages: jax.Array,
+    targets: jax.Array,
+    mask: jax.Array,
+    hp: PPOHyper,
+    count: jax.Array,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """The PPO objective over one minibatch (all arrays ``(T, B)``, logits ``(T, B, A)``).
+
+    ``loss = pg + vf_coef * vf - ent_coef * entropy`` where, with ``r = exp(logp - old_logp)``,
+    ``pg = -mean(min(r A, clip(r, 1-ε, 1+ε) A))``,
+    ``vf = 0.5 * mean(max((v - R)^2, (old_v + clip(v - old_v, -ε, ε) - R)^2))`` (or the plain
+    squared error with ``clip_value=False``). Means are ``sum(mask * x) / count``: pass the
+    global count of valid samples so that summing gradients over devices gives the mean.
+    """
+    logp = D.log_prob(logits, action)
+    ratio = jnp.exp(logp - old_log_prob)
+    pg1 = ratio * advantages
+    pg2 = jnp.clip(ratio, 1.0 - hp.clip_eps, 1.0 + hp.clip_eps) * advantages
+    pg = -jnp.minimum(pg1, pg2)
+    vf = jnp.square(value - targets)
+    if hp.clip_value:
+        v_clip = old_value + jnp.clip(value - old_value, -hp.clip_eps, hp.clip_eps)
+        vf = jnp.maximum(vf, jnp.square(v_clip - targets))
+    vf = 0.5 * vf
+    ent = D.entropy(logits)
+
+    def mean(x: jax.Array) -> jax.Array:
+        return jnp.sum(mask * x) / count
+
+    pg_l, vf_l, ent_l = mean(pg), mean(vf), mean(ent)
+    loss = pg_l + hp.vf_coef * vf_l - hp.ent_coef * ent_l
+    stats = {
+        "loss": loss,
+        "pg_loss": pg_l,
+        "value_loss": vf_l,
+        "entropy": ent_l,
+        "approx_kl": mean((ratio - 1.0) - (logp - old_log_prob)),
+        "clip_frac": mean((jnp.abs(ratio - 1.0) > hp.clip_eps).astype(jnp.float32)),
+    }
+    return loss, stats
+
+
+def ppo_update(
+    policy: Any,
+    tx: optax.GradientTransformation,
+    hp: PPOHyper,
+    params: Any,
+    opt_state: Any,
+    traj: Trajectory,
+    advantages: jax.Array,
+    targets: jax.Array,
+    init_carry: Any,
+    key: jax.Array,
+    axis_name: str | None = None,
+) -> tuple[Any, Any, dict[str, jax.Array]]:
+    """``hp.epochs`` passes over the batch in ``hp.minibatches`` minibatches of sequences.
+
+    Args:
+        policy: object with ``apply(params, obs, first, carry) -> (carry, logits, value)``.
+        tx: optax transformation (clipping + Adam + schedule).
+        traj: the rollout, ``(T, B)`` (``B`` local to this device under ``shard_map``).
+        advantages, targets: ``(T, B)`` from :func:`arenax.rl.gae.gae`.
+        init_carry: the recurrent carry the rollout started from, leaves ``(B, ...)``.
+        key: shuffles sequences into minibatches (per device).
+        axis_name: mesh axis to reduce over, ``None`` outside ``shard_map``.
+
+    Returns:
+        ``(params, opt_state, stats)``; stats are averaged over all gradient steps and
+        include ``grad_norm`` (before clipping).
+    """
+    b = traj.first.shape[1]
+    if b % hp.minibatches:
+        raise ValueError(f"ppo: {b} sequences do not split into {hp.minibatches} minibatches")
+    mb = b // hp.minibatches
+
+    def grad_step(carry: tuple[Any, Any], idx: jax.Array) -> tuple[tuple[Any, Any], Any]:
+        params, opt_state = carry
+        take = lambda x: jnp.take(x, idx, axis=1)  # noqa: E731
+        batch = jax.tree.map(take, traj)
+        adv, tgt = take(advantages), take(targets)
+        mask = batch.mask
+        count = jnp.maximum(_psum(jnp.sum(mask), axis_name), 1.0)
+        if hp.normalize_advantages:
+            mu = _psum(jnp.sum(mask * adv), axis_name) / count
+            var = _psum(jnp.sum(mask * jnp.square(adv - mu)), axis_name) / count
+            adv = (adv - mu) / (jnp.sqrt(var) + 1e-8)
+        carry0 = jax.tree.map(lambda x: jnp.take(x, idx, axis=0), init_carry)
+
+        def loss_fn(p: Any) -> tuple[jax.Array, Any]:
+            _, logits, value = policy.apply(p, batch.obs, batch.first, carry0)
+            return ppo_loss(
+                logits, value, batch.action, batch.log_prob, batch.value, adv, tgt, mask, hp, count
+            )
+
+        grads, stats = jax.grad(loss_fn, has_aux=True)(params)
+        grads = _psum(grads, axis_name)
+        stats = _psum(stats, axis_name)
+        stats["grad_norm"] = optax.global_norm(grads)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        params = optax.apply_updates(params, updates)
+        return (params, opt_state), stats
+
+    def epoch(carry: tuple[Any, Any], k: jax.Array) -> tuple[tuple[Any, Any], Any]:
+        perm = jax.random.permutation(k, b) if hp.minibatches > 1 else jnp.arange(b)
+        return jax.lax.scan(grad_step, carry, perm.reshape(hp.minibatches, mb))
+
+    (params, opt_state), stats = jax.lax.scan(
+        epoch, (params, opt_state), jax.random.split(key, hp.epochs)
+    )
+    return params, opt_state, jax.tree.map(jnp.mean, stats)

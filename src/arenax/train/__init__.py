@@ -1,0 +1,27 @@
+"""Training: typed configs and presets, the host loop, sharding, checkpoints, logging."""
+
+from arenax.train.config import (
+    PRESETS,
+    ConfigError,
+    EnvConfig,
+    EvalConfig,
+    ModelConfig,
+    PPOConfig,
+    TrainConfig,
+    validate,
+)
+from arenax.train.loop import NonFiniteLoss, TrainResult, train
+
+__all__ = [
+    "PRESETS",
+    "ConfigError",
+    "EnvConfig",
+    "EvalConfig",
+    "ModelConfig",
+    "NonFiniteLoss",
+    "PPOConfig",
+    "TrainConfig",
+    "TrainResult",
+    "train",
+    "validate",
+]

@@ -1,0 +1,330 @@
+"""Typed, frozen training configurations, their validation, and named presets.
+
+Every field's docstring is its ``--help`` text (tyro). :func:`validate` runs before anything
+compiles and raises :class:`ConfigError` with one line naming the field, the value and what
+is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+
+class ConfigError(ValueError):
+    """A configuration value that is not allowed (one-line message)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvConfig:
+    """The maze the student trains on."""
+
+    height: int = 13
+    """Interior rows."""
+    width: int = 13
+    """Interior columns."""
+    n_walls: int = 60
+    """Walls placed by the domain-randomisation generator."""
+    walls_with_replacement: bool = True
+    """Draw wall cells with replacement (the literature's DR: fewer distinct walls)."""
+    view_size: int = 5
+    """Side of the agent's egocentric view (odd)."""
+    max_steps: int = 250
+    """Episode step limit (truncation)."""
+    normalize_obs: bool = True
+    """Feed images as float32 divided by 10."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """The student network (conv + direction embedding + recurrent core + heads)."""
+
+    cell: Literal["lstm", "gru", "ff"] = "lstm"
+    """Recurrent core: LSTM, GRU, or a feed-forward ReLU layer."""
+    hidden: int = 256
+    """Units of the core."""
+    conv_filters: int = 16
+    """Filters of the 3x3 VALID convolution over the view."""
+    dir_embed: int = 5
+    """Size of the direction embedding."""
+    head_hidden: int = 32
+    """Hidden units (tanh) of the policy and value heads."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOConfig:
+    """PPO hyperparameters."""
+
+    lr: float = 1e-4
+    """Adam learning rate."""
+    lr_schedule: Literal["constant", "linear"] = "constant"
+    """Learning-rate schedule: constant, or linear annealing to 0 over the run."""
+    adam_eps: float = 1e-5
+    """Adam epsilon."""
+    max_grad_norm: float = 0.5
+    """Global-norm gradient clipping."""
+    gamma: float = 0.995
+    """Discount."""
+    gae_lambda: float = 0.98
+    """GAE lambda."""
+    clip_eps: float = 0.2
+    """PPO ratio clipping (also clips the value loss)."""
+    clip_value: bool = True
+    """Use the clipped value loss."""
+    ent_coef: float = 1e-3
+    """Entropy bonus coefficient."""
+    vf_coef: float = 0.5
+    """Value loss coefficient."""
+    epochs: int = 5
+    """Passes over each rollout."""
+    minibatches: int = 1
+    """Minibatches per epoch (split by environment)."""
+    normalize_advantages: bool = True
+    """Normalise advantages per minibatch (over all devices)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalConfig:
+    """Periodic held-out evaluation during training."""
+
+    suite: str = "classic"
+    """Held-out suite or maze names, comma-separated (``arenax list``)."""
+    episodes: int = 10
+    """Episodes per maze."""
+    every: int = 500
+    """Evaluate every this many cycles (0: never during training)."""
+    greedy: bool = False
+    """Greedy (argmax) actions instead of sampling."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """One training run: curriculum, environment, student, PPO, budget and outputs."""
+
+    algorithm: Literal["dr"] = "dr"
+    """Curriculum: ``dr`` (domain randomisation)."""
+    env: EnvConfig = EnvConfig()
+    model: ModelConfig = ModelConfig()
+    ppo: PPOConfig = PPOConfig()
+    eval: EvalConfig = EvalConfig()
+    n_envs: int = 32
+    """Parallel environments (global, over all devices)."""
+    n_steps: int = 256
+    """Steps per environment per cycle."""
+    total_steps: int = 245_760_000
+    """Budget in environment steps (rounded up to whole cycles)."""
+    seed: int = 0
+    """PRNG seed: the run is a deterministic function of it."""
+    devices: int = 1
+    """Devices to shard the environment batch over (must divide n_envs)."""
+    chunk: int = 10
+    """Cycles per compiled chunk (host work happens between chunks)."""
+    checkpoint_every: int = 100
+    """Save the latest checkpoint every this many cycles (and at the end)."""
+    archive_every: int = 1000
+    """Also keep a permanent checkpoint every this many cycles (0: none)."""
+    out_dir: Path = Path("runs")
+    """Parent folder of run directories."""
+    name: str = ""
+    """Run directory name (default: ``<algorithm>-<env>-s<seed>``)."""
+    overwrite: bool = False
+    """Replace an existing run directory of the same name."""
+    resume: Path | None = None
+    """Continue the run in this directory from its latest checkpoint (the other options may
+    change only the budget, evaluation, logging and outputs)."""
+    tensorboard: bool = True
+    """Write TensorBoard events (when tensorboardX is installed)."""
+    wandb: bool = False
+    """Log to Weights & Biases (needs ``pip install wandb``)."""
+    wandb_project: str = "arenax"
+    """Weights & Biases project."""
+    progress: bool = True
+    """Show a live progress bar."""
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def steps_per_cycle(self) -> int:
+        return self.n_envs * self.n_steps
+
+    @property
+    def cycles(self) -> int:
+        return math.ceil(self.total_steps / self.steps_per_cycle)
+
+    @property
+    def run_name(self) -> str:
+        return self.name or f"{self.algorithm}-maze{self.env.height}x{self.env.width}-s{self.seed}"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.out_dir / self.run_name
+
+
+# Fields that may differ between a run and its resumption (budget, logging, outputs).
+RESUMABLE_FIELDS = frozenset(
+    {"total_steps", "chunk", "checkpoint_every", "archive_every", "out_dir", "name",
+     "overwrite", "resume", "tensorboard", "wandb", "wandb_project", "progress", "eval", "devices"}
+)  # fmt: skip
+
+
+PRESETS: dict[str, TrainConfig] = {
+    # Domain randomisation as in the minimax / PLR / ACCEL papers' maze experiments:
+    # 13x13, 60 walls with replacement, 32 envs x 256 steps, 30k updates (≈246 M steps).
+    "maze-dr": TrainConfig(),
+}
+
+
+# ------------------------------------------------------------------ validation
+def _err(field: str, value: Any, allowed: str) -> ConfigError:
+    return ConfigError(f"{field}={value!r}: {allowed}")
+
+
+def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainConfig:
+    """Check every value; raise :class:`ConfigError` naming the first bad field."""
+    from arenax.eval.heldout import resolve_mazes
+
+    def positive(field: str, v: Any) -> None:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise _err(field, v, "must be a positive integer")
+
+    def in_range(field: str, v: float, lo: float, hi: float, lo_open: bool = False) -> None:
+        if (
+            not isinstance(v, (int, float))
+            or not math.isfinite(v)
+            or v > hi
+            or v < lo
+            or (lo_open and v == lo)
+        ):
+            br = "(" if lo_open else "["
+            raise _err(field, v, f"must be in {br}{lo}, {hi}]")
+
+    e = cfg.env
+    for f in ("height", "width", "max_steps", "view_size"):
+        positive(f"env.{f}", getattr(e, f))
+    if e.view_size % 2 == 0:
+        raise _err("env.view_size", e.view_size, "must be odd")
+    if not 0 <= e.n_walls <= e.height * e.width - 2:
+        raise _err("env.n_walls", e.n_walls, f"must be in [0, {e.height * e.width - 2}]")
+    m = cfg.model
+    if m.cell not in ("lstm", "gru", "ff"):
+        raise _err("model.cell", m.cell, "allowed: lstm, gru, ff")
+    for f in ("hidden", "conv_filters", "dir_embed", "head_hidden"):
+        positive(f"model.{f}", getattr(m, f))
+    if e.view_size < 3:
+        raise _err("env.view_size", e.view_size, "must be >= 3 for the 3x3 convolution")
+    p = cfg.ppo
+    in_range("ppo.lr", p.lr, 0.0, 1.0, lo_open=True)
+    if p.lr_schedule not in ("constant", "linear"):
+        raise _err("ppo.lr_schedule", p.lr_schedule, "allowed: constant, linear")
+    in_range("ppo.adam_eps", p.adam_eps, 0.0, 1.0, lo_open=True)
+    in_range("ppo.max_grad_norm", p.max_grad_norm, 0.0, 1e9, lo_open=True)
+    in_range("ppo.gamma", p.gamma, 0.0, 1.0)
+    in_range("ppo.gae_lambda", p.gae_lambda, 0.0, 1.0)
+    in_range("ppo.clip_eps", p.clip_eps, 0.0, 1e9, lo_open=True)
+    in_range("ppo.ent_coef", p.ent_coef, 0.0, 1e9)
+    in_range("ppo.vf_coef", p.vf_coef, 0.0, 1e9)
+    positive("ppo.epochs", p.epochs)
+    positive("ppo.minibatches", p.minibatches)
+    if cfg.algorithm not in ("dr",):
+        raise _err("algorithm", cfg.algorithm, "allowed: dr")
+    for f in ("n_envs", "n_steps", "total_steps", "devices", "chunk", "checkpoint_every"):
+        positive(f, getattr(cfg, f))
+    if not isinstance(cfg.archive_every, int) or cfg.archive_every < 0:
+        raise _err("archive_every", cfg.archive_every, "must be an integer >= 0")
+    for f, v in (
+        ("checkpoint_every", cfg.checkpoint_every),
+        ("archive_every", cfg.archive_every),
+        ("eval.every", cfg.eval.every),
+    ):
+        if isinstance(v, int) and v % cfg.chunk:
+            raise _err(
+                f, v, f"must be a multiple of chunk={cfg.chunk} (work happens between chunks)"
+            )
+    if not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**32:
+        raise _err("seed", cfg.seed, "must be an integer in [0, 2**32)")
+    if cfg.n_envs % cfg.devices:
+        raise _err("n_envs", cfg.n_envs, f"must be divisible by devices={cfg.devices}")
+    if (cfg.n_envs // cfg.devices) % p.minibatches:
+        raise _err(
+            "ppo.minibatches", p.minibatches,
+            f"must divide the environments per device ({cfg.n_envs // cfg.devices})",
+        )  # fmt: skip
+    if available_devices is not None and cfg.devices > available_devices:
+        raise _err(
+            "devices", cfg.devices,
+            f"only {available_devices} available (on CPU set "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={cfg.devices})",
+        )  # fmt: skip
+    ev = cfg.eval
+    try:
+        resolve_mazes(ev.suite)
+    except ValueError as exc:
+        raise _err("eval.suite", ev.suite, str(exc)) from None
+    positive("eval.episodes", ev.episodes)
+    if not isinstance(ev.every, int) or ev.every < 0:
+        raise _err("eval.every", ev.every, "must be an integer >= 0")
+    if "/" in cfg.name or cfg.name in (".", ".."):
+        raise _err("name", cfg.name, "must be a plain folder name")
+    return cfg
+
+
+# ------------------------------------------------------------------ (de)serialisation
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """Plain JSON-able dict (paths as strings)."""
+
+    def conv(v: Any) -> Any:
+        if dataclasses.is_dataclass(v):
+            return {f.name: conv(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        if isinstance(v, Path):
+            return str(v)
+        return v
+
+    return conv(cfg)
+
+
+def from_dict(cls: type, data: dict[str, Any]) -> Any:
+    """Inverse of :func:`to_dict`; unknown keys are an error."""
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = set(data) - names
+    if unknown:
+        raise ConfigError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
+    kwargs = {}
+    for k, v in data.items():
+        t = hints[k]
+        if dataclasses.is_dataclass(t):
+            v = from_dict(t, v)
+        elif t is Path or (isinstance(t, types.UnionType) and Path in typing.get_args(t)):
+            v = Path(v) if v is not None else None
+        kwargs[k] = v
+    return cls(**kwargs)
+
+
+def save_config(cfg: TrainConfig, path: Path) -> None:
+    cfg = dataclasses.replace(cfg, resume=None, overwrite=False)
+    path.write_text(json.dumps(to_dict(cfg), indent=2) + "\n")
+
+
+def load_config(path: Path) -> TrainConfig:
+    return from_dict(TrainConfig, json.loads(Path(path).read_text()))
+
+
+def resume_differences(saved: TrainConfig, new: TrainConfig) -> list[str]:
+    """Fields (outside :data:`RESUMABLE_FIELDS`) whose values differ."""
+    a, b = to_dict(saved), to_dict(new)
+    out = []
+    for k in a:
+        if k in RESUMABLE_FIELDS:
+            continue
+        if a[k] != b[k]:
+            if isinstance(a[k], dict):
+                out += [
+                    f"{k}.{kk}: {a[k][kk]!r} -> {b[k][kk]!r}" for kk in a[k] if a[k][kk] != b[k][kk]
+                ]
+            else:
+                out.append(f"{k}: {a[k]!r} -> {b[k]!r}")
+    return out

@@ -1,0 +1,129 @@
+"""Metric sinks: CSV and JSONL (always), TensorBoard (when tensorboardX is installed),
+Weights & Biases (when asked for).
+
+Rows are keyed by ``cycle``. When a run resumes from the checkpoint of cycle ``c``, rows
+after ``c`` (written before the interruption) are dropped so the files read as if the run
+had never stopped.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+
+def _truncate_jsonl(path: Path, max_cycle: int) -> list[dict[str, Any]]:
+    rows = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                if row["cycle"] <= max_cycle:
+                    rows.append(row)
+    return rows
+
+
+class CsvJsonl:
+    """One table as ``<name>.csv`` and ``<name>.jsonl`` in the run directory."""
+
+    def __init__(self, run_dir: Path, name: str, resume_cycle: int | None = None) -> None:
+        self.csv_path = Path(run_dir) / f"{name}.csv"
+        self.jsonl_path = Path(run_dir) / f"{name}.jsonl"
+        self.columns: list[str] | None = None
+        rows = _truncate_jsonl(self.jsonl_path, resume_cycle) if resume_cycle is not None else []
+        self.jsonl_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        self.csv_path.write_text("")
+        if rows:
+            self._write_csv(rows)
+
+    def _write_csv(self, rows: list[dict[str, Any]]) -> None:
+        new = self.columns is None
+        if new:
+            self.columns = list(rows[0])
+        with self.csv_path.open("a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=self.columns, extrasaction="ignore")
+            if new:
+                w.writeheader()
+            w.writerows(rows)
+
+    def write(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        with self.jsonl_path.open("a") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows)
+        self._write_csv(rows)
+
+
+class Logger:
+    """All sinks of a run. ``log(rows)`` for training rows, ``log_eval(rows)`` for evals."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        config: dict[str, Any],
+        resume_cycle: int | None = None,
+        tensorboard: bool = True,
+        wandb: bool = False,
+        wandb_project: str = "arenax",
+    ) -> None:
+        self.run_dir = Path(run_dir)
+        self.metrics = CsvJsonl(self.run_dir, "metrics", resume_cycle)
+        self.evals = CsvJsonl(self.run_dir, "eval", resume_cycle)
+        self.tb = None
+        if tensorboard:
+            try:
+                from tensorboardX import SummaryWriter
+            except ImportError:
+                self.tb = None
+            else:
+                self.tb = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=resume_cycle)
+        self.wandb = None
+        if wandb:
+            try:
+                import wandb as wb
+            except ImportError:
+                raise RuntimeError(
+                    "--wandb needs Weights & Biases: pip install wandb (or pass --no-wandb)"
+                ) from None
+            id_file = self.run_dir / "wandb_id.txt"
+            run_id = id_file.read_text().strip() if id_file.exists() else wb.util.generate_id()
+            id_file.write_text(run_id)
+            self.wandb = wb.init(
+                project=wandb_project,
+                id=run_id,
+                resume="allow",
+                name=self.run_dir.name,
+                dir=str(self.run_dir),
+                config=config,
+            )
+
+    def log(self, rows: list[dict[str, Any]]) -> None:
+        self.metrics.write(rows)
+        for row in rows:
+            step = row["cycle"]
+            for k, v in row.items():
+                if k == "cycle" or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    continue
+                if self.tb is not None:
+                    self.tb.add_scalar(k, v, step)
+            if self.wandb is not None:
+                self.wandb.log(row, step=step)
+
+    def log_eval(self, rows: list[dict[str, Any]], summary: dict[str, float]) -> None:
+        self.evals.write(rows)
+        if rows:
+            step = rows[0]["cycle"]
+            if self.tb is not None:
+                for k, v in summary.items():
+                    self.tb.add_scalar(k, v, step)
+            if self.wandb is not None:
+                self.wandb.log(summary, step=step)
+
+    def close(self) -> None:
+        if self.tb is not None:
+            self.tb.close()
+        if self.wandb is not None:
+            self.wandb.finish()
