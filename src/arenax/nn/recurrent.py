@@ -17,7 +17,7 @@ import jax.numpy as jnp
 CellKind = Literal["lstm", "gru", "ff"]
 
 
-def _orth(scale: float = 1.0):  # noqa: ANN202
+def _orth(scale: float = 1.0):
     return nn.initializers.orthogonal(scale)
 
 
@@ -53,7 +53,7 @@ class Core(nn.Module):
 
         if self.kind == "lstm":
 
-            def step(c, inp):  # noqa: ANN001, ANN202
+            def step(c, inp):
                 h, cell = c
                 xw_t, k = inp
                 h, cell = h * k, cell * k
@@ -66,7 +66,7 @@ class Core(nn.Module):
         else:
             b_hn = self.param("recurrent_bias_n", nn.initializers.zeros, (h_dim,), jnp.float32)
 
-            def step(c, inp):  # noqa: ANN001, ANN202
+            def step(c, inp):
                 h, cell = c
                 xw_t, k = inp
                 h = h * k

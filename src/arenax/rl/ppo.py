@@ -172,7 +172,7 @@ def ppo_update(
         grads, stats = jax.grad(loss_fn, has_aux=True)(params)
         grads = _psum(grads, axis_name)
         stats = _psum(stats, axis_name)
-        stats["grad_norm"] = optax.global_norm(grads)
+        stats["grad_norm"] = optax.tree.norm(grads)
         updates, opt_state = tx.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
         return (params, opt_state), stats

@@ -246,18 +246,18 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
             )
     if not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**32:
         raise _err("seed", cfg.seed, "must be an integer in [0, 2**32)")
+    if available_devices is not None and cfg.devices > available_devices:
+        raise _err(
+            "devices", cfg.devices,
+            f"only {available_devices} available (on CPU set "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={cfg.devices})",
+        )  # fmt: skip
     if cfg.n_envs % cfg.devices:
         raise _err("n_envs", cfg.n_envs, f"must be divisible by devices={cfg.devices}")
     if (cfg.n_envs // cfg.devices) % p.minibatches:
         raise _err(
             "ppo.minibatches", p.minibatches,
             f"must divide the environments per device ({cfg.n_envs // cfg.devices})",
-        )  # fmt: skip
-    if available_devices is not None and cfg.devices > available_devices:
-        raise _err(
-            "devices", cfg.devices,
-            f"only {available_devices} available (on CPU set "
-            f"XLA_FLAGS=--xla_force_host_platform_device_count={cfg.devices})",
         )  # fmt: skip
     ev = cfg.eval
     try:

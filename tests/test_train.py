@@ -1,0 +1,251 @@
+"""End-to-end training: determinism, resume exactness (also after SIGKILL), 1 vs 2 devices,
+no recompilation, non-finite losses, config validation, and a short learning test."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from conftest import CACHE_DIR
+
+from arenax.train import (
+    ConfigError,
+    EnvConfig,
+    EvalConfig,
+    ModelConfig,
+    NonFiniteLoss,
+    PPOConfig,
+    TrainConfig,
+    train,
+    validate,
+)
+from arenax.train.build import make_algorithm
+from arenax.train.checkpoint import Checkpointer
+from arenax.train.loop import TIMING_COLUMNS
+from arenax.train.parallel import make_chunk, make_mesh, replicate
+
+TINY = TrainConfig(
+    env=EnvConfig(height=5, width=5, n_walls=4, max_steps=20),
+    model=ModelConfig(hidden=16),
+    n_envs=4,
+    n_steps=16,
+    total_steps=4 * 16 * 6,  # 6 cycles
+    chunk=3,
+    checkpoint_every=3,
+    archive_every=0,
+    eval=EvalConfig(every=0),
+    progress=False,
+    tensorboard=False,
+)
+
+
+def tiny(tmp_path: Path, **changes: object) -> TrainConfig:
+    return dataclasses.replace(TINY, out_dir=tmp_path, **changes)
+
+
+def learning_rows(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k not in TIMING_COLUMNS} for r in rows]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return learning_rows([json.loads(x) for x in path.read_text().splitlines() if x.strip()])
+
+
+def params_of(run_dir: Path, cfg: TrainConfig) -> list[np.ndarray]:
+    abstract = jax.eval_shape(make_algorithm(cfg).init, jax.random.key(cfg.seed))
+    ck = Checkpointer(run_dir)
+    state, _ = ck.restore(abstract)
+    ck.close()
+    return [np.asarray(x) for x in jax.tree.leaves(state.learner)]
+
+
+def assert_same(a: list[dict], b: list[dict]) -> None:
+    assert len(a) == len(b)
+    for ra, rb in zip(a, b, strict=True):
+        assert ra.keys() == rb.keys()
+        for k in ra:
+            va, vb = ra[k], rb[k]
+            assert va == vb or (np.isnan(va) and np.isnan(vb)), (ra["cycle"], k, va, vb)
+
+
+def test_same_seed_same_metrics_and_resume_is_bitwise_exact(tmp_path: Path) -> None:
+    full = train(tiny(tmp_path, name="full"))
+    again = train(tiny(tmp_path, name="again"))
+    assert_same(learning_rows(full.rows), learning_rows(again.rows))
+    other = train(tiny(tmp_path, name="other", seed=1))
+    assert learning_rows(other.rows) != learning_rows(full.rows)
+
+    half = tiny(tmp_path, name="half", total_steps=TINY.total_steps // 2)
+    train(half)
+    resumed = train(tiny(tmp_path, name="ignored"), resume=tmp_path / "half")
+    assert resumed.rows[0]["cycle"] == 4
+    assert_same(read_jsonl(tmp_path / "half" / "metrics.jsonl"), learning_rows(full.rows))
+    for a, b in zip(
+        params_of(tmp_path / "half", TINY), params_of(tmp_path / "full", TINY), strict=True
+    ):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_resume_after_sigkill_is_bitwise_exact(tmp_path: Path) -> None:
+    cycles = 40
+    cfg = tiny(
+        tmp_path, name="ref", total_steps=TINY.steps_per_cycle * cycles, chunk=5, checkpoint_every=5
+    )
+    train(cfg)
+    env = {**os.environ, "ARENAX_CACHE": str(CACHE_DIR)}
+    args = [
+        sys.executable, "-m", "arenax.cli", "train", "maze-dr", "--env.height", "5", "--env.width", "5",
+        "--env.n-walls", "4", "--env.max-steps", "20", "--model.hidden", "16", "--n-envs", "4",
+        "--n-steps", "16", "--total-steps", str(cfg.total_steps), "--chunk", "1",
+        "--checkpoint-every", "1", "--archive-every", "0", "--eval.every", "0", "--no-progress",
+        "--no-tensorboard", "--out-dir", str(tmp_path), "--name", "killed",
+    ]  # fmt: skip
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    ckdir = tmp_path / "killed" / "checkpoints"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        steps = (
+            [int(p.name) for p in ckdir.glob("[0-9]*") if p.name.isdigit()]
+            if ckdir.exists()
+            else []
+        )
+        if steps and max(steps) >= 3:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, (
+        f"run ended before it could be killed: {proc.stderr.read().decode()[-2000:]}"
+    )
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = Checkpointer(tmp_path / "killed").latest()
+    assert done is not None and done < cycles
+    out = subprocess.run(
+        [sys.executable, "-m", "arenax.cli", "resume", str(tmp_path / "killed"), "--no-progress"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"resumed {tmp_path / 'killed'} at cycle" in " ".join(out.stdout.split())
+    # chunks of 1 cycle (killed run) and of 5 (reference) give the same numbers
+    assert_same(
+        read_jsonl(tmp_path / "killed" / "metrics.jsonl"),
+        read_jsonl(tmp_path / "ref" / "metrics.jsonl"),
+    )
+    for a, b in zip(
+        params_of(tmp_path / "killed", cfg), params_of(tmp_path / "ref", cfg), strict=True
+    ):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_one_and_two_devices_agree(tmp_path: Path) -> None:
+    assert len(jax.devices()) >= 2, "conftest sets two host devices"
+    one = train(tiny(tmp_path, name="one", devices=1))
+    two = train(tiny(tmp_path, name="two", devices=2))
+    for a, b in zip(learning_rows(one.rows), learning_rows(two.rows), strict=True):
+        for k in a:
+            np.testing.assert_allclose(a[k], b[k], rtol=2e-4, atol=1e-6, err_msg=k)
+    la = jax.tree.leaves(jax.device_get(one.state.learner.params))
+    lb = jax.tree.leaves(jax.device_get(two.state.learner.params))
+    for a, b in zip(la, lb, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_second_call_does_not_recompile() -> None:
+    algo = make_algorithm(TINY)
+    mesh = make_mesh(1)
+    fn = make_chunk(algo, mesh, TINY.n_envs, 1)
+    state = replicate(algo.init(jax.random.key(0)), mesh)
+    state, _ = fn(state)
+    state, _ = fn(state)
+    assert fn._cache_size() == 1
+    leaves = jax.tree.leaves(algo.init(jax.random.key(0)))
+    assert not any(getattr(x, "weak_type", False) for x in leaves)
+
+
+def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import arenax.train.loop as loop
+
+    real = loop.make_algorithm
+
+    @dataclasses.dataclass(frozen=True)
+    class Poisoned:
+        inner: object
+
+        def init(self, key: jax.Array) -> object:
+            return self.inner.init(key)
+
+        def cycle(self, state, key, ids, axis):
+            state, m = self.inner.cycle(state, key, ids, axis)
+            m["loss"] = jax.numpy.where(state.cycle >= 5, jax.numpy.nan, m["loss"])
+            return state, m
+
+    monkeypatch.setattr(loop, "make_algorithm", lambda cfg: Poisoned(real(cfg)))
+    cfg = tiny(tmp_path, name="nan", chunk=2, checkpoint_every=2)
+    with pytest.raises(
+        NonFiniteLoss, match=r"non-finite loss at cycle 5.*last good checkpoint \(cycle 4\)"
+    ):
+        train(cfg)
+    assert Checkpointer(tmp_path / "nan").latest() == 4
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"n_envs": 0}, "n_envs=0: must be a positive integer"),
+        ({"n_envs": 6, "devices": 4}, "n_envs=6: must be divisible by devices=4"),
+        ({"devices": 64}, "devices=64: only"),
+        ({"ppo": PPOConfig(lr=-1.0)}, "ppo.lr=-1.0: must be in (0.0, 1.0]"),
+        ({"ppo": PPOConfig(gamma=1.5)}, "ppo.gamma=1.5: must be in [0.0, 1.0]"),
+        ({"ppo": PPOConfig(minibatches=3)}, "ppo.minibatches=3: must divide"),
+        ({"ppo": PPOConfig(lr_schedule="cosine")}, "ppo.lr_schedule='cosine': allowed"),
+        ({"ppo": PPOConfig(epochs=0)}, "ppo.epochs=0"),
+        ({"env": EnvConfig(view_size=4)}, "env.view_size=4: must be odd"),
+        ({"env": EnvConfig(n_walls=500)}, "env.n_walls=500: must be in [0, 167]"),
+        ({"model": ModelConfig(cell="rnn")}, "model.cell='rnn': allowed: lstm, gru, ff"),
+        ({"eval": EvalConfig(suite="nope")}, "eval.suite='nope': unknown maze suite"),
+        ({"checkpoint_every": 7}, "checkpoint_every=7: must be a multiple of chunk=10"),
+        ({"seed": -1}, "seed=-1"),
+        ({"algorithm": "plr"}, "algorithm='plr': allowed: dr"),
+    ],
+)
+def test_config_validation(changes: dict, message: str) -> None:
+    cfg = dataclasses.replace(TrainConfig(), **changes)
+    with pytest.raises(ConfigError) as exc:
+        validate(cfg, available_devices=8)
+    assert message in str(exc.value)
+    assert "\n" not in str(exc.value)
+
+
+def test_resume_refuses_a_different_config(tmp_path: Path) -> None:
+    train(tiny(tmp_path, name="run", total_steps=TINY.steps_per_cycle * 3))
+    with pytest.raises(ConfigError, match=r"ppo.lr: 0.0001 -> 0.001"):
+        train(tiny(tmp_path, ppo=PPOConfig(lr=1e-3)), resume=tmp_path / "run")
+    with pytest.raises(ConfigError, match="exists; pass --resume"):
+        train(tiny(tmp_path, name="run"))
+
+
+def test_short_dr_run_learns_small_mazes(tmp_path: Path) -> None:
+    """5x5 mazes with 4 walls: the solved rate climbs well above the random policy's."""
+    cfg = TrainConfig(
+        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=40),
+        model=ModelConfig(hidden=32),
+        ppo=PPOConfig(lr=1e-3, ent_coef=0.01, gamma=0.99, gae_lambda=0.95),
+        n_envs=16, n_steps=64, total_steps=16 * 64 * 100, chunk=10, checkpoint_every=100,
+        archive_every=0, eval=EvalConfig(every=0), out_dir=tmp_path, progress=False,
+        tensorboard=False,
+    )  # fmt: skip
+    rows = train(cfg).rows
+    first = np.nanmean([r["solved"] for r in rows[:5]])
+    last = np.nanmean([r["solved"] for r in rows[-10:]])
+    assert first < 0.45, first  # near-random start
+    assert last > 0.8, (first, last)
