@@ -14,11 +14,18 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-## main job: galleries of generated and held-out levels, an episode GIF, the throughput table
+DEMO_RUN := outputs/runs/maze-dr-demo
+
+## main job: a short maze-dr training run (≈1 M steps, a few minutes on CPU), its held-out
+## evaluation table and learning-curve plots, level galleries, the env throughput table
 demo: $(STAMP)
+	$(BIN)/arenax train maze-dr --total-steps 983040 --chunk 10 --checkpoint-every 40 \
+		--eval.every 40 --out-dir outputs/runs --name maze-dr-demo --overwrite
+	$(BIN)/arenax eval $(DEMO_RUN) --suite all --episodes 20 --gif-dir $(DEMO_RUN)/gifs
+	$(BIN)/arenax plot $(DEMO_RUN)
 	$(BIN)/arenax render --source maze/dr --n 16 --out outputs/dr_gallery.png --episode-gif outputs/dr_episode.gif
 	$(BIN)/arenax render --source all --out outputs/heldout_gallery.png
-	$(BIN)/python benchmarks/env_throughput.py --batches 1 64 1024 4096
+	$(BIN)/python benchmarks/env_throughput.py --batches 1 1024 4096
 
 ## the full test suite (2 workers, persistent compilation cache in .jax_cache)
 test: $(STAMP)
@@ -31,6 +38,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/env_throughput.py
+	$(BIN)/python benchmarks/train_throughput.py
 
 clean:
 	rm -rf $(VENV) .jax_cache .pytest_cache outputs

@@ -173,18 +173,24 @@ def evaluate(
     return results
 
 
-def _write_gif(gif_dir: Any, name: str, level: MazeLevel, out: dict) -> None:
+def _write_gif(gif_dir: Any, name: str, level: MazeLevel, out: dict, max_frames: int = 200) -> None:
+    """GIF of episode 0 from its trace; long episodes are subsampled to ``max_frames`` frames
+    and large mazes drawn with smaller tiles (images of at most ~400 px)."""
     from pathlib import Path
 
     from arenax.envs.maze import render as R
 
     trace = np.asarray(out["trace"])
+    n = int(np.argmax(trace[:, 0] < 0)) if np.any(trace[:, 0] < 0) else len(trace)
+    stride = max(1, -(-n // max_frames))
+    idx = list(range(0, n, stride))
+    if idx[-1] != n - 1:
+        idx.append(n - 1)
+    tile = max(2, min(12, 400 // (max(level.walls.shape) + 2)))
     frames = []
-    for x, y, d in trace:
-        if x < 0:
-            break
+    for x, y, d in trace[idx]:
         lv = level.replace(agent_pos=np.array([x, y]), agent_dir=np.array(d))
-        frames.append(R.render(lv, tile_size=12))
+        frames.append(R.render(lv, tile_size=tile))
     R.save_gif(frames, Path(gif_dir) / f"{name}.gif")
 
 
