@@ -101,8 +101,8 @@ def rollout(
             lambda: value_of(info["final_obs"], jnp.zeros_like(boot), carry),
             lambda: jnp.zeros_like(value),
         )
-        mask = info.get("active", {}).get(team) if isinstance(info.get("active"), dict) else None
-        mask = jnp.ones_like(value) if mask is None else _flat(mask).astype(jnp.float32)
+        active = info.get("active")  # optional per-team (N, A) masks of agents in the game
+        mask = jnp.ones_like(value) if active is None else _flat(active[team]).astype(jnp.float32)
         out = {
             "traj": dict(
                 obs=jax.tree.map(lambda x: x[0], o),
