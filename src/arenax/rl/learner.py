@@ -89,6 +89,16 @@ class Learner:
         return LearnerState(params=params, opt_state=opt_state), stats
 
 
+STAT_KEYS = (
+    "loss", "pg_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "grad_norm", "lr",
+)  # fmt: skip
+
+
+def no_update_stats() -> dict[str, jax.Array]:
+    """The statistics of :meth:`Learner.update` as NaN, for cycles without an update."""
+    return {k: jnp.full((), jnp.nan, jnp.float32) for k in STAT_KEYS}
+
+
 def _count(opt_state: Any) -> jax.Array:
     """Adam's step counter inside the chained optax state."""
     for s in jax.tree.leaves(opt_state, is_leaf=lambda x: isinstance(x, optax.ScaleByAdamState)):

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
 
 from arenax.curricula.dr import DomainRandomisation
-from arenax.envs.maze import MazeEnv, level_metrics, sample_dr_level
+from arenax.curricula.plr import PLRHyper, ReplayCurriculum
+from arenax.envs.maze import (
+    MazeEnv,
+    empty_level,
+    level_metrics,
+    mutate_level,
+    optimal_steps,
+    sample_dr_level,
+)
+from arenax.envs.maze.paths import UNREACHABLE
 from arenax.nn.student import StudentPolicy
 from arenax.rl.learner import Learner, make_optimizer
 from arenax.rl.ppo import PPOHyper
@@ -55,7 +68,15 @@ def make_learner(cfg: TrainConfig) -> Learner:
     return Learner(make_policy(cfg, env.action_space().n), hp, tx, sched)
 
 
-def make_algorithm(cfg: TrainConfig) -> DomainRandomisation:
+def maze_optimal_return(level: Any, max_steps: int) -> jax.Array:
+    """Best achievable return of a maze level: ``1 - 0.9 * optimal_steps / max_steps`` (0 if
+    unsolvable or out of reach within ``max_steps``)."""
+    steps = optimal_steps(level)
+    ok = (steps < UNREACHABLE) & (steps <= max_steps)
+    return jnp.where(ok, 1.0 - 0.9 * steps.astype(jnp.float32) / max_steps, 0.0)
+
+
+def make_algorithm(cfg: TrainConfig) -> DomainRandomisation | ReplayCurriculum:
     """The curriculum algorithm named by ``cfg.algorithm``."""
     env = make_env(cfg)
     e = cfg.env
@@ -66,6 +87,32 @@ def make_algorithm(cfg: TrainConfig) -> DomainRandomisation:
         n_walls=e.n_walls,
         replace=e.walls_with_replacement,
     )
+    if cfg.algorithm in ("plr", "accel"):
+        q = cfg.plr
+        hp = PLRHyper(
+            score=q.score, replay_prob=q.replay_prob, capacity=q.buffer_size,
+            staleness_coef=q.staleness_coef, temperature=q.temperature,
+            prioritization=q.prioritization, topk=q.topk, min_fill=q.min_fill, robust=q.robust,
+            parallel=q.parallel, accel=cfg.algorithm == "accel", n_edits=q.n_edits,
+            mutation_criterion=q.mutation_criterion,
+        )  # fmt: skip
+        new = (
+            functools.partial(empty_level, height=e.height, width=e.width)
+            if q.new_levels == "empty"
+            else generator
+        )
+        mutator = functools.partial(mutate_level, n_edits=q.n_edits, move_agent=q.move_agent)
+        return ReplayCurriculum(
+            env=env,
+            learner=make_learner(cfg),
+            n_envs=cfg.n_envs,
+            n_steps=cfg.n_steps,
+            hp=hp,
+            generator=new,
+            mutator=mutator,
+            level_metrics=level_metrics,
+            optimal_return=functools.partial(maze_optimal_return, max_steps=e.max_steps),
+        )
     return DomainRandomisation(
         env=env,
         learner=make_learner(cfg),

@@ -89,6 +89,40 @@ class PPOConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class PLRConfig:
+    """Options of the replay curricula (``--algorithm plr`` or ``accel``)."""
+
+    score: Literal["max_mc", "pvl", "l1_vl", "oracle_regret"] = "max_mc"
+    """Level score: MaxMC, positive value loss, L1 value loss, or the shortest-path oracle regret."""
+    replay_prob: float = 0.5
+    """Probability of a replay cycle once the buffer is warm (sequential forms)."""
+    buffer_size: int = 4000
+    """Level buffer capacity."""
+    staleness_coef: float = 0.3
+    """Weight rho of the staleness distribution in the replay distribution."""
+    temperature: float = 0.3
+    """Temperature beta of the score prioritisation."""
+    prioritization: Literal["rank", "proportional", "topk"] = "rank"
+    """Score prioritisation: rank (h = 1/rank), proportional, or uniform over the top k."""
+    topk: int = 1
+    """k of the top-k prioritisation."""
+    min_fill: float = 0.5
+    """Fill ratio from which the buffer is replayed."""
+    robust: bool = True
+    """Robust PLR: no gradient update on new-level cycles."""
+    parallel: bool = False
+    """PLR∥ / ACCEL∥: new, replayed (and mutated) levels side by side in one rollout."""
+    new_levels: Literal["dr", "empty"] = "dr"
+    """Generator of new levels: domain randomisation, or empty mazes (ACCEL)."""
+    n_edits: int = 20
+    """ACCEL: edits per mutation."""
+    mutation_criterion: Literal["all", "easy", "hard"] = "all"
+    """ACCEL: mutate every replayed level, or the easiest / hardest half (two children each)."""
+    move_agent: bool = False
+    """ACCEL: edits may also move the agent."""
+
+
+@dataclasses.dataclass(frozen=True)
 class EvalConfig:
     """Periodic held-out evaluation during training."""
 
@@ -106,11 +140,13 @@ class EvalConfig:
 class TrainConfig:
     """One training run: curriculum, environment, student, PPO, budget and outputs."""
 
-    algorithm: Literal["dr"] = "dr"
-    """Curriculum: ``dr`` (domain randomisation)."""
+    algorithm: Literal["dr", "plr", "accel"] = "dr"
+    """Curriculum: domain randomisation, PLR (``--plr.robust`` for PLR⊥), or ACCEL
+    (``--plr.parallel`` for PLR∥ / ACCEL∥)."""
     env: EnvConfig = EnvConfig()
     model: ModelConfig = ModelConfig()
     ppo: PPOConfig = PPOConfig()
+    plr: PLRConfig = PLRConfig()
     eval: EvalConfig = EvalConfig()
     n_envs: int = 32
     """Parallel environments (global, over all devices)."""
@@ -148,11 +184,20 @@ class TrainConfig:
 
     # ------------------------------------------------------------------ derived
     @property
+    def blocks(self) -> int:
+        """Level blocks rolled out per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
+        if self.algorithm == "dr" or not self.plr.parallel:
+            return 1
+        return 3 if self.algorithm == "accel" else 2
+
+    @property
     def steps_per_cycle(self) -> int:
-        return self.n_envs * self.n_steps
+        """Env steps of one cycle at least (sequential ACCEL replay cycles take twice this)."""
+        return self.blocks * self.n_envs * self.n_steps
 
     @property
     def cycles(self) -> int:
+        """Nominal number of cycles (the run stops once ``total_steps`` env steps are done)."""
         return math.ceil(self.total_steps / self.steps_per_cycle)
 
     @property
@@ -171,10 +216,33 @@ RESUMABLE_FIELDS = frozenset(
 )  # fmt: skip
 
 
+_PLR = PLRConfig(score="max_mc", replay_prob=0.5, buffer_size=4000, staleness_coef=0.3,
+                 temperature=0.3, min_fill=0.5, robust=True)  # fmt: skip
+_PLR_PPO = PPOConfig(lr=3e-4, gamma=0.999, gae_lambda=0.98, ent_coef=0.0)
+_ACCEL = dataclasses.replace(
+    _PLR, replay_prob=0.8, staleness_coef=0.5, new_levels="empty", n_edits=20
+)
+
 PRESETS: dict[str, TrainConfig] = {
     # Domain randomisation as in the minimax / PLR / ACCEL papers' maze experiments:
     # 13x13, 60 walls with replacement, 32 envs x 256 steps, 30k updates (≈246 M steps).
     "maze-dr": TrainConfig(),
+    # Robust PLR (PLR⊥) with MaxMC scores.
+    "maze-plr": TrainConfig(algorithm="plr", plr=_PLR, ppo=_PLR_PPO),
+    # PLR∥: new and replayed levels side by side.
+    "maze-pplr": TrainConfig(
+        algorithm="plr",
+        plr=dataclasses.replace(_PLR, staleness_coef=0.5, parallel=True),
+        ppo=dataclasses.replace(_PLR_PPO, gae_lambda=0.95),
+    ),
+    # ACCEL: empty starting levels, replay 0.8, 20 edits per mutation.
+    "maze-accel": TrainConfig(algorithm="accel", plr=_ACCEL, ppo=_PLR_PPO),
+    # ACCEL∥: new, replayed and mutated levels side by side.
+    "maze-paccel": TrainConfig(
+        algorithm="accel",
+        plr=dataclasses.replace(_ACCEL, parallel=True),
+        ppo=dataclasses.replace(_PLR_PPO, lr=1e-4, ent_coef=1e-3),
+    ),
 }
 
 
@@ -229,8 +297,31 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
     in_range("ppo.vf_coef", p.vf_coef, 0.0, 1e9)
     positive("ppo.epochs", p.epochs)
     positive("ppo.minibatches", p.minibatches)
-    if cfg.algorithm not in ("dr",):
-        raise _err("algorithm", cfg.algorithm, "allowed: dr")
+    if cfg.algorithm not in ("dr", "plr", "accel"):
+        raise _err("algorithm", cfg.algorithm, "allowed: dr, plr, accel")
+    q = cfg.plr
+    if q.score not in ("max_mc", "pvl", "l1_vl", "oracle_regret"):
+        raise _err("plr.score", q.score, "allowed: max_mc, pvl, l1_vl, oracle_regret")
+    if q.prioritization not in ("rank", "proportional", "topk"):
+        raise _err("plr.prioritization", q.prioritization, "allowed: rank, proportional, topk")
+    if q.new_levels not in ("dr", "empty"):
+        raise _err("plr.new_levels", q.new_levels, "allowed: dr, empty")
+    if q.mutation_criterion not in ("all", "easy", "hard"):
+        raise _err("plr.mutation_criterion", q.mutation_criterion, "allowed: all, easy, hard")
+    in_range("plr.replay_prob", q.replay_prob, 0.0, 1.0)
+    in_range("plr.staleness_coef", q.staleness_coef, 0.0, 1.0)
+    in_range("plr.temperature", q.temperature, 0.0, 1e9, lo_open=True)
+    in_range("plr.min_fill", q.min_fill, 0.0, 1.0)
+    positive("plr.topk", q.topk)
+    positive("plr.n_edits", q.n_edits)
+    if cfg.algorithm != "dr":
+        positive("plr.buffer_size", q.buffer_size)
+        if q.buffer_size < cfg.n_envs:
+            raise _err(
+                "plr.buffer_size", q.buffer_size, f"must hold at least n_envs={cfg.n_envs} levels"
+            )
+        if q.topk > q.buffer_size:
+            raise _err("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
     for f in ("n_envs", "n_steps", "total_steps", "devices", "chunk", "checkpoint_every"):
         positive(f, getattr(cfg, f))
     if not isinstance(cfg.archive_every, int) or cfg.archive_every < 0:

@@ -131,7 +131,7 @@ def train(
         wandb=cfg.wandb, wandb_project=cfg.wandb_project,
     )  # fmt: skip
 
-    total = cfg.cycles
+    total_steps = cfg.total_steps
     compiled: dict[int, Any] = {}
     compile_s = 0.0
     all_rows: list[dict[str, Any]] = []
@@ -168,31 +168,34 @@ def train(
     try:
         with progress:
             task = progress.add_task(
-                cfg.run_name, total=total * cfg.steps_per_cycle,
-                completed=cycle * cfg.steps_per_cycle, sps="-", ret="-", solved="-",
+                cfg.run_name, total=total_steps, completed=counters["env_steps"], sps="-",
+                ret="-", solved="-",
             )  # fmt: skip
-            while cycle < total:
-                n = min(cfg.chunk, total - cycle)
+            while counters["env_steps"] < total_steps:
+                remaining = total_steps - counters["env_steps"]
+                n = min(cfg.chunk, math.ceil(remaining / cfg.steps_per_cycle))
                 fn = get_chunk(n)
                 t0 = time.perf_counter()
                 state, metrics = fn(state)
                 metrics = jax.device_get(metrics)
                 dt = time.perf_counter() - t0
+                # cycles without a student update report NaN losses on purpose
+                updated = np.asarray(metrics.get("updated", np.ones(n))) > 0
                 bad = [
-                    k
-                    for k in ("loss", "value_loss", "pg_loss")
-                    if not np.all(np.isfinite(metrics[k]))
-                ]
+                    k for k in ("loss", "value_loss", "pg_loss")
+                    if not np.all(np.isfinite(metrics[k][updated]))
+                ]  # fmt: skip
                 if bad:
-                    i = int(np.argmax(~np.isfinite(metrics[bad[0]])))
+                    i = int(np.argmax(updated & ~np.isfinite(metrics[bad[0]])))
                     raise NonFiniteLoss(
                         f"non-finite {bad[0]} at cycle {cycle + i + 1}; stopped. The last good "
                         f"checkpoint (cycle {last_good}) in {run_dir} is intact: lower ppo.lr "
                         "or ppo.max_grad_norm and resume or restart"
                     )
+                before = counters["env_steps"]
                 rows = _rows(metrics, cycle, counters)
-                sps = n * cfg.steps_per_cycle / dt
-                steady_steps += n * cfg.steps_per_cycle
+                sps = (counters["env_steps"] - before) / dt
+                steady_steps += counters["env_steps"] - before
                 steady_time += dt
                 for r in rows:
                     r["wall_time"] = round(time.perf_counter() - t_start, 3)
@@ -202,12 +205,12 @@ def train(
                 cycle += n
                 last = rows[-1]
                 progress.update(
-                    task, completed=cycle * cfg.steps_per_cycle, sps=f"{sps:,.0f}",
+                    task, completed=counters["env_steps"], sps=f"{sps:,.0f}",
                     ret=_fmt(last["return"]), solved=_fmt(last["solved"]),
                 )  # fmt: skip
                 if cfg.eval.every and cycle % cfg.eval.every == 0:
                     _evaluate(cfg, policy, state, cycle, counters, logger, console, progress)
-                if cycle % cfg.checkpoint_every == 0 or cycle == total:
+                if cycle % cfg.checkpoint_every == 0 or counters["env_steps"] >= total_steps:
                     ckpt.save(cycle, state, {"cycle": cycle, **counters, "config": to_dict(cfg)})
                     last_good = cycle
     finally:

@@ -1,0 +1,234 @@
+"""The level buffer of PLR / robust PLR / ACCEL: pure functions over a pytree.
+
+Replay distribution over the *filled* entries (Jiang et al., "Prioritized Level Replay"):
+
+    P = (1 - rho) * P_S + rho * P_C
+    P_S(i) = h(S_i)^(1/beta) / sum_j h(S_j)^(1/beta)     score prioritisation
+        rank:         h(S_i) = 1 / rank(S_i)   (rank 1 = highest score)
+        proportional: h(S_i) = S_i             (scores clipped at 0)
+        topk:         uniform over the k highest scores
+    P_C(i) = (c - C_i) / sum_j (c - C_j)                 staleness
+             c: the buffer clock, C_i: clock when entry i was last sampled or scored
+
+Each part falls back to uniform over the filled entries when all its weights are zero.
+Sampling a batch advances the clock by the batch size and stamps the sampled entries.
+
+Insertion (:func:`insert`): levels with a non-finite score (no finished episode) are never
+inserted; a level equal to one already in the buffer updates that entry instead of adding a
+copy (this also handles duplicates within a batch, which are inserted one after another);
+otherwise the level takes a free slot, or, when the buffer is full, replaces the entry of
+lowest replay probability if its score is at least that entry's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from arenax.struct import pytree_dataclass
+
+PRIORITIZATIONS = ("rank", "proportional", "topk")
+
+
+@pytree_dataclass
+class LevelBuffer:
+    """A fixed-capacity buffer of ``C`` levels.
+
+    Attributes:
+        levels: level pytree, leaves ``(C, ...)``.
+        scores: ``(C,) float32`` regret estimates.
+        last_seen: ``(C,) int32`` clock value when the entry was last sampled or scored.
+        max_returns: ``(C,) float32`` best episodic return seen on the level (MaxMC).
+        mutations: ``(C,) int32`` edits since the level's generated ancestor (ACCEL).
+        parents: ``(C,) int32`` slot of the parent when inserted as a child, else ``-1``.
+        filled: ``(C,) bool``.
+        clock: ``() int32``, levels sampled or scored so far.
+    """
+
+    levels: Any
+    scores: jax.Array
+    last_seen: jax.Array
+    max_returns: jax.Array
+    mutations: jax.Array
+    parents: jax.Array
+    filled: jax.Array
+    clock: jax.Array
+
+    @property
+    def capacity(self) -> int:
+        return self.scores.shape[0]
+
+
+def create(example_level: Any, capacity: int) -> LevelBuffer:
+    """An empty buffer shaped after one level (explicit dtypes: no weak types)."""
+    levels = jax.tree.map(
+        lambda x: jnp.zeros((capacity, *jnp.shape(x)), jnp.asarray(x).dtype), example_level
+    )
+    return LevelBuffer(
+        levels=levels,
+        scores=jnp.zeros((capacity,), jnp.float32),
+        last_seen=jnp.zeros((capacity,), jnp.int32),
+        max_returns=jnp.full((capacity,), -jnp.inf, jnp.float32),
+        mutations=jnp.zeros((capacity,), jnp.int32),
+        parents=jnp.full((capacity,), -1, jnp.int32),
+        filled=jnp.zeros((capacity,), jnp.bool_),
+        clock=jnp.zeros((), jnp.int32),
+    )
+
+
+def fill_ratio(buf: LevelBuffer) -> jax.Array:
+    return jnp.mean(buf.filled.astype(jnp.float32))
+
+
+def _normalise(w: jax.Array, filled: jax.Array) -> jax.Array:
+    w = jnp.where(filled, w, 0.0)
+    total = jnp.sum(w)
+    uniform = filled.astype(jnp.float32) / jnp.maximum(jnp.sum(filled), 1)
+    return jnp.where(total > 0, w / jnp.where(total > 0, total, 1.0), uniform)
+
+
+def score_weights(
+    buf: LevelBuffer, temperature: float, prioritization: str = "rank", topk: int = 1
+) -> jax.Array:
+    """``P_S``: ``(C,) float32``, zero on empty slots."""
+    s = jnp.where(buf.filled, buf.scores, -jnp.inf)
+    if prioritization == "rank":
+        order = jnp.argsort(-s, stable=True)  # highest score first
+        ranks = (
+            jnp.empty_like(order).at[order].set(jnp.arange(1, s.shape[0] + 1, dtype=order.dtype))
+        )
+        w = (1.0 / ranks.astype(jnp.float32)) ** (1.0 / temperature)
+    elif prioritization == "proportional":
+        w = jnp.maximum(jnp.where(buf.filled, buf.scores, 0.0), 0.0) ** (1.0 / temperature)
+    elif prioritization == "topk":
+        kth = jnp.sort(s)[::-1][min(topk, s.shape[0]) - 1]
+        w = (s >= kth).astype(jnp.float32)
+    else:
+        raise ValueError(f"prioritization={prioritization!r}: allowed {', '.join(PRIORITIZATIONS)}")
+    return _normalise(w, buf.filled)
+
+
+def staleness_weights(buf: LevelBuffer) -> jax.Array:
+    """``P_C``: ``(C,) float32``, proportional to ``clock - last_seen``."""
+    return _normalise((buf.clock - buf.last_seen).astype(jnp.float32), buf.filled)
+
+
+def replay_probs(
+    buf: LevelBuffer,
+    staleness_coef: float,
+    temperature: float,
+    prioritization: str = "rank",
+    topk: int = 1,
+) -> jax.Array:
+    """The replay distribution ``P`` over slots ``(C,) float32`` (zero on empty slots)."""
+    p = (1.0 - staleness_coef) * score_weights(buf, temperature, prioritization, topk)
+    return p + staleness_coef * staleness_weights(buf)
+
+
+def sample(
+    buf: LevelBuffer, key: jax.Array, n: int, probs: jax.Array
+) -> tuple[LevelBuffer, jax.Array]:
+    """Draw ``n`` slots from ``probs`` (with replacement); stamp them as just seen.
+
+    Returns ``(buffer, indices (n,) int32)``. The buffer must have a filled entry.
+    """
+    idx = jax.random.choice(key, buf.capacity, (n,), replace=True, p=probs).astype(jnp.int32)
+    clock = buf.clock + n
+    return buf.replace(clock=clock, last_seen=buf.last_seen.at[idx].set(clock)), idx
+
+
+def update_scores(
+    buf: LevelBuffer, idx: jax.Array, scores: jax.Array, max_returns: jax.Array
+) -> LevelBuffer:
+    """Rescore replayed slots ``idx (n,)``; non-finite scores keep the old one. The running
+    best returns never decrease."""
+    ok = jnp.isfinite(scores)
+    new_scores = jnp.where(ok, scores, buf.scores[idx])
+    best = jnp.maximum(buf.max_returns[idx], max_returns)
+    return buf.replace(
+        scores=buf.scores.at[idx].set(new_scores), max_returns=buf.max_returns.at[idx].set(best)
+    )
+
+
+def _equal(levels: Any, level: Any) -> jax.Array:
+    """``(C,) bool``: which buffer levels equal ``level`` (every leaf identical)."""
+    eq = [
+        jnp.all((a == b[None]).reshape(a.shape[0], -1), axis=1)
+        for a, b in zip(jax.tree.leaves(levels), jax.tree.leaves(level), strict=True)
+    ]
+    out = eq[0]
+    for e in eq[1:]:
+        out = out & e
+    return out
+
+
+def insert(
+    buf: LevelBuffer,
+    levels: Any,
+    scores: jax.Array,
+    max_returns: jax.Array,
+    staleness_coef: float,
+    temperature: float,
+    prioritization: str = "rank",
+    topk: int = 1,
+    mutations: jax.Array | None = None,
+    parents: jax.Array | None = None,
+) -> tuple[LevelBuffer, jax.Array]:
+    """Insert a batch of ``n`` levels one after another (see the module docstring).
+
+    Args:
+        levels: leaves ``(n, ...)``.
+        scores, max_returns: ``(n,) float32``.
+        mutations, parents: ``(n,) int32`` (default 0 and -1).
+
+    Returns:
+        ``(buffer, slots (n,) int32)``: where each level went, ``-1`` if it was not inserted.
+    """
+    n = scores.shape[0]
+    mutations = jnp.zeros((n,), jnp.int32) if mutations is None else mutations
+    parents = jnp.full((n,), -1, jnp.int32) if parents is None else parents
+
+    def one(b: LevelBuffer, x: tuple) -> tuple[LevelBuffer, jax.Array]:
+        level, score, best, mut, parent = x
+        valid = jnp.isfinite(score)
+        dup = _equal(b.levels, level) & b.filled
+        is_dup = jnp.any(dup)
+        dup_slot = jnp.argmax(dup)
+        free_slot = jnp.argmin(b.filled)  # first empty slot
+        full = jnp.all(b.filled)
+        p = replay_probs(b, staleness_coef, temperature, prioritization, topk)
+        worst = jnp.argmin(jnp.where(b.filled, p, jnp.inf))
+        replace_ok = score >= b.scores[worst]
+        slot = jnp.where(is_dup, dup_slot, jnp.where(full, worst, free_slot))
+        write = valid & (is_dup | ~full | replace_ok)
+        clock = b.clock + valid.astype(jnp.int32)
+        put = lambda arr, v: arr.at[slot].set(jnp.where(write, v, arr[slot]))  # noqa: E731
+        new_best = jnp.where(is_dup, jnp.maximum(b.max_returns[slot], best), best)
+        b = b.replace(
+            levels=jax.tree.map(
+                lambda a, v: a.at[slot].set(jnp.where(write & ~is_dup, v, a[slot])), b.levels, level
+            ),
+            scores=put(b.scores, score),
+            last_seen=put(b.last_seen, clock),
+            max_returns=put(b.max_returns, new_best),
+            mutations=put(b.mutations, jnp.where(is_dup, b.mutations[slot], mut)),
+            parents=put(b.parents, jnp.where(is_dup, b.parents[slot], parent)),
+            filled=put(b.filled, True),
+            clock=clock,
+        )
+        return b, jnp.where(write, slot, -1).astype(jnp.int32)
+
+    return jax.lax.scan(one, buf, (levels, scores, max_returns, mutations, parents))
+
+
+def buffer_metrics(buf: LevelBuffer, probs: jax.Array) -> dict[str, jax.Array]:
+    """Replay-weighted score, age and mutation count, and the fill ratio."""
+    age = (buf.clock - buf.last_seen).astype(jnp.float32)
+    return {
+        "buffer/weighted_score": jnp.sum(probs * jnp.where(buf.filled, buf.scores, 0.0)),
+        "buffer/weighted_age": jnp.sum(probs * age),
+        "buffer/weighted_mutations": jnp.sum(probs * buf.mutations.astype(jnp.float32)),
+        "buffer/fill": fill_ratio(buf),
+    }

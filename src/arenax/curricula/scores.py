@@ -1,0 +1,103 @@
+"""Level scores (regret estimates) from a rollout in which each env replays one level.
+
+All scores are per level (per env), averaged over the episodes that *ended* during the
+rollout; the incomplete trailing episode is ignored. A level with no ended episode scores
+``-inf`` (never inserted into a buffer).
+
+* ``pvl``  positive value loss: per episode, mean over its steps of ``max(A_t, 0)`` (GAE).
+* ``l1_vl`` L1 value loss: per episode, mean of ``|A_t|``.
+* ``max_mc`` MaxMC: per episode, mean of ``R_max - V(s_t)`` where ``R_max`` is the level's
+  best episodic return so far (the buffer's running best, updated with this rollout's
+  returns; never decreasing).
+* ``oracle_regret``: optimal return (from the family's shortest path) minus the mean
+  return of the ended episodes.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+SCORES = ("max_mc", "pvl", "l1_vl", "oracle_regret")
+
+
+def episode_ids(done: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Episode index of every step and whether that episode ended inside the rollout.
+
+    ``done (T, N) bool`` -> ``(ids (T, N) int32, complete (T, N) bool)``.
+    """
+    ended_before = jnp.cumsum(done, axis=0) - done  # dones strictly before t
+    ids = ended_before.astype(jnp.int32)
+    complete = ids < jnp.sum(done, axis=0)[None]
+    return ids, complete
+
+
+def per_episode_mean(values: jax.Array, done: jax.Array) -> jax.Array:
+    """Mean over ended episodes of the per-episode mean of ``values (T, N)`` -> ``(N,)``
+    (``-inf`` where no episode ended)."""
+    t, n = values.shape
+    ids, complete = episode_ids(done)
+    w = complete.astype(jnp.float32)
+    cols = jnp.broadcast_to(jnp.arange(n)[None], (t, n))
+    sums = jnp.zeros((t, n)).at[ids, cols].add(values * w)
+    counts = jnp.zeros((t, n)).at[ids, cols].add(w)
+    has = counts > 0
+    ep_means = jnp.where(has, sums / jnp.maximum(counts, 1.0), 0.0)
+    n_eps = jnp.sum(has, axis=0)
+    return jnp.where(n_eps > 0, jnp.sum(ep_means, axis=0) / jnp.maximum(n_eps, 1), -jnp.inf)
+
+
+def episode_returns(rewards: jax.Array, done: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(mean, max)`` undiscounted return over ended episodes, ``(N,)`` each (``-inf`` when
+    no episode ended)."""
+    t, n = rewards.shape
+    ids, complete = episode_ids(done)
+    cols = jnp.broadcast_to(jnp.arange(n)[None], (t, n))
+    rets = jnp.zeros((t, n)).at[ids, cols].add(rewards * complete)
+    counts = jnp.zeros((t, n)).at[ids, cols].add(complete.astype(jnp.float32))
+    has = counts > 0
+    n_eps = jnp.sum(has, axis=0)
+    mean = jnp.where(
+        n_eps > 0, jnp.sum(jnp.where(has, rets, 0.0), 0) / jnp.maximum(n_eps, 1), -jnp.inf
+    )
+    best = jnp.max(jnp.where(has, rets, -jnp.inf), axis=0)
+    return mean, best
+
+
+def level_scores(
+    kind: str,
+    rewards: jax.Array,
+    values: jax.Array,
+    advantages: jax.Array,
+    done: jax.Array,
+    max_returns: jax.Array | None = None,
+    optimal_returns: jax.Array | None = None,
+) -> tuple[jax.Array, jax.Array]:
+    """Score of each env's level.
+
+    Args:
+        kind: one of :data:`SCORES`.
+        rewards, values, advantages: ``(T, N) float32`` (advantages from GAE).
+        done: ``(T, N) bool``.
+        max_returns: ``(N,)`` running best returns of the levels (``-inf`` for new levels).
+        optimal_returns: ``(N,)`` optimal returns (``oracle_regret`` only).
+
+    Returns:
+        ``(scores (N,), best returns (N,))``; the best returns include this rollout's.
+    """
+    mean_ret, best_ret = episode_returns(rewards, done)
+    prev = jnp.full_like(best_ret, -jnp.inf) if max_returns is None else max_returns
+    best = jnp.maximum(prev, best_ret)
+    if kind == "pvl":
+        s = per_episode_mean(jnp.maximum(advantages, 0.0), done)
+    elif kind == "l1_vl":
+        s = per_episode_mean(jnp.abs(advantages), done)
+    elif kind == "max_mc":
+        s = per_episode_mean(best[None] - values, done)
+    elif kind == "oracle_regret":
+        if optimal_returns is None:
+            raise ValueError("oracle_regret needs the optimal returns of the levels")
+        s = jnp.where(jnp.isfinite(mean_ret), optimal_returns - mean_ret, -jnp.inf)
+    else:
+        raise ValueError(f"score={kind!r}: allowed {', '.join(SCORES)}")
+    return s, best

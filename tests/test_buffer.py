@@ -1,0 +1,163 @@
+"""The level buffer: replay distribution vs a NumPy reference, insertion semantics, and
+property-based invariants."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arenax.curricula import buffer as B
+
+# tiny "levels": one int32 vector per level, equality = same vector
+LEVEL = {"x": jnp.zeros((2,), jnp.int32)}
+
+
+def levels_of(values: list[int]) -> dict:
+    v = jnp.asarray(values, jnp.int32)
+    return {"x": jnp.stack([v, v * 7], -1)}
+
+
+def filled_buffer(
+    scores: list[float], last_seen: list[int], clock: int, capacity: int
+) -> B.LevelBuffer:
+    n = len(scores)
+    buf = B.create(LEVEL, capacity)
+    pad = capacity - n
+    return buf.replace(
+        levels=levels_of(list(range(capacity))),
+        scores=jnp.asarray(scores + [0.0] * pad, jnp.float32),
+        last_seen=jnp.asarray(last_seen + [0] * pad, jnp.int32),
+        filled=jnp.asarray([True] * n + [False] * pad),
+        clock=jnp.int32(clock),
+    )
+
+
+def np_replay(scores, last_seen, clock, rho, beta, mode="rank", k=1):
+    s = np.asarray(scores, float)
+    if mode == "rank":
+        order = np.argsort(-s, kind="stable")
+        ranks = np.empty(len(s))
+        ranks[order] = np.arange(1, len(s) + 1)
+        h = (1 / ranks) ** (1 / beta)
+    elif mode == "proportional":
+        h = np.maximum(s, 0) ** (1 / beta)
+    else:
+        h = (s >= np.sort(s)[::-1][k - 1]).astype(float)
+    ps = h / h.sum() if h.sum() > 0 else np.full(len(s), 1 / len(s))
+    age = clock - np.asarray(last_seen, float)
+    pc = age / age.sum() if age.sum() > 0 else np.full(len(s), 1 / len(s))
+    return (1 - rho) * ps + rho * pc
+
+
+@pytest.mark.parametrize("mode", ["rank", "proportional", "topk"])
+def test_replay_distribution_matches_numpy(mode: str) -> None:
+    scores = [0.3, 1.2, 0.0, 0.7, 0.7]
+    seen = [1, 4, 2, 9, 0]
+    buf = filled_buffer(scores, seen, clock=10, capacity=8)
+    p = np.asarray(B.replay_probs(buf, 0.3, 0.5, mode, topk=2))
+    want = np_replay(scores, seen, 10, 0.3, 0.5, mode, k=2)
+    np.testing.assert_allclose(p[:5], want, rtol=1e-5)
+    assert np.all(p[5:] == 0)
+    assert p.sum() == pytest.approx(1.0, abs=1e-6)
+
+
+def test_all_zero_weights_fall_back_to_uniform() -> None:
+    buf = filled_buffer([0.0, 0.0, 0.0], [5, 5, 5], clock=5, capacity=4)
+    p = np.asarray(B.replay_probs(buf, 0.5, 1.0, "proportional"))
+    np.testing.assert_allclose(p, [1 / 3, 1 / 3, 1 / 3, 0], rtol=1e-6)
+    empty = np.asarray(B.replay_probs(B.create(LEVEL, 3), 0.5, 1.0))
+    assert np.all(np.isfinite(empty)) and empty.sum() == 0
+
+
+def test_sampling_stamps_ages() -> None:
+    buf = filled_buffer([1.0, 2.0, 3.0], [0, 0, 0], clock=3, capacity=3)
+    p = B.replay_probs(buf, 0.0, 1.0)
+    new, idx = B.sample(buf, jax.random.key(0), 4, p)
+    assert int(new.clock) == 7
+    for i in np.asarray(idx):
+        assert int(new.last_seen[i]) == 7
+    untouched = set(range(3)) - set(np.asarray(idx).tolist())
+    for i in untouched:
+        assert int(new.last_seen[i]) == 0
+
+
+def test_insert_fills_dedupes_and_replaces_lowest_probability() -> None:
+    buf = B.create(LEVEL, 3)
+    ins = lambda b, vals, sc: B.insert(  # noqa: E731
+        b, levels_of(vals), jnp.asarray(sc, jnp.float32), jnp.asarray(sc, jnp.float32), 0.0, 1.0
+    )
+    buf, slots = ins(buf, [10, 11], [0.5, 0.2])
+    assert slots.tolist() == [0, 1] and buf.filled.tolist() == [True, True, False]
+    # a duplicate updates its entry; -inf / nan are never inserted
+    buf, slots = ins(buf, [10, 12, 13], [0.9, -np.inf, np.nan])
+    assert slots.tolist() == [0, -1, -1]
+    assert buf.scores[0] == pytest.approx(0.9) and int(jnp.sum(buf.filled)) == 2
+    buf, _ = ins(buf, [14], [0.3])
+    assert bool(jnp.all(buf.filled))
+    # full: 15 (score 0.25 >= lowest 0.2) replaces level 11; 16 (0.1 < 0.2 after that) does not
+    buf, slots = ins(buf, [15, 16], [0.25, 0.1])
+    assert slots.tolist() == [1, -1]
+    assert sorted(np.asarray(buf.levels["x"][:, 0]).tolist()) == [10, 14, 15]
+    # within-batch duplicates become one entry
+    buf2, slots = ins(B.create(LEVEL, 4), [20, 20, 21], [0.1, 0.4, 0.2])
+    assert slots.tolist() == [0, 0, 1] and int(jnp.sum(buf2.filled)) == 2
+    assert buf2.scores[0] == pytest.approx(0.4)
+
+
+def test_update_scores_keeps_old_on_nonfinite_and_best_never_decreases() -> None:
+    buf = filled_buffer([1.0, 2.0], [0, 0], clock=2, capacity=2).replace(
+        max_returns=jnp.array([0.5, 0.8], jnp.float32)
+    )
+    new = B.update_scores(buf, jnp.array([0, 1]), jnp.array([3.0, -jnp.inf]), jnp.array([0.2, 0.9]))
+    np.testing.assert_allclose(new.scores, [3.0, 2.0])
+    np.testing.assert_allclose(new.max_returns, [0.5, 0.9])
+
+
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    capacity=st.integers(1, 12),
+    batches=st.lists(
+        st.lists(
+            st.tuples(
+                st.integers(0, 15), st.sampled_from([0.0, 0.1, 0.5, 1.0, 2.0, -np.inf, np.nan])
+            ),
+            min_size=1,
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_buffer_invariants(seed: int, capacity: int, batches: list) -> None:
+    buf = B.create(LEVEL, capacity)
+    key = jax.random.key(seed)
+    for batch in batches:
+        vals = [v for v, _ in batch]
+        sc = jnp.asarray([s for _, s in batch], jnp.float32)
+        before = int(jnp.sum(buf.filled))
+        buf, slots = B.insert(buf, levels_of(vals), sc, sc, 0.3, 0.5)
+        filled = np.asarray(buf.filled)
+        # capacity and monotone filling
+        assert filled.sum() <= capacity and filled.sum() >= before
+        # no duplicates among filled entries
+        xs = np.asarray(buf.levels["x"][:, 0])[filled]
+        assert len(set(xs.tolist())) == len(xs)
+        # non-finite scores never enter
+        assert np.all(np.isfinite(np.asarray(buf.scores)[filled]))
+        for s, slot in zip(np.asarray(sc), np.asarray(slots), strict=True):
+            if not np.isfinite(s):
+                assert slot == -1
+        p = np.asarray(B.replay_probs(buf, 0.3, 0.5))
+        if filled.any():
+            assert p.sum() == pytest.approx(1.0, abs=1e-5)
+            assert np.all(p[~filled] == 0) and np.all(p >= 0)
+            key, k = jax.random.split(key)
+            new, idx = B.sample(buf, k, 3, jnp.asarray(p))
+            assert np.all(filled[np.asarray(idx)])
+            ages = np.asarray(new.clock - new.last_seen)
+            assert np.all(ages[filled] >= 0)
+            buf = new

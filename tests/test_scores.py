@@ -1,0 +1,75 @@
+"""Level scores against plain NumPy loops over episodes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arenax.curricula.scores import level_scores
+
+
+def episodes(done_col: np.ndarray) -> list[list[int]]:
+    """Step indices of each *ended* episode of one env."""
+    out, cur = [], []
+    for t, d in enumerate(done_col):
+        cur.append(t)
+        if d:
+            out.append(cur)
+            cur = []
+    return out
+
+
+def reference(kind, r, v, a, done, prev_best, optimal):
+    n = r.shape[1]
+    scores, bests = np.full(n, -np.inf), np.full(n, -np.inf)
+    for j in range(n):
+        eps = episodes(done[:, j])
+        rets = [r[e, j].sum() for e in eps]
+        best = max([prev_best[j], *rets]) if rets else prev_best[j]
+        bests[j] = best
+        if not eps:
+            continue
+        if kind == "pvl":
+            scores[j] = np.mean([np.maximum(a[e, j], 0).mean() for e in eps])
+        elif kind == "l1_vl":
+            scores[j] = np.mean([np.abs(a[e, j]).mean() for e in eps])
+        elif kind == "max_mc":
+            scores[j] = np.mean([(best - v[e, j]).mean() for e in eps])
+        else:
+            scores[j] = optimal[j] - np.mean(rets)
+    return scores, bests
+
+
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    kind=st.sampled_from(["pvl", "l1_vl", "max_mc", "oracle_regret"]),
+    t_len=st.sampled_from([1, 7, 16]),
+)
+def test_scores_match_reference(seed: int, kind: str, t_len: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 4
+    r = rng.random((t_len, n)).astype(np.float32) * (rng.random((t_len, n)) < 0.3)
+    v = rng.normal(size=(t_len, n)).astype(np.float32)
+    a = rng.normal(size=(t_len, n)).astype(np.float32)
+    done = rng.random((t_len, n)) < 0.25
+    done[:, 0] = False  # env 0: no episode ends -> -inf
+    prev = np.array([-np.inf, 0.5, -np.inf, 2.0], np.float32)
+    opt = rng.random(n).astype(np.float32)
+    got_s, got_b = level_scores(kind, r, v, a, done, prev, opt)
+    want_s, want_b = reference(kind, r, v, a, done, prev, opt)
+    np.testing.assert_allclose(np.asarray(got_s), want_s, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(got_b), want_b, rtol=1e-5)
+    assert np.asarray(got_s)[0] == -np.inf
+
+
+def test_hand_case_max_mc_ignores_trailing_episode() -> None:
+    r = np.array([[0.0], [1.0], [0.0], [0.0]], np.float32)
+    v = np.array([[0.2], [0.4], [0.9], [0.9]], np.float32)
+    done = np.array([[False], [True], [False], [False]])
+    s, best = level_scores("max_mc", r, v, np.zeros_like(v), done, np.array([0.5], np.float32))
+    # one ended episode (steps 0-1, return 1.0 -> best 1.0): mean(1-0.2, 1-0.4) = 0.7
+    assert float(s[0]) == pytest.approx(0.7) and float(best[0]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="score='nope'"):
+        level_scores("nope", r, v, v, done)
