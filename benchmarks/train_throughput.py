@@ -1,9 +1,11 @@
-"""End-to-end training throughput of a preset (default ``maze-dr``: 32 envs x 256 steps,
-LSTM-256, 5 PPO epochs): compile time apart from steady-state env steps/s, on 1 device and
-on all devices (on CPU, one host device per core), plus the PPO update's FLOP rate next to
-the machine's measured matmul rate.
+"""End-to-end training throughput of every preset (maze-dr, maze-plr, maze-pplr,
+maze-accel, maze-paccel: 32 levels x 256 steps per block, LSTM-256, 5 PPO epochs): compile
+time apart from steady-state env steps/s (all steps, mutation-evaluation rollouts included)
+and student steps/s (the steps the student trained on), on 1 device and on all devices (on
+CPU, one host device per core). Replay curricula are timed after their buffer is warm. Also
+the PPO update's FLOP rate next to the machine's measured matmul rate.
 
-    python benchmarks/train_throughput.py [--devices 1 2] [--chunk 2] [--cell gru]
+    python benchmarks/train_throughput.py [--presets maze-dr maze-plr] [--devices 1 2] [--cell gru]
 """
 
 import os

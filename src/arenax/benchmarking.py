@@ -7,6 +7,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -113,14 +114,17 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
 class TrainBenchArgs:
     """End-to-end training throughput of a preset's cycle (rollout + GAE + PPO update)."""
 
-    preset: str = "maze-dr"
-    """Preset whose batch shape and model are measured."""
+    presets: tuple[str, ...] = ("maze-dr", "maze-plr", "maze-pplr", "maze-accel", "maze-paccel")
+    """Presets to measure (their batch shapes, models and curricula)."""
     devices: tuple[int, ...] = ()
     """Device counts to measure (default: 1 and all available)."""
-    chunk: int = 2
+    chunk: int = 4
     """Cycles per compiled chunk."""
     repeats: int = 3
-    """Timed chunks after the compiling one; the best is reported."""
+    """Timed chunks after warm-up (replay curricula: once the buffer is warm); all env steps
+    of the timed chunks over their total time is reported."""
+    flops: bool = True
+    """Also measure the PPO update's FLOP rate and the machine's matmul rate."""
     cell: str = ""
     """Override the recurrent core (lstm, gru, ff); empty keeps the preset's."""
 
@@ -192,7 +196,8 @@ def update_flop_rate(cfg) -> tuple[float, float]:
 
 
 def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> list[dict]:
-    """Print compile time and steady-state env steps/s of training chunks per device count."""
+    """Print compile time and steady-state env steps/s of training chunks per preset and
+    device count (replay curricula are timed once their buffer is warm)."""
     import dataclasses as dc
 
     from arenax.train.build import make_algorithm
@@ -200,50 +205,61 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     from arenax.train.parallel import make_chunk, make_mesh, replicate
 
     console = console or Console()
-    cfg = PRESETS[args.preset]
-    if args.cell:
-        cfg = dc.replace(cfg, model=dc.replace(cfg.model, cell=args.cell))
     counts = args.devices or tuple(sorted({1, len(jax.devices())}))
     rows = []
-    for d in counts:
-        cfg_d = dc.replace(cfg, devices=d)
-        algo = make_algorithm(cfg_d)
-        mesh = make_mesh(d)
-        state = replicate(algo.init(jax.random.key(0)), mesh)
-        fn = make_chunk(algo, mesh, cfg.n_envs, args.chunk)
-        t0 = time.perf_counter()
-        compiled = fn.lower(state).compile()
-        compile_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        state, m = compiled(state)
-        jax.block_until_ready(m)
-        first_s = time.perf_counter() - t0
-        best = float("inf")
-        for _ in range(args.repeats):
-            t0 = time.perf_counter()
-            state, m = compiled(state)
-            jax.block_until_ready(m)
-            best = min(best, time.perf_counter() - t0)
-        sps = args.chunk * cfg.steps_per_cycle / best
-        rows.append(dict(devices=d, compile_s=compile_s, first_run_s=first_s, sps=sps))
-    gflop, rate = update_flop_rate(dc.replace(cfg, devices=1))
-    peak = matmul_gflops()
-    cycle_gflop = gflop + student_forward_flops(cfg, cfg.steps_per_cycle) / 1e9
     table = Table(
-        title=f"{args.preset}: {cfg.n_envs} envs x {cfg.n_steps} steps per cycle, "
-        f"{cfg.model.cell.upper()}-{cfg.model.hidden}, {cfg.ppo.epochs} epochs x "
-        f"{cfg.ppo.minibatches} minibatch ({jax.devices()[0].platform})"
+        title=f"training throughput ({jax.devices()[0].platform}, {args.chunk} cycles per chunk)"
     )
-    for col in ("devices", "compile (s)", "first chunk (s)", "env steps/s"):
+    for col in ("preset", "devices", "compile (s)", "warm-up (s)", "env steps/s",
+                "student steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
-    for r in rows:
-        table.add_row(str(r["devices"]), f"{r['compile_s']:.1f}", f"{r['first_run_s']:.2f}",
-                      f"{r['sps']:,.0f}")  # fmt: skip
+    for name in args.presets:
+        if name not in PRESETS:
+            raise ValueError(f"preset {name!r}: allowed {', '.join(PRESETS)}")
+        cfg = PRESETS[name]
+        if args.cell:
+            cfg = dc.replace(cfg, model=dc.replace(cfg.model, cell=args.cell))
+        for d in counts:
+            algo = make_algorithm(dc.replace(cfg, devices=d))
+            mesh = make_mesh(d)
+            state = replicate(algo.init(jax.random.key(0)), mesh)
+            fn = make_chunk(algo, mesh, cfg.n_envs, args.chunk)
+            t0 = time.perf_counter()
+            compiled = fn.lower(state).compile()
+            compile_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            while True:  # warm-up: at least one chunk, and until a replay buffer is warm
+                state, m = compiled(state)
+                jax.block_until_ready(m)
+                fill = m.get("buffer/fill")
+                if fill is None or float(fill[-1]) >= cfg.plr.min_fill:
+                    break
+            warm_s = time.perf_counter() - t0
+            steps = student = 0
+            elapsed = 0.0
+            for _ in range(args.repeats):
+                t0 = time.perf_counter()
+                state, m = compiled(state)
+                jax.block_until_ready(m)
+                elapsed += time.perf_counter() - t0
+                steps += int(np.asarray(m["env_steps"]).sum())
+                student += int(np.asarray(m["student_steps"]).sum())
+            row = dict(preset=name, devices=d, compile_s=compile_s, warmup_s=warm_s,
+                       sps=steps / elapsed, student_sps=student / elapsed)  # fmt: skip
+            rows.append(row)
+            table.add_row(name, str(d), f"{compile_s:.1f}", f"{warm_s:.1f}",
+                          f"{row['sps']:,.0f}", f"{row['student_sps']:,.0f}")  # fmt: skip
     console.print(table)
-    console.print(
-        f"PPO update alone (1 device): {gflop:.1f} GFLOP per cycle (analytic count) at "
-        f"{rate:.0f} GFLOP/s achieved; measured f32 matmul rate {peak:.0f} GFLOP/s, so the "
-        f"network alone caps a cycle ({cycle_gflop:.1f} GFLOP with the rollout's forward "
-        f"passes) at ≈ {peak / cycle_gflop * cfg.steps_per_cycle:,.0f} env steps/s"
-    )
+    if args.flops:
+        cfg = PRESETS[args.presets[0]]
+        gflop, rate = update_flop_rate(dc.replace(cfg, devices=1))
+        peak = matmul_gflops()
+        cycle_gflop = gflop + student_forward_flops(cfg, cfg.n_envs * cfg.n_steps) / 1e9
+        console.print(
+            f"{args.presets[0]}: PPO update alone (1 device) {gflop:.1f} GFLOP per cycle "
+            f"(analytic count) at {rate:.0f} GFLOP/s achieved; measured f32 matmul rate "
+            f"{peak:.0f} GFLOP/s, so the network alone caps a cycle ({cycle_gflop:.1f} GFLOP "
+            f"with the rollout's forward passes) at ≈ "
+            f"{peak / cycle_gflop * cfg.n_envs * cfg.n_steps:,.0f} env steps/s"
+        )
     return rows

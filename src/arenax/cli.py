@@ -23,6 +23,10 @@ console = Console()
 class RenderArgs:
     """Write a PNG gallery of levels from a generator or a held-out suite."""
 
+    run_dir: tyro.conf.Positional[Path | None] = None
+    """A run directory: with ``--buffer``, draw its level buffer instead of ``--source``."""
+    buffer: bool = False
+    """Draw the highest-priority levels of RUN_DIR's replay buffer (PLR / ACCEL runs)."""
     source: str = "maze/dr"
     """A generator (``arenax list``), a suite (``classic``, ``all``…) or one held-out maze."""
     n: int = 16
@@ -130,6 +134,21 @@ def _levels_from(args: RenderArgs) -> tuple[list, list[str], list[int]]:
 
 def render_cmd(args: RenderArgs) -> None:
     from arenax.envs.maze import render as R
+
+    if args.buffer or args.run_dir is not None:
+        from arenax.eval.report import buffer_gallery
+
+        if args.run_dir is None or not args.buffer:
+            console.print("[bold red]error:[/] pass both RUN_DIR and --buffer")
+            raise SystemExit(2)
+        out = args.out if args.out != Path("outputs/gallery.png") else None
+        try:
+            path, n = buffer_gallery(args.run_dir, args.n, out, args.columns, args.tile)
+        except (FileNotFoundError, ValueError) as exc:
+            console.print(f"[bold red]error:[/] {exc}")
+            raise SystemExit(2) from None
+        console.print(f"wrote {path} ({n} highest-priority buffer levels)")
+        return
 
     levels, captions, limits = _levels_from(args)
     images = [R.render(lv, tile_size=args.tile) for lv in levels]

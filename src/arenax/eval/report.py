@@ -14,9 +14,9 @@ from rich.table import Table
 from arenax.eval.heldout import MazeResult, evaluate, summarize
 
 
-def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, Any, int]:
-    """``(config, policy, params, cycle)`` from a run directory's checkpoint."""
-    from arenax.train.build import make_algorithm, make_policy
+def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
+    """``(config, train state, cycle)`` from a run directory's checkpoint."""
+    from arenax.train.build import make_algorithm
     from arenax.train.checkpoint import Checkpointer
     from arenax.train.config import load_config
 
@@ -31,7 +31,47 @@ def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any
         state, record = ckpt.restore(abstract, cycle=checkpoint)
     finally:
         ckpt.close()
-    return cfg, make_policy(cfg), state.learner.params, int(record["cycle"])
+    return cfg, state, int(record["cycle"])
+
+
+def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, Any, int]:
+    """``(config, policy, params, cycle)`` from a run directory's checkpoint."""
+    from arenax.train.build import make_policy
+
+    cfg, state, cycle = load_run(run_dir, checkpoint)
+    return cfg, make_policy(cfg), state.learner.params, cycle
+
+
+def buffer_gallery(
+    run_dir: Path, n: int = 16, out: Path | None = None, columns: int = 4, tile: int = 16
+) -> tuple[Path, int]:
+    """PNG of the ``n`` highest-priority levels of a replay run's buffer, captioned with
+    replay probability, score and mutation count. Returns ``(path, levels drawn)``."""
+    import numpy as np
+
+    from arenax.curricula import buffer as B
+    from arenax.envs.maze import render as R
+
+    cfg, state, cycle = load_run(run_dir)
+    if cfg.algorithm not in ("plr", "accel"):
+        raise ValueError(f"{run_dir}: algorithm {cfg.algorithm!r} has no level buffer")
+    buf = jax.device_get(state.curriculum)
+    q = cfg.plr
+    probs = np.asarray(
+        B.replay_probs(buf, q.staleness_coef, q.temperature, q.prioritization, q.topk)
+    )
+    order = [int(i) for i in np.argsort(-probs, kind="stable") if buf.filled[i]][:n]
+    images, captions = [], []
+    for i in order:
+        level = jax.tree.map(lambda a, i=i: a[i], buf.levels)
+        images.append(R.render(level, tile_size=tile))
+        captions.append(f"P={probs[i]:.3f} s={buf.scores[i]:.2f} m={int(buf.mutations[i])}")
+    if not images:
+        raise ValueError(f"{run_dir}: the level buffer is empty at cycle {cycle}")
+    path = R.save_png(
+        R.gallery(images, captions, columns=columns), out or Path(run_dir) / "buffer.png"
+    )
+    return path, len(images)
 
 
 def results_table(results: list[MazeResult], title: str) -> Table:
