@@ -138,6 +138,11 @@ def test_resume_keeps_the_buffer_bitwise(tmp_path: Path) -> None:
     assert_same(rows_of(full)[start:], rows_of(resumed))
     for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(resumed.state), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # the buffer gallery of the resumed run
+    from arenax.eval.report import buffer_gallery
+
+    path, n = buffer_gallery(tmp_path / "half", n=6)
+    assert path == tmp_path / "half" / "buffer.png" and path.stat().st_size > 1000 and n == 6
 
 
 @pytest.mark.parametrize("preset", ["maze-plr", "maze-paccel"])

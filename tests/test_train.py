@@ -23,6 +23,7 @@ from arenax.train import (
     EvalConfig,
     ModelConfig,
     NonFiniteLoss,
+    PLRConfig,
     PPOConfig,
     TrainConfig,
     train,
@@ -215,7 +216,14 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
         ({"eval": EvalConfig(suite="nope")}, "eval.suite='nope': unknown maze suite"),
         ({"checkpoint_every": 7}, "checkpoint_every=7: must be a multiple of chunk=10"),
         ({"seed": -1}, "seed=-1"),
-        ({"algorithm": "plr"}, "algorithm='plr': allowed: dr"),
+        ({"algorithm": "paired"}, "algorithm='paired': allowed: dr, plr, accel"),
+        ({"plr": PLRConfig(replay_prob=1.5)}, "plr.replay_prob=1.5: must be in [0.0, 1.0]"),
+        ({"plr": PLRConfig(score="regret")}, "plr.score='regret': allowed"),
+        (
+            {"algorithm": "plr", "plr": PLRConfig(buffer_size=8)},
+            "plr.buffer_size=8: must hold at least n_envs=32",
+        ),
+        ({"plr": PLRConfig(mutation_criterion="random")}, "plr.mutation_criterion='random'"),
     ],
 )
 def test_config_validation(changes: dict, message: str) -> None:
