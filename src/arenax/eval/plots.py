@@ -15,6 +15,10 @@ PANELS = (
     ("levels", "training levels", (("level/walls", "walls"),
                                    ("level/shortest_path", "shortest path"),
                                    ("level/solvable", "solvable"))),
+    ("buffer", "level buffer", (("buffer/weighted_score", "replay-weighted score"),
+                                ("buffer/weighted_age", "replay-weighted age"),
+                                ("buffer/weighted_mutations", "replay-weighted edits"),
+                                ("buffer/fill", "fill ratio"))),
 )  # fmt: skip
 
 
@@ -43,7 +47,8 @@ def smooth(y: np.ndarray, window: int) -> np.ndarray:
 
 
 def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> list[Path]:
-    """Write ``returns.png``, ``losses.png``, ``levels.png`` and (if evaluated) ``eval.png``
+    """Write ``returns.png``, ``losses.png``, ``levels.png``, ``buffer.png`` (replay curricula)
+    and (if evaluated) ``eval.png``
     into ``out_dir`` (default ``run_dir/plots``); returns the paths written."""
     import matplotlib
 
