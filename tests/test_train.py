@@ -30,6 +30,7 @@ from arenax.train import (
     validate,
 )
 from arenax.train.build import make_algorithm
+from arenax.train.config import PairedConfig, TeacherConfig
 from arenax.train.checkpoint import Checkpointer
 from arenax.train.loop import TIMING_COLUMNS
 from arenax.train.parallel import make_chunk, make_mesh, replicate
@@ -216,7 +217,10 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
         ({"eval": EvalConfig(suite="nope")}, "eval.suite='nope': unknown maze suite"),
         ({"checkpoint_every": 7}, "checkpoint_every=7: must be a multiple of chunk=10"),
         ({"seed": -1}, "seed=-1"),
-        ({"algorithm": "paired"}, "algorithm='paired': allowed: dr, plr, accel"),
+        ({"algorithm": "pairs"}, "algorithm='pairs': allowed: dr, plr, accel, paired"),
+        ({"paired": PairedConfig(1, "paired")}, "paired.n_students=1: score 'paired' needs at least 2"),
+        ({"teacher": TeacherConfig(lr=0.0)}, "teacher.lr=0.0: must be in (0.0, 1.0]"),
+        ({"teacher": TeacherConfig(n_walls=200)}, "teacher.n_walls=200: must be in [0, 167]"),
         ({"plr": PLRConfig(replay_prob=1.5)}, "plr.replay_prob=1.5: must be in [0.0, 1.0]"),
         ({"plr": PLRConfig(score="regret")}, "plr.score='regret': allowed"),
         (

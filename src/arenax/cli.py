@@ -27,6 +27,8 @@ class RenderArgs:
     """A run directory: with ``--buffer``, draw its level buffer instead of ``--source``."""
     buffer: bool = False
     """Draw the highest-priority levels of RUN_DIR's replay buffer (PLR / ACCEL runs)."""
+    teacher: bool = False
+    """Draw levels RUN_DIR's current teacher builds (PAIRED-family runs)."""
     source: str = "maze/dr"
     """A generator (``arenax list``), a suite (``classic``, ``all``…) or one held-out maze."""
     n: int = 16
@@ -135,19 +137,25 @@ def _levels_from(args: RenderArgs) -> tuple[list, list[str], list[int]]:
 def render_cmd(args: RenderArgs) -> None:
     from arenax.envs.maze import render as R
 
-    if args.buffer or args.run_dir is not None:
-        from arenax.eval.report import buffer_gallery
+    if args.buffer or args.teacher or args.run_dir is not None:
+        from arenax.eval.report import buffer_gallery, teacher_gallery
 
-        if args.run_dir is None or not args.buffer:
-            console.print("[bold red]error:[/] pass both RUN_DIR and --buffer")
+        if args.run_dir is None or args.buffer == args.teacher:
+            console.print("[bold red]error:[/] pass RUN_DIR with one of --buffer, --teacher")
             raise SystemExit(2)
         out = args.out if args.out != Path("outputs/gallery.png") else None
         try:
-            path, n = buffer_gallery(args.run_dir, args.n, out, args.columns, args.tile)
+            if args.buffer:
+                path, n = buffer_gallery(args.run_dir, args.n, out, args.columns, args.tile)
+            else:
+                path, n = teacher_gallery(
+                    args.run_dir, args.n, out, args.columns, args.tile, args.seed
+                )
         except (FileNotFoundError, ValueError) as exc:
             console.print(f"[bold red]error:[/] {exc}")
             raise SystemExit(2) from None
-        console.print(f"wrote {path} ({n} highest-priority buffer levels)")
+        what = "highest-priority buffer levels" if args.buffer else "levels from the teacher"
+        console.print(f"wrote {path} ({n} {what})")
         return
 
     levels, captions, limits = _levels_from(args)

@@ -101,3 +101,33 @@ def level_scores(
     else:
         raise ValueError(f"score={kind!r}: allowed {', '.join(SCORES)}")
     return s, best
+
+
+# ------------------------------------------------------------------ teacher scores
+TEACHER_SCORES = ("paired", "mean_relative", "population", "neg_return")
+
+
+def teacher_score(kind: str, mean_returns: jax.Array, best_returns: jax.Array) -> jax.Array:
+    """Regret estimate of each level from its students' returns.
+
+    Args:
+        kind: ``paired``: antagonist's (student 1) best episodic return − protagonist's
+            (student 0) mean return, clipped at 0; ``mean_relative``: antagonist's mean −
+            protagonist's mean, clipped at 0; ``population``: max over students of their best
+            return − mean over students of their mean return; ``neg_return``: − mean return
+            over students (the minimax adversary).
+        mean_returns, best_returns: ``(S, N)`` per student and level, over the episodes that
+            ended (use 0 for a student with no ended episode).
+
+    Returns:
+        ``(N,) float32``.
+    """
+    if kind == "paired":
+        return jnp.maximum(best_returns[1] - mean_returns[0], 0.0)
+    if kind == "mean_relative":
+        return jnp.maximum(mean_returns[1] - mean_returns[0], 0.0)
+    if kind == "population":
+        return jnp.max(best_returns, axis=0) - jnp.mean(mean_returns, axis=0)
+    if kind == "neg_return":
+        return -jnp.mean(mean_returns, axis=0)
+    raise ValueError(f"teacher score={kind!r}: allowed {', '.join(TEACHER_SCORES)}")

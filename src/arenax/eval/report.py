@@ -36,10 +36,10 @@ def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, in
 
 def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, Any, int]:
     """``(config, policy, params, cycle)`` from a run directory's checkpoint."""
-    from arenax.train.build import make_policy
+    from arenax.train.build import make_policy, student_params
 
     cfg, state, cycle = load_run(run_dir, checkpoint)
-    return cfg, make_policy(cfg), state.learner.params, cycle
+    return cfg, make_policy(cfg), student_params(cfg, state), cycle
 
 
 def buffer_gallery(
@@ -124,3 +124,35 @@ def evaluate_run(
     path = write_csv(results, Path(out) if out else Path(run_dir) / f"eval_{safe}.csv")
     console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
     return results
+
+
+def teacher_gallery(
+    run_dir: Path, n: int = 16, out: Path | None = None, columns: int = 4, tile: int = 16,
+    seed: int = 0,
+) -> tuple[Path, int]:  # fmt: skip
+    """PNG of ``n`` levels the run's current teacher builds (PAIRED-family runs), captioned
+    with walls and shortest path. Returns ``(path, levels drawn)``."""
+    import jax.numpy as jnp
+
+    from arenax.envs.maze import level_metrics
+    from arenax.envs.maze import render as R
+    from arenax.train.build import make_algorithm
+
+    cfg, state, _ = load_run(run_dir)
+    if cfg.algorithm != "paired":
+        raise ValueError(f"{run_dir}: algorithm {cfg.algorithm!r} has no teacher")
+    algo = make_algorithm(cfg)
+    ids = jnp.arange(n, dtype=jnp.int32)
+    levels, _, _ = jax.jit(lambda p, k: algo.generate(p, k, ids))(
+        state.curriculum.params, jax.random.key(seed)
+    )
+    levels = jax.device_get(levels)
+    metrics = jax.device_get(jax.vmap(level_metrics)(levels))
+    images, captions = [], []
+    for i in range(n):
+        images.append(R.render(jax.tree.map(lambda a, i=i: a[i], levels), tile_size=tile))
+        captions.append(f"w={int(metrics['walls'][i])} sp={int(metrics['shortest_path'][i])}")
+    path = R.save_png(
+        R.gallery(images, captions, columns=columns), out or Path(run_dir) / "teacher.png"
+    )
+    return path, n

@@ -2,5 +2,6 @@
 
 from arenax.nn.recurrent import Core
 from arenax.nn.student import MazeStudentNet, StudentPolicy
+from arenax.nn.teacher import TeacherNet, TeacherPolicy
 
-__all__ = ["Core", "MazeStudentNet", "StudentPolicy"]
+__all__ = ["Core", "MazeStudentNet", "StudentPolicy", "TeacherNet", "TeacherPolicy"]

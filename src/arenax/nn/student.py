@@ -16,6 +16,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from arenax.nn.layers import PatchConv
 from arenax.nn.recurrent import CellKind, Core, _orth
 
 
@@ -40,7 +41,7 @@ class MazeStudentNet(nn.Module):
         """Returns ``(carry, logits (T, B, n_actions), value (T, B))``."""
         t, b = image.shape[:2]
         x = image.reshape((t * b, *image.shape[2:])).astype(jnp.float32)
-        x = nn.Conv(self.conv_filters, (3, 3), padding="VALID", kernel_init=_orth(2**0.5))(x)
+        x = PatchConv(self.conv_filters, (3, 3), kernel_init=_orth(2**0.5), name="Conv_0")(x)
         x = nn.relu(x).reshape((t, b, -1))
         d = nn.Embed(4, self.dir_embed, embedding_init=_orth())(direction.astype(jnp.int32))
         x = jnp.concatenate([x, d], axis=-1)

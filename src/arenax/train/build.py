@@ -9,8 +9,10 @@ import jax
 import jax.numpy as jnp
 
 from arenax.curricula.dr import DomainRandomisation
+from arenax.curricula.paired import TeacherCurriculum
 from arenax.curricula.plr import PLRHyper, ReplayCurriculum
 from arenax.envs.maze import (
+    MazeEditor,
     MazeEnv,
     empty_level,
     level_metrics,
@@ -20,6 +22,7 @@ from arenax.envs.maze import (
 )
 from arenax.envs.maze.paths import UNREACHABLE
 from arenax.nn.student import StudentPolicy
+from arenax.nn.teacher import TeacherPolicy
 from arenax.rl.learner import Learner, make_optimizer
 from arenax.rl.ppo import PPOHyper
 from arenax.train.config import TrainConfig
@@ -76,9 +79,53 @@ def maze_optimal_return(level: Any, max_steps: int) -> jax.Array:
     return jnp.where(ok, 1.0 - 0.9 * steps.astype(jnp.float32) / max_steps, 0.0)
 
 
-def make_algorithm(cfg: TrainConfig) -> DomainRandomisation | ReplayCurriculum:
+def make_editor(cfg: TrainConfig) -> MazeEditor:
+    t = cfg.teacher
+    return MazeEditor(cfg.env.height, cfg.env.width, n_walls=t.n_walls, noise_dim=t.noise_dim)
+
+
+def make_teacher(cfg: TrainConfig) -> Learner:
+    """The PAIRED teacher's learner (its own network, optimiser and learning rate)."""
+    t, p = cfg.teacher, cfg.ppo
+    editor = make_editor(cfg)
+    policy = TeacherPolicy(
+        n_actions=editor.action_space().n, episode_length=editor.episode_length,
+        hidden=t.hidden, conv_filters=t.conv_filters, time_embed=t.time_embed,
+        head_hidden=t.head_hidden,
+    )  # fmt: skip
+    total_updates = cfg.cycles * t.epochs * t.minibatches
+    tx, sched = make_optimizer(t.lr, p.max_grad_norm, p.adam_eps, p.lr_schedule, total_updates)
+    hp = PPOHyper(
+        gamma=t.gamma, gae_lambda=t.gae_lambda, clip_eps=p.clip_eps, clip_value=p.clip_value,
+        ent_coef=t.ent_coef, vf_coef=p.vf_coef, epochs=t.epochs, minibatches=t.minibatches,
+        normalize_advantages=p.normalize_advantages,
+    )  # fmt: skip
+    return Learner(policy, hp, tx, sched)
+
+
+def student_params(cfg: TrainConfig, state: Any) -> Any:
+    """The parameters of the evaluated student (PAIRED: the protagonist, student 0)."""
+    params = state.learner.params
+    if cfg.algorithm == "paired":
+        params = jax.tree.map(lambda x: x[0], params)
+    return params
+
+
+def make_algorithm(cfg: TrainConfig) -> DomainRandomisation | ReplayCurriculum | TeacherCurriculum:
     """The curriculum algorithm named by ``cfg.algorithm``."""
     env = make_env(cfg)
+    if cfg.algorithm == "paired":
+        return TeacherCurriculum(
+            env=env,
+            editor=make_editor(cfg),
+            students=make_learner(cfg),
+            teacher=make_teacher(cfg),
+            n_students=cfg.paired.n_students,
+            score=cfg.paired.score,
+            n_envs=cfg.n_envs,
+            n_steps=cfg.n_steps,
+            level_metrics=level_metrics,
+        )
     e = cfg.env
     generator = functools.partial(
         sample_dr_level,

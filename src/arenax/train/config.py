@@ -123,6 +123,48 @@ class PLRConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class PairedConfig:
+    """Options of the teacher curricula (``--algorithm paired``)."""
+
+    n_students: int = 2
+    """Students: 2 for PAIRED (protagonist, antagonist), 1 for the minimax adversary, >= 3
+    for population PAIRED. Student 0 is the one evaluated."""
+    score: Literal["paired", "mean_relative", "population", "neg_return"] = "paired"
+    """Teacher reward: PAIRED regret, mean-relative regret, population regret, or the
+    negative return (minimax adversary)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TeacherConfig:
+    """The PAIRED teacher: its editor MDP, network and PPO (its own learning rate)."""
+
+    n_walls: int = 60
+    """Wall-placement steps of the editor (the wall budget)."""
+    noise_dim: int = 50
+    """Random noise vector in the teacher's observation."""
+    conv_filters: int = 128
+    """Filters of the 3x3 convolution over the full map."""
+    time_embed: int = 10
+    """Size of the step-count embedding."""
+    hidden: int = 256
+    """LSTM units."""
+    head_hidden: int = 32
+    """Hidden units of the policy and value heads."""
+    lr: float = 1e-4
+    """Teacher Adam learning rate."""
+    gamma: float = 0.995
+    """Teacher discount."""
+    gae_lambda: float = 0.98
+    """Teacher GAE lambda."""
+    ent_coef: float = 0.05
+    """Teacher entropy bonus."""
+    epochs: int = 5
+    """Teacher PPO epochs."""
+    minibatches: int = 1
+    """Teacher PPO minibatches."""
+
+
+@dataclasses.dataclass(frozen=True)
 class EvalConfig:
     """Periodic held-out evaluation during training."""
 
@@ -140,13 +182,15 @@ class EvalConfig:
 class TrainConfig:
     """One training run: curriculum, environment, student, PPO, budget and outputs."""
 
-    algorithm: Literal["dr", "plr", "accel"] = "dr"
-    """Curriculum: domain randomisation, PLR (``--plr.robust`` for PLR⊥), or ACCEL
-    (``--plr.parallel`` for PLR∥ / ACCEL∥)."""
+    algorithm: Literal["dr", "plr", "accel", "paired"] = "dr"
+    """Curriculum: domain randomisation, PLR (``--plr.robust`` for PLR⊥), ACCEL
+    (``--plr.parallel`` for PLR∥ / ACCEL∥), or a teacher (PAIRED, minimax, population)."""
     env: EnvConfig = EnvConfig()
     model: ModelConfig = ModelConfig()
     ppo: PPOConfig = PPOConfig()
     plr: PLRConfig = PLRConfig()
+    paired: PairedConfig = PairedConfig()
+    teacher: TeacherConfig = TeacherConfig()
     eval: EvalConfig = EvalConfig()
     n_envs: int = 32
     """Parallel environments (global, over all devices)."""
@@ -192,7 +236,10 @@ class TrainConfig:
 
     @property
     def steps_per_cycle(self) -> int:
-        """Env steps of one cycle at least (sequential ACCEL replay cycles take twice this)."""
+        """Env steps of one cycle at least (sequential ACCEL replay cycles take twice this;
+        PAIRED counts every student's steps and the teacher's)."""
+        if self.algorithm == "paired":
+            return self.n_envs * (self.paired.n_students * self.n_steps + self.teacher.n_walls + 2)
         return self.blocks * self.n_envs * self.n_steps
 
     @property
@@ -243,6 +290,12 @@ PRESETS: dict[str, TrainConfig] = {
         plr=dataclasses.replace(_ACCEL, parallel=True),
         ppo=dataclasses.replace(_PLR_PPO, lr=1e-4, ent_coef=1e-3),
     ),
+    # PAIRED: protagonist + antagonist, teacher rewarded with their regret.
+    "maze-paired": TrainConfig(algorithm="paired", paired=PairedConfig(2, "paired")),
+    # The minimax adversary: one student, the teacher maximises its negative return.
+    "maze-minimax": TrainConfig(algorithm="paired", paired=PairedConfig(1, "neg_return")),
+    # Population PAIRED: three students, population regret.
+    "maze-ppaired": TrainConfig(algorithm="paired", paired=PairedConfig(3, "population")),
 }
 
 
@@ -297,8 +350,37 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
     in_range("ppo.vf_coef", p.vf_coef, 0.0, 1e9)
     positive("ppo.epochs", p.epochs)
     positive("ppo.minibatches", p.minibatches)
-    if cfg.algorithm not in ("dr", "plr", "accel"):
-        raise _err("algorithm", cfg.algorithm, "allowed: dr, plr, accel")
+    if cfg.algorithm not in ("dr", "plr", "accel", "paired"):
+        raise _err("algorithm", cfg.algorithm, "allowed: dr, plr, accel, paired")
+    pa, te = cfg.paired, cfg.teacher
+    positive("paired.n_students", pa.n_students)
+    need = {"paired": 2, "mean_relative": 2, "population": 2, "neg_return": 1}
+    if pa.score not in need:
+        raise _err(
+            "paired.score", pa.score, "allowed: paired, mean_relative, population, neg_return"
+        )
+    if pa.n_students < need[pa.score]:
+        raise _err(
+            "paired.n_students",
+            pa.n_students,
+            f"score {pa.score!r} needs at least {need[pa.score]}",
+        )
+    if not 0 <= te.n_walls <= e.height * e.width - 2:
+        raise _err("teacher.n_walls", te.n_walls, f"must be in [0, {e.height * e.width - 2}]")
+    for f in ("conv_filters", "time_embed", "hidden", "head_hidden", "epochs", "minibatches"):
+        positive(f"teacher.{f}", getattr(te, f))
+    if te.noise_dim < 0:
+        raise _err("teacher.noise_dim", te.noise_dim, "must be >= 0")
+    in_range("teacher.lr", te.lr, 0.0, 1.0, lo_open=True)
+    in_range("teacher.gamma", te.gamma, 0.0, 1.0)
+    in_range("teacher.gae_lambda", te.gae_lambda, 0.0, 1.0)
+    in_range("teacher.ent_coef", te.ent_coef, 0.0, 1e9)
+    if cfg.algorithm == "paired" and (cfg.n_envs // cfg.devices) % te.minibatches:
+        raise _err(
+            "teacher.minibatches",
+            te.minibatches,
+            f"must divide the environments per device ({cfg.n_envs // cfg.devices})",
+        )
     q = cfg.plr
     if q.score not in ("max_mc", "pvl", "l1_vl", "oracle_regret"):
         raise _err("plr.score", q.score, "allowed: max_mc, pvl, l1_vl, oracle_regret")

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from arenax.curricula.common import TrainState
 from arenax.eval.heldout import evaluate, summarize
-from arenax.train.build import make_algorithm, make_policy
+from arenax.train.build import make_algorithm, make_policy, student_params
 from arenax.train.checkpoint import Checkpointer
 from arenax.train.config import (
     ConfigError,
@@ -57,14 +57,16 @@ class TrainResult:
 
 
 def _rows(metrics: dict[str, np.ndarray], first_cycle: int, counters: dict[str, int]) -> list:
+    """One row per cycle; ``*_steps`` metrics are per-cycle counts, accumulated here."""
     n = len(next(iter(metrics.values())))
+    steps = sorted(k for k in metrics if k.endswith("_steps"))
     rows = []
     for i in range(n):
-        counters["env_steps"] += int(metrics["env_steps"][i])
-        counters["student_steps"] += int(metrics["student_steps"][i])
+        for k in steps:
+            counters[k] = counters.get(k, 0) + int(metrics[k][i])
         row: dict[str, Any] = {"cycle": first_cycle + i + 1, **counters}
         for k, v in metrics.items():
-            if k not in ("env_steps", "student_steps"):
+            if k not in steps:
                 row[k] = float(v[i])
         rows.append(row)
     return rows
@@ -118,7 +120,7 @@ def train(
     if resume is not None and ckpt.latest() is not None:
         abstract = jax.eval_shape(algorithm.init, base_key)
         state, record = ckpt.restore(abstract, mesh)
-        counters = {k: int(record[k]) for k in counters}
+        counters = {k: int(v) for k, v in record.items() if k.endswith("_steps")}
         start = int(record["cycle"])
         console.print(
             f"[bold]resumed[/] {run_dir} at cycle {start} ({counters['env_steps']:,} env steps)"
@@ -229,7 +231,7 @@ def _evaluate(
     cfg: TrainConfig, policy: Any, state: TrainState, cycle: int, counters: dict[str, int],
     logger: Logger, console: Console, progress: Progress,
 ) -> None:  # fmt: skip
-    params = jax.device_get(state.learner.params)
+    params = jax.device_get(student_params(cfg, state))
     key = jax.random.fold_in(jax.random.key(cfg.seed ^ 0x5EED), cycle)
     results = evaluate(
         policy, params, cfg.eval.suite, cfg.eval.episodes, key, cfg.eval.greedy,

@@ -1,0 +1,137 @@
+"""Teacher curricula: regret formulas, the teacher's reward on its last step, valid
+decoded levels, every preset on small shapes (population of 3 included), resume."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from test_train import assert_same, learning_rows
+
+from arenax.curricula.scores import teacher_score
+from arenax.envs.maze import is_valid
+from arenax.nn.layers import PatchConv
+from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, TrainConfig, train
+from arenax.train.build import make_algorithm
+from arenax.train.config import TeacherConfig
+
+
+def test_regret_formulas_hand_computed() -> None:
+    mean = jnp.array([[0.2, 0.5, 0.0], [0.6, 0.1, 0.3], [0.4, 0.4, 0.9]])  # (S=3, N=3)
+    best = jnp.array([[0.5, 0.9, 0.0], [0.8, 0.3, 0.7], [0.4, 0.6, 0.95]])
+    # PAIRED: antagonist best - protagonist mean, clipped at 0
+    np.testing.assert_allclose(teacher_score("paired", mean, best), [0.6, 0.0, 0.7], atol=1e-6)
+    np.testing.assert_allclose(
+        teacher_score("mean_relative", mean, best), [0.4, 0.0, 0.3], atol=1e-6
+    )
+    # population: max_s best - mean_s mean
+    want = [0.8 - 0.4, 0.9 - 1.0 / 3, 0.95 - 0.4]
+    np.testing.assert_allclose(teacher_score("population", mean, best), want, atol=1e-6)
+    np.testing.assert_allclose(
+        teacher_score("neg_return", mean[:1], best[:1]), [-0.2, -0.5, 0.0], atol=1e-6
+    )
+    with pytest.raises(ValueError, match="teacher score='x'"):
+        teacher_score("x", mean, best)
+
+
+def test_patch_conv_equals_flax_conv() -> None:
+    import flax.linen as nn
+
+    x = jax.random.normal(jax.random.key(0), (4, 7, 6, 3))
+    pc = PatchConv(5)
+    params = pc.init(jax.random.key(1), x)
+    want = nn.Conv(5, (3, 3), padding="VALID").apply(params, x)
+    np.testing.assert_allclose(pc.apply(params, x), want, rtol=1e-5, atol=1e-5)
+
+
+def small(preset: str, tmp_path: Path, cycles: int = 3, **changes: object) -> TrainConfig:
+    cfg = dataclasses.replace(
+        PRESETS[preset],
+        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
+        model=ModelConfig(hidden=16),
+        teacher=TeacherConfig(n_walls=4, noise_dim=4, conv_filters=8, hidden=16, head_hidden=8, lr=3e-3),
+        n_envs=4, n_steps=16, chunk=1, checkpoint_every=1, archive_every=0,
+        eval=EvalConfig(every=0), out_dir=tmp_path, progress=False, tensorboard=False,
+    )  # fmt: skip
+    return dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles, **changes)
+
+
+@dataclasses.dataclass(frozen=True)
+class Spy:
+    """Wraps the teacher's learner and reports what reward it was given."""
+
+    inner: object
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def update(self, state, traj, carry, key, axis_name=None):
+        new, stats = self.inner.update(state, traj, carry, key, axis_name)
+        stats["spy_last"] = jnp.mean(traj.reward[-1])
+        stats["spy_rest"] = jnp.max(jnp.abs(traj.reward[:-1]))
+        stats["spy_done_last"] = jnp.mean(traj.terminated[-1].astype(jnp.float32))
+        return new, stats
+
+
+def test_teacher_reward_on_last_step_and_valid_levels(tmp_path: Path) -> None:
+    cfg = small("maze-paired", tmp_path)
+    algo = make_algorithm(cfg)
+    algo = dataclasses.replace(algo, teacher=Spy(algo.teacher))
+    state = algo.init(jax.random.key(0))
+    ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
+    new, m = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))(state, jax.random.key(1))
+    assert float(m["teacher/spy_rest"]) == 0.0
+    assert float(m["teacher/spy_last"]) == pytest.approx(float(m["regret"]), abs=1e-6)
+    assert float(m["teacher/spy_done_last"]) == 1.0
+    levels, _, _ = jax.jit(lambda p, k: algo.generate(p, k, ids))(
+        new.curriculum.params, jax.random.key(2)
+    )
+    assert bool(jnp.all(jax.vmap(is_valid)(levels)))
+    # students and teacher keep their own learning rates
+    assert float(m["lr"]) == pytest.approx(cfg.ppo.lr) and float(m["teacher/lr"]) == pytest.approx(
+        3e-3
+    )
+    assert float(m["student1/lr"]) == pytest.approx(cfg.ppo.lr)
+
+
+@pytest.mark.parametrize(
+    ("preset", "students"), [("maze-paired", 2), ("maze-minimax", 1), ("maze-ppaired", 3)]
+)
+def test_presets_run(preset: str, students: int, tmp_path: Path) -> None:
+    cfg = small(preset, tmp_path)
+    assert cfg.paired.n_students == students
+    res = train(cfg)
+    last = res.rows[-1]
+    per_cycle_students = students * cfg.n_envs * cfg.n_steps
+    per_cycle_teacher = cfg.n_envs * (cfg.teacher.n_walls + 2)
+    assert last["student_steps"] == 3 * per_cycle_students
+    assert last["teacher_steps"] == 3 * per_cycle_teacher
+    assert last["env_steps"] == last["student_steps"] + last["teacher_steps"]
+    assert all(np.isfinite(r["teacher/loss"]) and np.isfinite(r["loss"]) for r in res.rows)
+    for i in range(1, students):
+        assert f"student{i}/return" in last
+    assert f"student{students}/return" not in last
+    params = res.state.learner.params
+    assert jax.tree.leaves(params)[0].shape[0] == students
+    if students > 1:  # students are trained independently
+        a, b = (jax.tree.leaves(jax.tree.map(lambda x, i=i: x[i], params))[0] for i in (0, 1))
+        assert not np.allclose(a, b)
+
+
+def test_paired_resume_is_exact(tmp_path: Path) -> None:
+    full = train(small("maze-ppaired", tmp_path, cycles=4, name="full"))
+    train(small("maze-ppaired", tmp_path, cycles=2, name="half"))
+    res = train(small("maze-ppaired", tmp_path, cycles=4, name="x"), resume=tmp_path / "half")
+    assert_same(learning_rows(full.rows)[2:], learning_rows(res.rows))
+    for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(res.state), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    from arenax.eval.report import evaluate_run, teacher_gallery
+
+    path, n = teacher_gallery(tmp_path / "half", n=4)
+    assert n == 4 and path.stat().st_size > 500
+    res = evaluate_run(tmp_path / "half", "SmallCorridor", episodes=2)  # the protagonist
+    assert res[0].episodes == 2
