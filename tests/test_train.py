@@ -30,8 +30,8 @@ from arenax.train import (
     validate,
 )
 from arenax.train.build import make_algorithm
-from arenax.train.config import PairedConfig, TeacherConfig
 from arenax.train.checkpoint import Checkpointer
+from arenax.train.config import PairedConfig, TeacherConfig
 from arenax.train.loop import TIMING_COLUMNS
 from arenax.train.parallel import make_chunk, make_mesh, replicate
 
