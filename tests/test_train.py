@@ -218,9 +218,15 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
         ({"checkpoint_every": 7}, "checkpoint_every=7: must be a multiple of chunk=10"),
         ({"seed": -1}, "seed=-1"),
         ({"algorithm": "pairs"}, "algorithm='pairs': allowed: dr, plr, accel, paired"),
-        ({"paired": PairedConfig(1, "paired")}, "paired.n_students=1: score 'paired' needs at least 2"),
+        (
+            {"paired": PairedConfig(1, "paired")},
+            "paired.n_students=1: score 'paired' needs at least 2",
+        ),
         ({"teacher": TeacherConfig(lr=0.0)}, "teacher.lr=0.0: must be in (0.0, 1.0]"),
-        ({"teacher": TeacherConfig(n_walls=200)}, "teacher.n_walls=200: must be in [0, 167]"),
+        (
+            {"algorithm": "paired", "teacher": TeacherConfig(n_walls=200)},
+            "teacher.n_walls=200: must be in [0, 167]",
+        ),
         ({"plr": PLRConfig(replay_prob=1.5)}, "plr.replay_prob=1.5: must be in [0.0, 1.0]"),
         ({"plr": PLRConfig(score="regret")}, "plr.score='regret': allowed"),
         (

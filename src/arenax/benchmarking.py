@@ -114,12 +114,15 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
 class TrainBenchArgs:
     """End-to-end training throughput of a preset's cycle (rollout + GAE + PPO update)."""
 
-    presets: tuple[str, ...] = ("maze-dr", "maze-plr", "maze-pplr", "maze-accel", "maze-paccel")
+    presets: tuple[str, ...] = (
+        "maze-dr", "maze-plr", "maze-pplr", "maze-accel", "maze-paccel",
+        "maze-paired", "maze-minimax", "maze-ppaired",
+    )  # fmt: skip
     """Presets to measure (their batch shapes, models and curricula)."""
     devices: tuple[int, ...] = ()
     """Device counts to measure (default: 1 and all available)."""
     chunk: int = 4
-    """Cycles per compiled chunk."""
+    """Cycles per compiled chunk (teacher curricula: 1, their cycles are long)."""
     repeats: int = 3
     """Timed chunks after warm-up (replay curricula: once the buffer is warm); all env steps
     of the timed chunks over their total time is reported."""
@@ -223,7 +226,8 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
             algo = make_algorithm(dc.replace(cfg, devices=d))
             mesh = make_mesh(d)
             state = replicate(algo.init(jax.random.key(0)), mesh)
-            fn = make_chunk(algo, mesh, cfg.n_envs, args.chunk)
+            chunk = 1 if cfg.algorithm == "paired" else args.chunk
+            fn = make_chunk(algo, mesh, cfg.n_envs, chunk)
             t0 = time.perf_counter()
             compiled = fn.lower(state).compile()
             compile_s = time.perf_counter() - t0

@@ -365,7 +365,7 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
             pa.n_students,
             f"score {pa.score!r} needs at least {need[pa.score]}",
         )
-    if not 0 <= te.n_walls <= e.height * e.width - 2:
+    if cfg.algorithm == "paired" and not 0 <= te.n_walls <= e.height * e.width - 2:
         raise _err("teacher.n_walls", te.n_walls, f"must be in [0, {e.height * e.width - 2}]")
     for f in ("conv_filters", "time_embed", "hidden", "head_hidden", "epochs", "minibatches"):
         positive(f"teacher.{f}", getattr(te, f))
