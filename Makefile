@@ -16,16 +16,16 @@ setup: $(STAMP)
 
 DEMO_RUN := outputs/runs/maze-dr-demo
 
-## main job: a short maze-dr training run (≈1 M steps, a few minutes on CPU), its held-out
-## evaluation table and learning-curve plots, level galleries, the env throughput table
+## main job: level galleries, the env throughput table, then a short maze-dr training run
+## (≈1 M steps, a few minutes on CPU) that ends with its held-out evaluation table and plots
 demo: $(STAMP)
-	$(BIN)/arenax train maze-dr --total-steps 983040 --chunk 10 --checkpoint-every 40 \
-		--eval.every 40 --out-dir outputs/runs --name maze-dr-demo --overwrite
-	$(BIN)/arenax eval $(DEMO_RUN) --suite all --episodes 20 --gif-dir $(DEMO_RUN)/gifs
-	$(BIN)/arenax plot $(DEMO_RUN)
 	$(BIN)/arenax render --source maze/dr --n 16 --out outputs/dr_gallery.png --episode-gif outputs/dr_episode.gif
 	$(BIN)/arenax render --source all --out outputs/heldout_gallery.png
 	$(BIN)/python benchmarks/env_throughput.py --batches 1 1024 4096
+	$(BIN)/arenax train maze-dr --total-steps 983040 --chunk 10 --checkpoint-every 40 \
+		--eval.every 40 --out-dir outputs/runs --name maze-dr-demo --overwrite
+	$(BIN)/arenax plot $(DEMO_RUN)
+	$(BIN)/arenax eval $(DEMO_RUN) --suite all --episodes 20 --gif-dir $(DEMO_RUN)/gifs
 
 ## the full test suite (2 workers, persistent compilation cache in .jax_cache)
 test: $(STAMP)
