@@ -1,0 +1,286 @@
+"""Continuous Tag: taggers chase runners in a walled square arena (many agents per env).
+
+Facts of the reference game (GPU multi-agent RL's Tag benchmark), reproduced here:
+
+* arena ``[0, L]^2`` with walls: positions are clipped, never wrapped; an agent whose move
+  is clipped receives ``edge_reward`` (0 by default; make it negative to penalise);
+* per agent: position, speed, direction (radians in ``[0, 2π)``), accumulated
+  acceleration, still-in-game flag; actions are two discrete heads, acceleration change and
+  turn, index 0 = no-op, indices ``1..k`` = ``linspace(-max, max, k)``;
+* step, in order: ``accel += Δa``; ``dir = (dir + Δturn) mod 2π`` (0 when out); ``speed =
+  clip(speed + accel, 0, max_speed * skill(team))`` (0 when out); ``accel = 0`` whenever the
+  speed hits 0 or its maximum; ``pos += speed * (cos dir, sin dir)``, clipped to the arena;
+* tagging: a runner still in the game whose nearest tagger is closer than
+  ``tag_distance * L`` is tagged: it gets ``tag_penalty`` and leaves the game, and that
+  tagger gets ``tag_reward`` — once per runner it tags (a scatter-add, so one tagger
+  tagging several runners in one step is paid for each; the CUDA original could lose them);
+* every step, runners in the game get ``runner_step_reward``, taggers
+  ``tagger_step_reward``; runners still in the game at ``t = T`` get ``end_reward``;
+* the episode is truncated at ``t = T`` and terminated when no runner is left.
+
+Observation of each agent, relative to itself, for each observed other agent:
+``Δx/(√2 L), Δy/(√2 L), Δspeed/max_speed, Δaccel/max_speed, Δdir/(2π), is-tagger,
+in-game``, laid out feature by feature (all ``Δx`` first, …), then ``t/T``. Either all
+other agents (``k_nearest=None``, in index order) or the ``k`` nearest agents still in the
+game, nearest first, zero-padded. An agent out of the game sees zeros.
+
+Agents are one array axis: taggers are agents ``0 .. n_taggers-1``, runners the rest; the
+teams ``"tagger"`` and ``"runner"`` are slices of it. ``info["active"]`` holds, per team,
+which agents were in the game at the start of the step (their step counts for learning).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arenax.envs import spaces
+from arenax.envs.core import Environment
+from arenax.struct import pytree_dataclass
+
+TWO_PI = 2.0 * math.pi
+
+
+@pytree_dataclass
+class TagLevel:
+    """What an episode starts from (curricula can act on it).
+
+    Attributes:
+        pos: ``(A, 2) float32`` start positions (taggers first).
+        direction: ``(A,) float32`` start directions in ``[0, 2π)``.
+        skill: ``(2,) float32`` max-speed multipliers of taggers and runners.
+        arena: ``() float32`` side ``L``.
+        tag_distance: ``() float32`` tagging distance as a fraction of ``L``.
+    """
+
+    pos: jax.Array
+    direction: jax.Array
+    skill: jax.Array
+    arena: jax.Array
+    tag_distance: jax.Array
+
+
+@pytree_dataclass
+class TagState:
+    """Per-env state; agent arrays have a leading ``A`` axis."""
+
+    pos: jax.Array
+    speed: jax.Array
+    direction: jax.Array
+    accel: jax.Array
+    active: jax.Array
+    time: jax.Array
+    skill: jax.Array
+    arena: jax.Array
+    tag_distance: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class TagEnv(Environment[TagLevel, TagState]):
+    """Continuous Tag (defaults: the reference game's; see :data:`BENCHMARK` for the
+    benchmark configuration).
+
+    Args:
+        n_taggers, n_runners: team sizes.
+        episode_length: ``T``.
+        arena: ``L`` of generated levels.
+        tag_distance: tagging distance of generated levels (fraction of ``L``).
+        max_speed: speed limit before the team's skill multiplier.
+        accel_levels, max_accel: the acceleration head: no-op + ``linspace(-max, max, k)``.
+        turn_levels, max_turn: the turn head (radians).
+        k_nearest: observe the ``k`` nearest agents in the game, or everyone (``None``).
+        tag_reward, tag_penalty, runner_step_reward, tagger_step_reward, end_reward,
+            edge_reward: rewards (added).
+        random_start: generated levels draw positions and directions uniformly; ``False``
+            reproduces the original: the same start for every copy and episode.
+    """
+
+    n_taggers: int = 1
+    n_runners: int = 10
+    episode_length: int = 100
+    arena: float = 10.0
+    tag_distance: float = 0.01
+    max_speed: float = 1.0
+    accel_levels: int = 10
+    max_accel: float = 1.0
+    turn_levels: int = 10
+    max_turn: float = math.pi / 2
+    k_nearest: int | None = 2
+    tag_reward: float = 1.0
+    tag_penalty: float = -1.0
+    runner_step_reward: float = 0.0
+    tagger_step_reward: float = 0.0
+    end_reward: float = 1.0
+    edge_reward: float = 0.0
+    random_start: bool = True
+
+    teams = ("tagger", "runner")
+
+    def __post_init__(self) -> None:
+        for f in ("n_taggers", "n_runners", "episode_length", "accel_levels", "turn_levels"):
+            v = getattr(self, f)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"tag: {f}={v!r} must be a positive integer")
+        if self.k_nearest is not None and not 1 <= self.k_nearest <= self.n_agents - 1:
+            raise ValueError(
+                f"tag: k_nearest={self.k_nearest} must be in [1, {self.n_agents - 1}] or None"
+            )
+        if self.arena <= 0 or self.max_speed <= 0:
+            raise ValueError("tag: arena and max_speed must be > 0")
+
+    # ------------------------------------------------------------------ layout
+    @property
+    def n_agents(self) -> int:
+        return self.n_taggers + self.n_runners
+
+    @property
+    def n_observed(self) -> int:
+        return self.n_agents - 1 if self.k_nearest is None else self.k_nearest
+
+    @property
+    def obs_size(self) -> int:
+        return 7 * self.n_observed + 1
+
+    def num_agents(self, team: str) -> int:
+        return {"tagger": self.n_taggers, "runner": self.n_runners}[team]
+
+    def observation_space(self, team: str = "runner") -> spaces.Box:
+        return spaces.Box(-1.0, 1.0, (self.obs_size,), jnp.float32)
+
+    def action_space(self, team: str = "runner") -> spaces.MultiDiscrete:
+        return spaces.MultiDiscrete((self.accel_levels + 1, self.turn_levels + 1))
+
+    def _split(self, x: jax.Array) -> dict[str, jax.Array]:
+        return {"tagger": x[: self.n_taggers], "runner": x[self.n_taggers :]}
+
+    # ------------------------------------------------------------------ levels
+    def generate(self, key: jax.Array) -> TagLevel:
+        """Uniform start positions and directions (``random_start``), or one fixed start."""
+        key = key if self.random_start else jax.random.key(0)
+        k_pos, k_dir = jax.random.split(key)
+        return TagLevel(
+            pos=jax.random.uniform(k_pos, (self.n_agents, 2), jnp.float32, 0.0, self.arena),
+            direction=jax.random.uniform(k_dir, (self.n_agents,), jnp.float32, 0.0, TWO_PI),
+            skill=jnp.ones((2,), jnp.float32),
+            arena=jnp.float32(self.arena),
+            tag_distance=jnp.float32(self.tag_distance),
+        )
+
+    def reset_state(self, key: jax.Array, level: TagLevel) -> TagState:
+        del key
+        a = self.n_agents
+        is_tagger = jnp.arange(a) < self.n_taggers
+        return TagState(
+            pos=jnp.asarray(level.pos, jnp.float32),
+            speed=jnp.zeros((a,), jnp.float32),
+            direction=jnp.asarray(level.direction, jnp.float32),
+            accel=jnp.zeros((a,), jnp.float32),
+            active=jnp.ones((a,), jnp.bool_),
+            time=jnp.zeros((), jnp.int32),
+            skill=jnp.where(is_tagger, level.skill[0], level.skill[1]).astype(jnp.float32),
+            arena=jnp.asarray(level.arena, jnp.float32),
+            tag_distance=jnp.asarray(level.tag_distance, jnp.float32),
+        )
+
+    # ------------------------------------------------------------------ dynamics
+    def _table(self, levels: int, mx: float) -> jax.Array:
+        """Head values: ``[0, linspace(-mx, mx, levels)]`` (float64 rounded to float32)."""
+        return jnp.asarray(np.concatenate([[0.0], np.linspace(-mx, mx, levels)]), jnp.float32)
+
+    def step_state(
+        self, key: jax.Array, state: TagState, action: dict[str, jax.Array]
+    ) -> tuple[TagState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
+        del key
+        nt = self.n_taggers
+        act = jnp.concatenate([action["tagger"], action["runner"]], axis=0).astype(jnp.int32)
+        active = state.active
+        d_acc = self._table(self.accel_levels, self.max_accel)[act[:, 0]]
+        d_turn = self._table(self.turn_levels, self.max_turn)[act[:, 1]]
+        accel = state.accel + d_acc
+        direction = jnp.where(active, jnp.mod(state.direction + d_turn, TWO_PI), 0.0)
+        top = self.max_speed * state.skill
+        speed = jnp.where(active, jnp.clip(state.speed + accel, 0.0, top), 0.0)
+        accel = jnp.where((speed <= 0.0) | (speed >= top), 0.0, accel)
+        moved = state.pos + speed[:, None] * jnp.stack([jnp.cos(direction), jnp.sin(direction)], -1)
+        pos = jnp.clip(moved, 0.0, state.arena)
+        hit_edge = jnp.any(pos != moved, axis=-1) & active
+
+        # tagging: each runner in the game vs its nearest tagger
+        runners = pos[nt:]
+        diff = runners[:, None, :] - pos[None, :nt, :]
+        dist = jnp.sqrt(jnp.sum(diff * diff, axis=-1))  # (R, T)
+        nearest = jnp.argmin(dist, axis=1)
+        tagged = active[nt:] & (jnp.min(dist, axis=1) < state.tag_distance * state.arena)
+        tags_by = jax.ops.segment_sum(tagged.astype(jnp.float32), nearest, num_segments=nt)
+
+        time = state.time + 1
+        still = active[nt:] & ~tagged
+        end = time >= self.episode_length
+        r_tagger = self.tag_reward * tags_by + self.tagger_step_reward
+        r_runner = (
+            jnp.where(tagged, self.tag_penalty, 0.0)
+            + jnp.where(active[nt:], self.runner_step_reward, 0.0)
+            + jnp.where(end & still, self.end_reward, 0.0)
+        )
+        reward = jnp.concatenate([r_tagger, r_runner]) + jnp.where(hit_edge, self.edge_reward, 0.0)
+        new_active = active.at[nt:].set(still)
+        new = state.replace(
+            pos=pos,
+            speed=jnp.where(new_active, speed, 0.0),
+            direction=direction,
+            accel=jnp.where(new_active, accel, 0.0),
+            active=new_active,
+            time=time,
+        )
+        terminated = ~jnp.any(still)
+        info = {"active": self._split(active), "tagged": jnp.sum(tagged).astype(jnp.int32)}
+        return new, self._split(reward.astype(jnp.float32)), terminated, end, info
+
+    # ------------------------------------------------------------------ observation
+    def observe(self, state: TagState) -> dict[str, jax.Array]:
+        a, nt = self.n_agents, self.n_taggers
+        is_tagger = (jnp.arange(a) < nt).astype(jnp.float32)
+        scale = math.sqrt(2.0) * state.arena
+        feats = jnp.stack(
+            [
+                state.pos[:, 0] / scale,
+                state.pos[:, 1] / scale,
+                state.speed / self.max_speed,
+                state.accel / self.max_speed,
+                state.direction / TWO_PI,
+            ],
+            axis=-1,
+        )  # (A, 5) absolute, differenced below
+        if self.k_nearest is None:
+            # everyone else, in index order: row i lists j = 0..A-1 without i
+            idx = jnp.arange(a)[None, :].repeat(a, 0)
+            others = idx[~np.eye(a, dtype=bool)].reshape(a, a - 1)
+            valid = jnp.ones((a, a - 1), jnp.bool_)
+        else:
+            d = state.pos[:, None, :] - state.pos[None, :, :]
+            dist = jnp.sum(d * d, axis=-1)
+            bad = jnp.eye(a, dtype=jnp.bool_) | ~state.active[None, :]
+            neg, others = jax.lax.top_k(-jnp.where(bad, jnp.inf, dist), self.k_nearest)
+            valid = jnp.isfinite(neg)
+        rel = feats[others] - feats[:, None, :]  # (A, K, 5)
+        extra = jnp.stack(
+            [is_tagger[others], state.active[others].astype(jnp.float32)], axis=-1
+        )  # (A, K, 2)
+        per = jnp.concatenate([rel, extra], axis=-1) * valid[..., None]  # (A, K, 7)
+        t = jnp.full((a, 1), state.time.astype(jnp.float32) / self.episode_length)
+        obs = jnp.concatenate([jnp.moveaxis(per, -1, 1).reshape(a, -1), t], axis=-1)
+        obs = jnp.where(state.active[:, None], obs, 0.0)
+        return self._split(obs.astype(jnp.float32))
+
+
+# The benchmark configuration of the reference work.
+BENCHMARK = dict(
+    n_taggers=10, n_runners=100, episode_length=500, arena=20.0, tag_distance=0.02,
+    accel_levels=20, max_accel=0.1, turn_levels=20, max_turn=3 * math.pi / 4, k_nearest=10,
+    tag_reward=10.0, tag_penalty=-10.0,
+)  # fmt: skip
