@@ -20,12 +20,13 @@ from arenax.envs.maze.editor import MazeEditor
 from arenax.envs.maze.env import MazeEnv
 from arenax.envs.maze.generators import empty_level, sample_dr_level
 from arenax.envs.maze.mutators import mutate_level
-from arenax.envs.tag import TagEnv
+from arenax.envs.tag import GridTagEnv, TagEnv
 
 ENVS: dict[str, type[Environment]] = {
     "maze": MazeEnv,
     "maze-editor": MazeEditor,
     "tag": TagEnv,
+    "grid-tag": GridTagEnv,
 }
 
 GENERATORS: dict[str, Callable[..., Any]] = {

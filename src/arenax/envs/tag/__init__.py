@@ -1,5 +1,14 @@
-"""Many-agent Tag: taggers chase runners (continuous arena)."""
+"""Many-agent Tag: taggers chase runners, in a continuous arena or on a grid."""
 
 from arenax.envs.tag.continuous import BENCHMARK, TagEnv, TagLevel, TagState
+from arenax.envs.tag.grid import GridTagEnv, GridTagLevel, GridTagState
 
-__all__ = ["BENCHMARK", "TagEnv", "TagLevel", "TagState"]
+__all__ = [
+    "BENCHMARK",
+    "GridTagEnv",
+    "GridTagLevel",
+    "GridTagState",
+    "TagEnv",
+    "TagLevel",
+    "TagState",
+]

@@ -1,0 +1,145 @@
+"""Grid Tag: ``n`` taggers chase one runner on integer cells ``[0, L]^2``.
+
+Rules (the reference grid game): actions stay / +x / -x / +y / -y; a move that would leave
+the grid is clipped and the agent receives ``wall_reward`` (−0.1); after everyone has moved,
+if any tagger shares the runner's cell, every tagger gets ``tag_reward`` (+10), the runner
+``-tag_penalty`` and the episode terminates; otherwise taggers get ``tagger_step_reward``
+(−0.01) and the runner ``runner_step_reward`` (+0.01). Truncated at ``t = T``.
+
+Observations (``partial=False``): positions of every agent ``/ L`` (all ``x`` then all
+``y``), their types (1 = tagger), a one-hot of the agent itself, ``t/T`` — ``4A + 1``
+numbers. ``partial=True``: own position, the target's position (the runner's for taggers,
+the nearest tagger's for the runner), own type, ``t/T`` — 6 numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arenax.envs import spaces
+from arenax.envs.core import Environment
+from arenax.struct import pytree_dataclass
+
+# stay, +x, -x, +y, -y
+MOVES = np.array([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]], np.int32)
+
+
+@pytree_dataclass
+class GridTagLevel:
+    """Start cells ``pos (A, 2) int32`` (taggers first, the runner last)."""
+
+    pos: jax.Array
+
+
+@pytree_dataclass
+class GridTagState:
+    pos: jax.Array
+    time: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class GridTagEnv(Environment[GridTagLevel, GridTagState]):
+    """Grid Tag with ``n_taggers`` taggers and one runner.
+
+    Args:
+        n_taggers: taggers.
+        size: ``L``; cells are ``0..L`` on both axes.
+        episode_length: ``T``.
+        partial: the 6-number partial observation instead of the full one.
+        tag_reward, tag_penalty, tagger_step_reward, runner_step_reward, wall_reward: rewards
+            (the runner receives ``-tag_penalty`` when tagged).
+        random_start: generated levels draw start cells uniformly; ``False`` puts the
+            taggers at the centre and the runner in the corner ``(0, 0)``.
+    """
+
+    n_taggers: int = 10
+    size: int = 10
+    episode_length: int = 100
+    partial: bool = False
+    tag_reward: float = 10.0
+    tag_penalty: float = 2.0
+    tagger_step_reward: float = -0.01
+    runner_step_reward: float = 0.01
+    wall_reward: float = -0.1
+    random_start: bool = False
+
+    teams = ("tagger", "runner")
+
+    def __post_init__(self) -> None:
+        for f in ("n_taggers", "size", "episode_length"):
+            v = getattr(self, f)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"grid-tag: {f}={v!r} must be a positive integer")
+
+    @property
+    def n_agents(self) -> int:
+        return self.n_taggers + 1
+
+    @property
+    def obs_size(self) -> int:
+        return 6 if self.partial else 4 * self.n_agents + 1
+
+    def num_agents(self, team: str) -> int:
+        return {"tagger": self.n_taggers, "runner": 1}[team]
+
+    def observation_space(self, team: str = "tagger") -> spaces.Box:
+        return spaces.Box(-1.0, 1.0, (self.obs_size,), jnp.float32)
+
+    def action_space(self, team: str = "tagger") -> spaces.Discrete:
+        return spaces.Discrete(len(MOVES))
+
+    def generate(self, key: jax.Array) -> GridTagLevel:
+        if self.random_start:
+            pos = jax.random.randint(key, (self.n_agents, 2), 0, self.size + 1, jnp.int32)
+        else:
+            centre = jnp.full((self.n_taggers, 2), self.size // 2, jnp.int32)
+            pos = jnp.concatenate([centre, jnp.zeros((1, 2), jnp.int32)])
+        return GridTagLevel(pos=pos)
+
+    def reset_state(self, key: jax.Array, level: GridTagLevel) -> GridTagState:
+        del key
+        return GridTagState(pos=jnp.asarray(level.pos, jnp.int32), time=jnp.zeros((), jnp.int32))
+
+    def step_state(
+        self, key: jax.Array, state: GridTagState, action: dict[str, jax.Array]
+    ) -> tuple[GridTagState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
+        del key
+        act = jnp.concatenate([action["tagger"], action["runner"]]).reshape(-1).astype(jnp.int32)
+        target = state.pos + jnp.asarray(MOVES)[act]
+        pos = jnp.clip(target, 0, self.size)
+        hit_wall = jnp.any(pos != target, axis=-1)
+        runner = pos[-1]
+        tagged = jnp.any(jnp.all(pos[:-1] == runner, axis=-1))
+        time = state.time + 1
+        r_tagger = jnp.where(tagged, self.tag_reward, self.tagger_step_reward)
+        r_runner = jnp.where(tagged, -self.tag_penalty, self.runner_step_reward)
+        wall = jnp.where(hit_wall, self.wall_reward, 0.0)
+        reward = {
+            "tagger": (jnp.full((self.n_taggers,), r_tagger) + wall[:-1]).astype(jnp.float32),
+            "runner": (r_runner + wall[-1:]).astype(jnp.float32),
+        }
+        info = {"tagged": tagged.astype(jnp.int32)}
+        return GridTagState(pos=pos, time=time), reward, tagged, time >= self.episode_length, info
+
+    def observe(self, state: GridTagState) -> dict[str, jax.Array]:
+        a, size = self.n_agents, float(self.size)
+        p = state.pos.astype(jnp.float32) / size
+        t = state.time.astype(jnp.float32) / self.episode_length
+        is_tagger = (jnp.arange(a) < self.n_taggers).astype(jnp.float32)
+        if self.partial:
+            d = jnp.sum(jnp.abs(state.pos[:-1] - state.pos[-1]), axis=-1)
+            nearest = p[jnp.argmin(d)]
+            targets = jnp.concatenate([jnp.broadcast_to(p[-1], (a - 1, 2)), nearest[None]])
+            obs = jnp.concatenate([p, targets, is_tagger[:, None], jnp.full((a, 1), t)], axis=-1)
+        else:
+            shared = jnp.concatenate([p[:, 0], p[:, 1], is_tagger])
+            obs = jnp.concatenate(
+                [jnp.broadcast_to(shared, (a, 3 * a)), jnp.eye(a), jnp.full((a, 1), t)], axis=-1
+            )
+        obs = obs.astype(jnp.float32)
+        return {"tagger": obs[:-1], "runner": obs[-1:]}
