@@ -131,7 +131,7 @@ def test_bad_params(kwargs, message):
 
 
 def test_registry_errors():
-    with pytest.raises(ValueError, match="unknown environment 'mase'; available: .*maze"):
+    with pytest.raises(ValueError, match=r"unknown environment 'mase'; available: .*maze"):
         arenax.make("mase")
     with pytest.raises(ValueError, match="unknown parameter\\(s\\) hieght"):
         arenax.make("maze", hieght=3)
