@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from arenax.rl.learner import LearnerState
+from arenax.rl.ppo import psum
 from arenax.struct import pytree_dataclass
 
 
@@ -32,11 +33,6 @@ class TrainState:
 def cycle_key(state: TrainState) -> jax.Array:
     """The key of the current cycle."""
     return jax.random.fold_in(jax.random.wrap_key_data(state.rng), state.cycle)
-
-
-def psum(x: Any, axis_name: str | None) -> Any:
-    """``lax.psum`` over ``axis_name`` (identity outside ``shard_map``)."""
-    return x if axis_name is None else jax.lax.psum(x, axis_name)
 
 
 def episode_metrics(episodes: dict[str, jax.Array], axis_name: str | None) -> dict[str, jax.Array]:

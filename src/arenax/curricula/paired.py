@@ -24,7 +24,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from arenax.curricula.common import TrainState, episode_metrics, level_batch_metrics
+from arenax.curricula.common import TrainState, episode_metrics, level_batch_metrics, psum
 from arenax.curricula.scores import episode_returns, teacher_score
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import AutoReplay, EpisodeStats, Wrapper
@@ -140,11 +140,10 @@ class TeacherCurriculum:
             state.curriculum, t_traj, t_carry0, k_update, axis_name
         )
 
-        psum = (lambda x: x) if axis_name is None else (lambda x: jax.lax.psum(x, axis_name))
         total = jnp.float32(self.n_envs)
         metrics: dict[str, jax.Array] = {
             **{f"teacher/{k}": v for k, v in t_stats.items()},
-            "regret": psum(jnp.sum(regret)) / total,
+            "regret": psum(jnp.sum(regret), axis_name) / total,
             **level_batch_metrics(self.level_metrics, levels, axis_name),
         }
         for i in range(self.n_students):

@@ -203,6 +203,7 @@ class ReplayCurriculum:
         buf = state.curriculum
         warm = B.fill_ratio(buf) >= hp.min_fill
         replay = warm & (jax.random.uniform(k_coin) < hp.replay_prob)
+        unseen = jnp.full((ids.shape[0],), -jnp.inf)  # best return of levels never played
 
         def replay_cycle(_: None) -> tuple:
             b, idx = B.sample(buf, k_levels, n, self._probs(buf))
@@ -218,9 +219,7 @@ class ReplayCurriculum:
                 kids, pick = self._children(k_mut, levels, scores)
                 kl = _take(kids, ids)
                 ktraj, _, kadv, _ = self._play(learner.params, k_kids, kl, ids)
-                ks, kb = _gather(
-                    self._score(ktraj, kadv, kl, jnp.full((ids.shape[0],), -jnp.inf)), axis_name
-                )
+                ks, kb = _gather(self._score(ktraj, kadv, kl, unseen), axis_name)
                 b = self._insert(b, kids, ks, kb, b.mutations[idx][pick] + hp.n_edits, idx[pick])
                 steps = steps + n * t
             return learner, b, eps, stats, local, jnp.bool_(True), steps
@@ -235,9 +234,7 @@ class ReplayCurriculum:
                 learner, stats = self.learner.update(
                     state.learner, traj, carry0, k_update, axis_name
                 )
-            scores, best = _gather(
-                self._score(traj, adv, local, jnp.full((ids.shape[0],), -jnp.inf)), axis_name
-            )
+            scores, best = _gather(self._score(traj, adv, local, unseen), axis_name)
             b = self._insert(buf, levels, scores, best)
             return learner, b, eps, stats, local, jnp.bool_(not hp.robust), jnp.int32(n * t)
 

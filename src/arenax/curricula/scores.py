@@ -32,36 +32,38 @@ def episode_ids(done: jax.Array) -> tuple[jax.Array, jax.Array]:
     return ids, complete
 
 
-def per_episode_mean(values: jax.Array, done: jax.Array) -> jax.Array:
-    """Mean over ended episodes of the per-episode mean of ``values (T, N)`` -> ``(N,)``
-    (``-inf`` where no episode ended)."""
+def _episode_sums(values: jax.Array, done: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Per env and episode index, the sum of ``values (T, N)`` over the steps of *ended*
+    episodes and their step counts: ``(sums, counts)``, both ``(T, N)`` (row = episode)."""
     t, n = values.shape
     ids, complete = episode_ids(done)
     w = complete.astype(jnp.float32)
     cols = jnp.broadcast_to(jnp.arange(n)[None], (t, n))
-    sums = jnp.zeros((t, n)).at[ids, cols].add(values * w)
+    sums = jnp.zeros((t, n)).at[ids, cols].add(jnp.where(complete, values, 0.0))
     counts = jnp.zeros((t, n)).at[ids, cols].add(w)
-    has = counts > 0
-    ep_means = jnp.where(has, sums / jnp.maximum(counts, 1.0), 0.0)
+    return sums, counts
+
+
+def _mean_over_episodes(per_episode: jax.Array, has: jax.Array) -> jax.Array:
     n_eps = jnp.sum(has, axis=0)
-    return jnp.where(n_eps > 0, jnp.sum(ep_means, axis=0) / jnp.maximum(n_eps, 1), -jnp.inf)
+    total = jnp.sum(jnp.where(has, per_episode, 0.0), axis=0)
+    return jnp.where(n_eps > 0, total / jnp.maximum(n_eps, 1), -jnp.inf)
+
+
+def per_episode_mean(values: jax.Array, done: jax.Array) -> jax.Array:
+    """Mean over ended episodes of the per-episode mean of ``values (T, N)`` -> ``(N,)``
+    (``-inf`` where no episode ended)."""
+    sums, counts = _episode_sums(values, done)
+    has = counts > 0
+    return _mean_over_episodes(sums / jnp.maximum(counts, 1.0), has)
 
 
 def episode_returns(rewards: jax.Array, done: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(mean, max)`` undiscounted return over ended episodes, ``(N,)`` each (``-inf`` when
     no episode ended)."""
-    t, n = rewards.shape
-    ids, complete = episode_ids(done)
-    cols = jnp.broadcast_to(jnp.arange(n)[None], (t, n))
-    rets = jnp.zeros((t, n)).at[ids, cols].add(rewards * complete)
-    counts = jnp.zeros((t, n)).at[ids, cols].add(complete.astype(jnp.float32))
+    rets, counts = _episode_sums(rewards, done)
     has = counts > 0
-    n_eps = jnp.sum(has, axis=0)
-    mean = jnp.where(
-        n_eps > 0, jnp.sum(jnp.where(has, rets, 0.0), 0) / jnp.maximum(n_eps, 1), -jnp.inf
-    )
-    best = jnp.max(jnp.where(has, rets, -jnp.inf), axis=0)
-    return mean, best
+    return _mean_over_episodes(rets, has), jnp.max(jnp.where(has, rets, -jnp.inf), axis=0)
 
 
 def level_scores(

@@ -10,13 +10,14 @@ is near uniform.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import ClassVar
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
 from arenax.nn.layers import PatchConv
+from arenax.nn.policy import LinenPolicy, actor_critic_heads
 from arenax.nn.recurrent import CellKind, Core, _orth
 
 
@@ -46,19 +47,19 @@ class MazeStudentNet(nn.Module):
         d = nn.Embed(4, self.dir_embed, embedding_init=_orth())(direction.astype(jnp.int32))
         x = jnp.concatenate([x, d], axis=-1)
         carry, h = Core(self.cell, self.hidden, name="core")(x, first, carry)
-        pi = nn.tanh(nn.Dense(self.head_hidden, kernel_init=_orth(2**0.5))(h))
-        logits = nn.Dense(self.n_actions, kernel_init=_orth(0.01))(pi)
-        v = nn.tanh(nn.Dense(self.head_hidden, kernel_init=_orth(2**0.5))(h))
-        value = nn.Dense(1, kernel_init=_orth(1.0))(v)[..., 0]
+        logits, value = actor_critic_heads(h, self.n_actions, self.head_hidden)
         return carry, logits, value
 
 
 @dataclasses.dataclass(frozen=True)
-class StudentPolicy:
+class StudentPolicy(LinenPolicy):
     """The ``apply(params, obs, first, carry)`` contract the learner uses (hashable, static).
 
     ``obs`` is any pytree with ``image (T, B, V, V, 3)`` and ``direction (T, B)`` fields.
     """
+
+    net_class: ClassVar[type[nn.Module]] = MazeStudentNet
+    obs_fields: ClassVar[tuple[str, ...]] = ("image", "direction")
 
     n_actions: int = 7
     cell: CellKind = "lstm"
@@ -66,24 +67,3 @@ class StudentPolicy:
     conv_filters: int = 16
     dir_embed: int = 5
     head_hidden: int = 32
-
-    @property
-    def net(self) -> MazeStudentNet:
-        return MazeStudentNet(**dataclasses.asdict(self))
-
-    def initial_carry(self, batch: int) -> tuple[jax.Array, jax.Array]:
-        """Zero carry for ``batch`` sequences: ``((B, hidden), (B, hidden)) float32``."""
-        z = jnp.zeros((batch, self.hidden), jnp.float32)
-        return z, z
-
-    def init(self, key: jax.Array, obs: Any) -> Any:
-        """Parameters, from one example observation with leading ``(T, B)`` axes."""
-        b = obs.direction.shape[1]
-        first = jnp.ones(obs.direction.shape, jnp.bool_)
-        return self.net.init(key, obs.image, obs.direction, first, self.initial_carry(b))
-
-    def apply(
-        self, params: Any, obs: Any, first: jax.Array, carry: tuple[jax.Array, jax.Array]
-    ) -> tuple[tuple[jax.Array, jax.Array], jax.Array, jax.Array]:
-        """``(carry, logits (T, B, A), value (T, B))`` for observations ``(T, B, ...)``."""
-        return self.net.apply(params, obs.image, obs.direction, first, carry)

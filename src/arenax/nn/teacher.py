@@ -9,13 +9,14 @@ head (32 tanh -> 1). Orthogonal initialisation, the policy's last layer scaled b
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import ClassVar
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
 from arenax.nn.layers import PatchConv
+from arenax.nn.policy import LinenPolicy, actor_critic_heads
 from arenax.nn.recurrent import CellKind, Core, _orth
 
 
@@ -48,16 +49,16 @@ class TeacherNet(nn.Module):
         )
         x = jnp.concatenate([x, e, noise.astype(jnp.float32)], axis=-1)
         carry, h = Core(self.cell, self.hidden, name="core")(x, first, carry)
-        pi = nn.tanh(nn.Dense(self.head_hidden, kernel_init=_orth(2**0.5))(h))
-        logits = nn.Dense(self.n_actions, kernel_init=_orth(0.01))(pi)
-        v = nn.tanh(nn.Dense(self.head_hidden, kernel_init=_orth(2**0.5))(h))
-        value = nn.Dense(1, kernel_init=_orth(1.0))(v)[..., 0]
+        logits, value = actor_critic_heads(h, self.n_actions, self.head_hidden)
         return carry, logits, value
 
 
 @dataclasses.dataclass(frozen=True)
-class TeacherPolicy:
+class TeacherPolicy(LinenPolicy):
     """``apply(params, obs, first, carry)`` over ``EditorObs`` (image, time, noise)."""
+
+    net_class: ClassVar[type[nn.Module]] = TeacherNet
+    obs_fields: ClassVar[tuple[str, ...]] = ("image", "time", "noise")
 
     n_actions: int
     episode_length: int
@@ -66,19 +67,3 @@ class TeacherPolicy:
     conv_filters: int = 128
     time_embed: int = 10
     head_hidden: int = 32
-
-    @property
-    def net(self) -> TeacherNet:
-        return TeacherNet(**dataclasses.asdict(self))
-
-    def initial_carry(self, batch: int) -> tuple[jax.Array, jax.Array]:
-        z = jnp.zeros((batch, self.hidden), jnp.float32)
-        return z, z
-
-    def init(self, key: jax.Array, obs: Any) -> Any:
-        b = obs.time.shape[1]
-        first = jnp.ones(obs.time.shape, jnp.bool_)
-        return self.net.init(key, obs.image, obs.time, obs.noise, first, self.initial_carry(b))
-
-    def apply(self, params: Any, obs: Any, first: jax.Array, carry: Any) -> Any:
-        return self.net.apply(params, obs.image, obs.time, obs.noise, first, carry)

@@ -65,7 +65,7 @@ class Trajectory:
     mask: jax.Array
 
 
-def _psum(x: Any, axis_name: str | None) -> Any:
+def psum(x: Any, axis_name: str | None) -> Any:
     return x if axis_name is None else jax.lax.psum(x, axis_name)
 
 
@@ -156,10 +156,10 @@ def ppo_update(
         batch = jax.tree.map(take, traj)
         adv, tgt = take(advantages), take(targets)
         mask = batch.mask
-        count = jnp.maximum(_psum(jnp.sum(mask), axis_name), 1.0)
+        count = jnp.maximum(psum(jnp.sum(mask), axis_name), 1.0)
         if hp.normalize_advantages:
-            mu = _psum(jnp.sum(mask * adv), axis_name) / count
-            var = _psum(jnp.sum(mask * jnp.square(adv - mu)), axis_name) / count
+            mu = psum(jnp.sum(mask * adv), axis_name) / count
+            var = psum(jnp.sum(mask * jnp.square(adv - mu)), axis_name) / count
             adv = (adv - mu) / (jnp.sqrt(var) + 1e-8)
         carry0 = jax.tree.map(lambda x: jnp.take(x, idx, axis=0), init_carry)
 
@@ -170,8 +170,8 @@ def ppo_update(
             )
 
         grads, stats = jax.grad(loss_fn, has_aux=True)(params)
-        grads = _psum(grads, axis_name)
-        stats = _psum(stats, axis_name)
+        grads = psum(grads, axis_name)
+        stats = psum(stats, axis_name)
         stats["grad_norm"] = optax.tree.norm(grads)
         updates, opt_state = tx.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -25,7 +26,7 @@ from arenax.nn.student import StudentPolicy
 from arenax.nn.teacher import TeacherPolicy
 from arenax.rl.learner import Learner, make_optimizer
 from arenax.rl.ppo import PPOHyper
-from arenax.train.config import TrainConfig
+from arenax.train.config import PPOConfig, TrainConfig
 
 
 def make_env(cfg: TrainConfig) -> MazeEnv:
@@ -52,8 +53,8 @@ def make_policy(cfg: TrainConfig, n_actions: int = 7) -> StudentPolicy:
     )
 
 
-def make_learner(cfg: TrainConfig) -> Learner:
-    p = cfg.ppo
+def _ppo_learner(cfg: TrainConfig, policy: Any, p: PPOConfig) -> Learner:
+    """A PPO learner for ``policy`` with the options ``p`` (schedule over the whole run)."""
     total_updates = cfg.cycles * p.epochs * p.minibatches
     tx, sched = make_optimizer(p.lr, p.max_grad_norm, p.adam_eps, p.lr_schedule, total_updates)
     hp = PPOHyper(
@@ -67,8 +68,12 @@ def make_learner(cfg: TrainConfig) -> Learner:
         minibatches=p.minibatches,
         normalize_advantages=p.normalize_advantages,
     )
-    env = make_env(cfg)
-    return Learner(make_policy(cfg, env.action_space().n), hp, tx, sched)
+    return Learner(policy, hp, tx, sched)
+
+
+def make_learner(cfg: TrainConfig) -> Learner:
+    """The student's learner."""
+    return _ppo_learner(cfg, make_policy(cfg, make_env(cfg).action_space().n), cfg.ppo)
 
 
 def maze_optimal_return(level: Any, max_steps: int) -> jax.Array:
@@ -86,21 +91,19 @@ def make_editor(cfg: TrainConfig) -> MazeEditor:
 
 def make_teacher(cfg: TrainConfig) -> Learner:
     """The PAIRED teacher's learner (its own network, optimiser and learning rate)."""
-    t, p = cfg.teacher, cfg.ppo
+    t = cfg.teacher
     editor = make_editor(cfg)
     policy = TeacherPolicy(
         n_actions=editor.action_space().n, episode_length=editor.episode_length,
         hidden=t.hidden, conv_filters=t.conv_filters, time_embed=t.time_embed,
         head_hidden=t.head_hidden,
     )  # fmt: skip
-    total_updates = cfg.cycles * t.epochs * t.minibatches
-    tx, sched = make_optimizer(t.lr, p.max_grad_norm, p.adam_eps, p.lr_schedule, total_updates)
-    hp = PPOHyper(
-        gamma=t.gamma, gae_lambda=t.gae_lambda, clip_eps=p.clip_eps, clip_value=p.clip_value,
-        ent_coef=t.ent_coef, vf_coef=p.vf_coef, epochs=t.epochs, minibatches=t.minibatches,
-        normalize_advantages=p.normalize_advantages,
+    # the students' PPO options, with the teacher's own rate, discounting, entropy and epochs
+    ppo = dataclasses.replace(
+        cfg.ppo, lr=t.lr, gamma=t.gamma, gae_lambda=t.gae_lambda, ent_coef=t.ent_coef,
+        epochs=t.epochs, minibatches=t.minibatches,
     )  # fmt: skip
-    return Learner(policy, hp, tx, sched)
+    return _ppo_learner(cfg, policy, ppo)
 
 
 def student_params(cfg: TrainConfig, state: Any) -> Any:

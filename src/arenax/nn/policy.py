@@ -1,0 +1,58 @@
+"""What the maze student and the PAIRED teacher share: actor-critic heads and the
+``apply(params, obs, first, carry)`` policy contract over a Linen network."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from arenax.nn.recurrent import _orth
+
+
+def actor_critic_heads(
+    h: jax.Array, n_actions: int, head_hidden: int
+) -> tuple[jax.Array, jax.Array]:
+    """Policy and value heads (one tanh layer each) on core outputs ``h (T, B, H)``:
+    ``(logits (T, B, n_actions), value (T, B))``. Call inside a ``@nn.compact`` method; the
+    policy's last layer is scaled by 0.01 so the initial policy is near uniform."""
+    pi = nn.tanh(nn.Dense(head_hidden, kernel_init=_orth(2**0.5))(h))
+    logits = nn.Dense(n_actions, kernel_init=_orth(0.01))(pi)
+    v = nn.tanh(nn.Dense(head_hidden, kernel_init=_orth(2**0.5))(h))
+    value = nn.Dense(1, kernel_init=_orth(1.0))(v)[..., 0]
+    return logits, value
+
+
+class LinenPolicy:
+    """Mixin for frozen dataclasses whose fields are the fields of ``net_class``: the network
+    takes the observation fields ``obs_fields`` (leaves ``(T, B, ...)``), then ``first`` and
+    the carry, and returns ``(carry, logits, value)``."""
+
+    net_class: ClassVar[type[nn.Module]]
+    obs_fields: ClassVar[tuple[str, ...]]
+    hidden: int
+
+    @property
+    def net(self) -> nn.Module:
+        return self.net_class(**dataclasses.asdict(self))
+
+    def initial_carry(self, batch: int) -> tuple[jax.Array, jax.Array]:
+        """Zero carry for ``batch`` sequences: ``((B, hidden), (B, hidden)) float32``."""
+        z = jnp.zeros((batch, self.hidden), jnp.float32)
+        return z, z
+
+    def _inputs(self, obs: Any) -> list[jax.Array]:
+        return [getattr(obs, f) for f in self.obs_fields]
+
+    def init(self, key: jax.Array, obs: Any) -> Any:
+        """Parameters, from one example observation with leading ``(T, B)`` axes."""
+        inputs = self._inputs(obs)
+        tb = inputs[0].shape[:2]
+        return self.net.init(key, *inputs, jnp.ones(tb, jnp.bool_), self.initial_carry(tb[1]))
+
+    def apply(self, params: Any, obs: Any, first: jax.Array, carry: Any) -> Any:
+        """``(carry, logits (T, B, A), value (T, B))`` for observations ``(T, B, ...)``."""
+        return self.net.apply(params, *self._inputs(obs), first, carry)
