@@ -81,6 +81,13 @@ class Reference:
         r[: self.nt] += e.tagger_step_reward
         return r, not self.active[self.nt :].any(), end
 
+    def rank_key(self, i: int, j: int) -> int:
+        """The env's nearness rule: float32 d², its low index-width bits dropped."""
+        dx = np.float32(self.pos[j, 0] - self.pos[i, 0])
+        dy = np.float32(self.pos[j, 1] - self.pos[i, 1])
+        d2 = np.float32(dx * dx + dy * dy)
+        return int(np.array(d2, np.float32).view(np.int32)) >> max(1, (self.a - 1).bit_length())
+
     def observe(self) -> np.ndarray:
         e, out = self.e, []
         scale = math.sqrt(2) * self.L
@@ -91,7 +98,7 @@ class Reference:
             others = [j for j in range(self.a) if j != i]
             if e.k_nearest is not None:
                 others = [j for j in others if self.active[j]]
-                others.sort(key=lambda j: (np.sum((self.pos[j] - self.pos[i]) ** 2), j))
+                others.sort(key=lambda j: (self.rank_key(i, j), j))
                 others = others[: e.k_nearest]
             rows = np.zeros((7, e.n_observed))
             for c, j in enumerate(others):

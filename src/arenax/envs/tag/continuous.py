@@ -262,11 +262,7 @@ class TagEnv(Environment[TagLevel, TagState]):
             others = idx[~np.eye(a, dtype=bool)].reshape(a, a - 1)
             valid = jnp.ones((a, a - 1), jnp.bool_)
         else:
-            d = state.pos[:, None, :] - state.pos[None, :, :]
-            dist = jnp.sum(d * d, axis=-1)
-            bad = jnp.eye(a, dtype=jnp.bool_) | ~state.active[None, :]
-            neg, others = jax.lax.top_k(-jnp.where(bad, jnp.inf, dist), self.k_nearest)
-            valid = jnp.isfinite(neg)
+            others, valid = _k_nearest(state.pos, state.active, self.k_nearest)
         rel = feats[others] - feats[:, None, :]  # (A, K, 5)
         extra = jnp.stack(
             [is_tagger[others], state.active[others].astype(jnp.float32)], axis=-1
@@ -276,6 +272,38 @@ class TagEnv(Environment[TagLevel, TagState]):
         obs = jnp.concatenate([jnp.moveaxis(per, -1, 1).reshape(a, -1), t], axis=-1)
         obs = jnp.where(state.active[:, None], obs, 0.0)
         return self._split(obs.astype(jnp.float32))
+
+
+def _k_nearest(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
+    """The ``k`` nearest other agents still in the game, nearest first.
+
+    Ranks by the key ``(d² with its lowest b mantissa bits cleared) | index`` where ``b`` is
+    the number of bits of an agent index: equal or near-equal squared distances (within a
+    relative ``2^(b-23)``) go to the lower index. The keys are distinct, so ``k`` passes of
+    an integer ``min`` (which vectorises) select them; this is 2–3× faster than
+    ``lax.top_k`` on CPU. ``pos (A, 2)``, ``active (A,)`` -> ``(others (A, k) int32,
+    valid (A, k) bool)`` (``valid`` is False for padding when fewer than ``k`` remain).
+    """
+    a = pos.shape[0]
+    x, y = pos[:, 0], pos[:, 1]
+    dx, dy = x[None, :] - x[:, None], y[None, :] - y[:, None]
+    dist = dx * dx + dy * dy  # (A, A), separate axes: no size-2 minor dimension
+    big = jnp.iinfo(jnp.int32).max
+    bad = jnp.eye(a, dtype=jnp.bool_) | ~active[None, :]
+    if a > 1 << 16:  # too many index bits for the packed key: plain top_k
+        neg, others = jax.lax.top_k(-jnp.where(bad, jnp.inf, dist), k)
+        return others, jnp.isfinite(neg)
+    b = max(1, (a - 1).bit_length())
+    bits = jax.lax.bitcast_convert_type(dist, jnp.int32)  # d² >= 0: monotone as int32
+    key = jnp.where(bad, big, (bits & ~((1 << b) - 1)) | jnp.arange(a, dtype=jnp.int32))
+    picked = []
+    for _ in range(k):
+        m = jnp.min(key, axis=-1)
+        picked.append(m)
+        key = jnp.where(key == m[:, None], big, key)
+    keys = jnp.stack(picked, axis=-1)
+    valid = keys != big
+    return jnp.where(valid, keys & ((1 << b) - 1), 0), valid
 
 
 # The benchmark configuration of the reference work.
