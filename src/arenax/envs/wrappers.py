@@ -147,19 +147,29 @@ class StatsState:
     inner: Any
     returns: dict[str, jax.Array]
     length: jax.Array
+    sums: dict[str, jax.Array]
 
 
 @dataclasses.dataclass(frozen=True)
 class EpisodeStats(Wrapper):
     """Adds ``info["episode"]``: for the step that ends an episode, its per-team return
-    ``(n_agents,) float32``, ``length () int32`` and ``success () bool``, with ``done``
-    marking the steps where these are meaningful. Place it outside the auto-reset wrapper.
+    ``(n_agents,) float32``, ``length () int32``, ``success () bool`` and ``sums``: the
+    episode totals of the scalar ``info`` entries the env names in ``episode_sums`` (e.g.
+    Tag's ``tagged``), with ``done`` marking the steps where these are meaningful. Place it
+    outside the auto-reset wrapper.
     """
+
+    @property
+    def _sum_keys(self) -> tuple[str, ...]:
+        return tuple(getattr(self.env, "episode_sums", ()))
 
     def reset_state(self, key: jax.Array, level: Any) -> StatsState:
         returns = {t: jnp.zeros((self.env.num_agents(t),), jnp.float32) for t in self.env.teams}
         return StatsState(
-            inner=self.env.reset_state(key, level), returns=returns, length=jnp.zeros((), jnp.int32)
+            inner=self.env.reset_state(key, level),
+            returns=returns,
+            length=jnp.zeros((), jnp.int32),
+            sums={k: jnp.zeros((), jnp.float32) for k in self._sum_keys},
         )
 
     def step_state(self, key: jax.Array, state: StatsState, action: Any) -> Any:
@@ -167,17 +177,20 @@ class EpisodeStats(Wrapper):
         done = terminated | truncated
         returns = {t: state.returns[t] + reward[t] for t in state.returns}
         length = state.length + 1
+        sums = {k: state.sums[k] + info[k].astype(jnp.float32) for k in self._sum_keys}
         info = dict(info)
         info["episode"] = {
             "done": done,
             "returns": returns,
             "length": length,
             "success": jnp.asarray(info.get("success", terminated), jnp.bool_),
+            "sums": sums,
         }
         new = StatsState(
             inner=inner,
             returns={t: jnp.where(done, 0.0, r) for t, r in returns.items()},
             length=jnp.where(done, 0, length),
+            sums={k: jnp.where(done, 0.0, v) for k, v in sums.items()},
         )
         return new, reward, terminated, truncated, info
 

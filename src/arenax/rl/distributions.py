@@ -7,10 +7,13 @@ entropies add up over heads.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def log_softmax(logits: jax.Array) -> jax.Array:
@@ -72,3 +75,55 @@ def multi_sample(key: jax.Array, logits: Sequence[jax.Array]) -> jax.Array:
 def multi_mode(logits: Sequence[jax.Array]) -> jax.Array:
     """Greedy action per head: ``(..., n_heads) int32``."""
     return jnp.stack([mode(lg) for lg in logits], axis=-1)
+
+
+# ---------------------------------------------------------------- distribution objects
+@dataclasses.dataclass(frozen=True)
+class Categorical:
+    """One categorical head over all of ``logits (..., n)``; actions ``(...) int32``."""
+
+    def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
+        return sample(key, logits)
+
+    def log_prob(self, logits: jax.Array, action: jax.Array) -> jax.Array:
+        return log_prob(logits, action)
+
+    def entropy(self, logits: jax.Array) -> jax.Array:
+        return entropy(logits)
+
+    def mode(self, logits: jax.Array) -> jax.Array:
+        return mode(logits)
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiCategorical:
+    """Independent heads of sizes ``heads`` laid side by side in ``logits (..., sum(heads))``;
+    actions ``(..., len(heads)) int32``. Log-probs and entropies add up over heads."""
+
+    heads: tuple[int, ...]
+
+    def split(self, logits: jax.Array) -> list[jax.Array]:
+        return jnp.split(logits, np.cumsum(self.heads)[:-1].tolist(), axis=-1)
+
+    def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
+        return multi_sample(key, self.split(logits))
+
+    def log_prob(self, logits: jax.Array, action: jax.Array) -> jax.Array:
+        return multi_log_prob(self.split(logits), action)
+
+    def entropy(self, logits: jax.Array) -> jax.Array:
+        return multi_entropy(self.split(logits))
+
+    def mode(self, logits: jax.Array) -> jax.Array:
+        return multi_mode(self.split(logits))
+
+
+CATEGORICAL = Categorical()
+
+
+def for_space(space: Any) -> Categorical | MultiCategorical:
+    """The action distribution of a ``Discrete`` or ``MultiDiscrete`` space."""
+    nvec = getattr(space, "nvec", None)
+    if nvec is not None:
+        return MultiCategorical(tuple(int(n) for n in np.asarray(nvec).reshape(-1)))
+    return CATEGORICAL

@@ -80,6 +80,7 @@ def ppo_loss(
     mask: jax.Array,
     hp: PPOHyper,
     count: jax.Array,
+    dist: Any = D.CATEGORICAL,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The PPO objective over one minibatch (all arrays ``(T, B)``, logits ``(T, B, A)``).
 
@@ -88,8 +89,10 @@ def ppo_loss(
     ``vf = 0.5 * mean(max((v - R)^2, (old_v + clip(v - old_v, -ε, ε) - R)^2))`` (or the plain
     squared error with ``clip_value=False``). Means are ``sum(mask * x) / count``: pass the
     global count of valid samples so that summing gradients over devices gives the mean.
+    ``dist`` is the action distribution (:class:`~arenax.rl.distributions.MultiCategorical`
+    for multi-discrete actions ``(T, B, heads)``: head log-probs and entropies add up).
     """
-    logp = D.log_prob(logits, action)
+    logp = dist.log_prob(logits, action)
     ratio = jnp.exp(logp - old_log_prob)
     pg1 = ratio * advantages
     pg2 = jnp.clip(ratio, 1.0 - hp.clip_eps, 1.0 + hp.clip_eps) * advantages
@@ -99,7 +102,7 @@ def ppo_loss(
         v_clip = old_value + jnp.clip(value - old_value, -hp.clip_eps, hp.clip_eps)
         vf = jnp.maximum(vf, jnp.square(v_clip - targets))
     vf = 0.5 * vf
-    ent = D.entropy(logits)
+    ent = dist.entropy(logits)
 
     def mean(x: jax.Array) -> jax.Array:
         return jnp.sum(mask * x) / count
@@ -133,7 +136,8 @@ def ppo_update(
     """``hp.epochs`` passes over the batch in ``hp.minibatches`` minibatches of sequences.
 
     Args:
-        policy: object with ``apply(params, obs, first, carry) -> (carry, logits, value)``.
+        policy: object with ``apply(params, obs, first, carry) -> (carry, logits, value)``
+            and optionally ``dist`` (its action distribution; default categorical).
         tx: optax transformation (clipping + Adam + schedule).
         traj: the rollout, ``(T, B)`` (``B`` local to this device under ``shard_map``).
         advantages, targets: ``(T, B)`` from :func:`arenax.rl.gae.gae`.
@@ -149,6 +153,7 @@ def ppo_update(
     if b % hp.minibatches:
         raise ValueError(f"ppo: {b} sequences do not split into {hp.minibatches} minibatches")
     mb = b // hp.minibatches
+    dist = getattr(policy, "dist", D.CATEGORICAL)
 
     def grad_step(carry: tuple[Any, Any], idx: jax.Array) -> tuple[tuple[Any, Any], Any]:
         params, opt_state = carry
@@ -166,8 +171,9 @@ def ppo_update(
         def loss_fn(p: Any) -> tuple[jax.Array, Any]:
             _, logits, value = policy.apply(p, batch.obs, batch.first, carry0)
             return ppo_loss(
-                logits, value, batch.action, batch.log_prob, batch.value, adv, tgt, mask, hp, count
-            )
+                logits, value, batch.action, batch.log_prob, batch.value, adv, tgt, mask, hp,
+                count, dist,
+            )  # fmt: skip
 
         grads, stats = jax.grad(loss_fn, has_aux=True)(params)
         grads = psum(grads, axis_name)

@@ -24,7 +24,8 @@ from arenax.struct import pytree_dataclass
 
 @pytree_dataclass
 class RolloutCarry:
-    """What flows between steps: env state, current obs, episode-start flags, carry."""
+    """What flows between steps: env states and obs (leading ``N``), ``first (N,)`` (the
+    env's episode starts at this step), the policy carry (per team in :func:`team_rollout`)."""
 
     env_state: Any
     obs: Any
@@ -57,13 +58,13 @@ def rollout(
     env_ids: jax.Array,
     team: str = "agent",
 ) -> tuple[Trajectory, RolloutCarry, dict[str, Any]]:
-    """``n_steps`` steps of ``N`` envs with actions sampled from ``policy``.
+    """``n_steps`` steps of ``N`` envs with one team's actions sampled from ``policy``.
 
     Args:
         env: a (wrapped) environment whose ``info`` has ``final_obs`` and ``episode``
             (``EpisodeStats`` over an auto-reset wrapper).
         policy: ``apply(params, obs, first, carry) -> (carry, logits, value)`` on ``(T, B)``.
-        start: env states / obs with leading ``N``, ``first (B,)``, policy carry ``(B, ...)``.
+        start: env states / obs with leading ``N``, ``first (N,)``, policy carry ``(B, ...)``.
         env_ids: ``(N,) int32`` global indices of these envs.
         team: the team the policy drives.
 
@@ -72,64 +73,124 @@ def rollout(
         env ``(T, N)``: ``done``, ``return`` (mean over the team's agents), ``success``,
         ``length``.
     """
-    n_agents = env.num_agents(team)
+    trajs, end, episodes = team_rollout(
+        env, {team: policy}, {team: params}, key, start.replace(carry={team: start.carry}),
+        n_steps, env_ids,
+    )  # fmt: skip
+    episodes = {
+        "done": episodes["done"], "return": episodes["returns"][team],
+        "success": episodes["success"], "length": episodes["length"],
+    }  # fmt: skip
+    return trajs[team], end.replace(carry=end.carry[team]), episodes
 
-    def team_obs(obs: Any) -> Any:
-        return jax.tree.map(lambda x: _flat(x)[None], obs[team])  # (1, B, ...)
 
-    def value_of(obs: Any, first: jax.Array, carry: Any) -> jax.Array:
-        _, _, v = policy.apply(params, team_obs(obs), first[None], carry)
-        return v[0]
+def team_rollout(
+    env: Any,
+    policies: dict[str, Any],
+    params: dict[str, Any],
+    key: jax.Array,
+    start: RolloutCarry,
+    n_steps: int,
+    env_ids: jax.Array,
+    bootstrap_truncation: bool = True,
+) -> tuple[dict[str, Trajectory], RolloutCarry, dict[str, Any]]:
+    """``n_steps`` steps of ``N`` envs where every team in ``policies`` acts.
 
-    def step(c: RolloutCarry, t: jax.Array) -> tuple[RolloutCarry, Any]:
-        keys = per_env_keys(jax.random.fold_in(key, t), env_ids)
-        k_act, k_env = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
-        o = team_obs(c.obs)
-        carry, logits, value = policy.apply(params, o, c.first[None], c.carry)
-        logits, value = logits[0], value[0]
-        lg = logits.reshape((-1, n_agents, logits.shape[-1]))
-        action = jax.vmap(D.sample)(k_act, lg)  # (N, A)
-        log_prob = D.log_prob(logits, action.reshape(-1))
-        obs, env_state, reward, term, trunc, info = jax.vmap(env.step)(
-            k_env, c.env_state, {team: action}
-        )
-        done = term | trunc
-        rep = lambda x: jnp.repeat(x, n_agents)  # noqa: E731  (N,) -> (B,)
-        boot = rep(trunc & ~term)
-        final_value = jax.lax.cond(
-            jnp.any(boot),
-            lambda: value_of(info["final_obs"], jnp.zeros_like(boot), carry),
-            lambda: jnp.zeros_like(value),
-        )
-        active = info.get("active")  # optional per-team (N, A) masks of agents in the game
-        mask = jnp.ones_like(value) if active is None else _flat(active[team]).astype(jnp.float32)
-        out = {
-            "traj": dict(
-                obs=jax.tree.map(lambda x: x[0], o),
-                first=c.first,
-                action=action.reshape(-1),
-                log_prob=log_prob,
-                value=value,
-                reward=_flat(reward[team]),
-                terminated=rep(term),
-                done=rep(done),
-                mask=mask,
-            ),
-            "final_value": final_value,
-            "boot": boot,
-            "episodes": {
-                "done": done,
-                "return": info["episode"]["returns"][team].mean(-1),
-                "success": info["episode"]["success"] & done,
-                "length": info["episode"]["length"],
-            },
+    Each team's agents are ``B_team = N * A_team`` sequences of its policy (parameters
+    shared within the team; two teams may pass the same policy and parameters). Agents out
+    of the game (``info["active"]``) are masked; an agent that leaves the game
+    (``info["out"]``) ends its own sequence there (terminal for GAE).
+
+    Args:
+        env: a (wrapped) environment whose ``info`` has ``episode`` (``EpisodeStats``) and,
+            with ``bootstrap_truncation``, ``final_obs``.
+        policies, params: per team, ``apply(params, obs, first, carry)`` on ``(T, B_team)``
+            (and optionally ``dist``, the action distribution) and its parameters.
+        start: env states / obs with leading ``N``, ``first (N,)``, per-team carries.
+        env_ids: ``(N,) int32`` global indices of these envs.
+        bootstrap_truncation: bootstrap from ``V(final obs)`` at truncations; ``False``
+            treats the time limit as terminal (games whose agents observe ``t/T``).
+
+    Returns:
+        ``(trajectories {team: (T, B_team)}, end carry, episodes)``; ``episodes`` holds
+        ``(T, N)`` arrays ``done``, ``success``, ``length``, ``returns {team: mean over the
+        team's agents}`` and ``sums`` (the env's per-episode counters, e.g. ``tagged``).
+    """
+    teams = tuple(policies)
+    n_agents = {t: env.num_agents(t) for t in teams}
+    dists = {t: getattr(policies[t], "dist", D.CATEGORICAL) for t in teams}
+
+    def team_obs(obs: Any, t: str) -> Any:
+        return jax.tree.map(lambda x: _flat(x)[None], obs[t])  # (1, B, ...)
+
+    def rep(x: jax.Array, t: str) -> jax.Array:
+        return jnp.repeat(x, n_agents[t])  # (N,) -> (B,)
+
+    def values_of(obs: Any, first: jax.Array, carry: Any) -> dict[str, jax.Array]:
+        return {
+            t: policies[t].apply(params[t], team_obs(obs, t), rep(first, t)[None], carry[t])[2][0]
+            for t in teams
         }
-        return RolloutCarry(env_state, obs, rep(done), carry), out
+
+    def step(c: RolloutCarry, s: jax.Array) -> tuple[RolloutCarry, Any]:
+        keys = per_env_keys(jax.random.fold_in(key, s), env_ids)
+        k_act, k_env = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+        actions, tr, carry = {}, {}, {}
+        for i, t in enumerate(teams):
+            o = team_obs(c.obs, t)
+            first = rep(c.first, t)
+            carry[t], logits, value = policies[t].apply(params[t], o, first[None], c.carry[t])
+            logits, value = logits[0], value[0]
+            lg = logits.reshape((-1, n_agents[t], logits.shape[-1]))
+            ka = k_act if len(teams) == 1 else jax.vmap(jax.random.fold_in, (0, None))(k_act, i)
+            actions[t] = jax.vmap(dists[t].sample)(ka, lg)  # (N, A) or (N, A, heads)
+            action = _flat(actions[t])
+            tr[t] = dict(
+                obs=jax.tree.map(lambda x: x[0], o), first=first, action=action,
+                log_prob=dists[t].log_prob(logits, action), value=value,
+            )  # fmt: skip
+        obs, env_state, reward, term, trunc, info = jax.vmap(env.step)(k_env, c.env_state, actions)
+        done = term | trunc
+        final = term if bootstrap_truncation else done  # no bootstrap past these steps
+        active, out = info.get("active"), info.get("out")
+        for t in teams:
+            gone = rep(final, t) if out is None else rep(final, t) | _flat(out[t])
+            tr[t].update(
+                reward=_flat(reward[t]),
+                terminated=gone,
+                done=rep(done, t) | gone,
+                mask=(
+                    jnp.ones_like(tr[t]["value"]) if active is None
+                    else _flat(active[t]).astype(jnp.float32)
+                ),
+            )  # fmt: skip
+        boot = trunc & ~term
+        if bootstrap_truncation:
+            final_value = jax.lax.cond(
+                jnp.any(boot),
+                lambda: values_of(info["final_obs"], jnp.zeros_like(boot), carry),
+                lambda: {t: jnp.zeros_like(tr[t]["value"]) for t in teams},
+            )
+        else:
+            final_value = {t: jnp.zeros_like(tr[t]["value"]) for t in teams}
+        ep = info["episode"]
+        episodes = {
+            "done": done,
+            "returns": {t: ep["returns"][t].mean(-1) for t in teams},
+            "success": ep["success"] & done,
+            "length": ep["length"],
+            "sums": ep.get("sums", {}),
+        }
+        out_ = {"traj": tr, "final_value": final_value, "boot": boot, "episodes": episodes}
+        return RolloutCarry(env_state, obs, done, carry), out_
 
     end, out = jax.lax.scan(step, start, jnp.arange(n_steps))
-    last_value = value_of(end.obs, end.first, end.carry)
-    tr = out["traj"]
-    next_value = jnp.concatenate([tr["value"][1:], last_value[None]], axis=0)
-    next_value = jnp.where(out["boot"], out["final_value"], next_value)
-    traj = Trajectory(next_value=next_value, **tr)
-    return traj, end, out["episodes"]
+    last_value = values_of(end.obs, end.first, end.carry)
+    trajs = {}
+    for t in teams:
+        tr = out["traj"][t]
+        next_value = jnp.concatenate([tr["value"][1:], last_value[t][None]], axis=0)
+        boot = jnp.repeat(out["boot"], n_agents[t], axis=1)
+        next_value = jnp.where(boot, out["final_value"][t], next_value)
+        trajs[t] = Trajectory(next_value=next_value, **tr)
+    return trajs, end, out["episodes"]

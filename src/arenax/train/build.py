@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from arenax.curricula.dr import DomainRandomisation
+from arenax.curricula.multiteam import MultiTeamDR
 from arenax.curricula.paired import TeacherCurriculum
 from arenax.curricula.plr import PLRHyper, ReplayCurriculum
 from arenax.envs.maze import (
@@ -22,14 +23,24 @@ from arenax.envs.maze import (
     sample_dr_level,
 )
 from arenax.envs.maze.paths import UNREACHABLE
+from arenax.envs.tag import GridTagEnv, TagEnv
+from arenax.nn.mlp import MLPPolicy
 from arenax.nn.student import StudentPolicy
 from arenax.nn.teacher import TeacherPolicy
+from arenax.rl import distributions as D
 from arenax.rl.learner import Learner, make_optimizer
 from arenax.rl.ppo import PPOHyper
-from arenax.train.config import PPOConfig, TrainConfig
+from arenax.train.config import ConfigError, PPOConfig, TrainConfig
 
 
-def make_env(cfg: TrainConfig) -> MazeEnv:
+def make_env(cfg: TrainConfig) -> MazeEnv | TagEnv | GridTagEnv:
+    """The environment of ``cfg.game``."""
+    if cfg.game == "tag":
+        t = dataclasses.asdict(cfg.tag)
+        t["k_nearest"] = t["k_nearest"] or None  # 0: everyone
+        return TagEnv(**t)
+    if cfg.game == "grid-tag":
+        return GridTagEnv(**dataclasses.asdict(cfg.grid_tag))
     e = cfg.env
     return MazeEnv(
         height=e.height,
@@ -114,8 +125,49 @@ def student_params(cfg: TrainConfig, state: Any) -> Any:
     return params
 
 
-def make_algorithm(cfg: TrainConfig) -> DomainRandomisation | ReplayCurriculum | TeacherCurriculum:
-    """The curriculum algorithm named by ``cfg.algorithm``."""
+def make_team_policy(cfg: TrainConfig, team: str) -> MLPPolicy:
+    """The MLP actor-critic that drives ``team`` of a Tag game (its action distribution
+    from the team's action space)."""
+    space = make_env(cfg).action_space(team)
+    return MLPPolicy(
+        dist=D.for_space(space), n_actions=int(getattr(space, "n", 0)),
+        hidden=tuple(cfg.team_configs[team].hidden),
+    )  # fmt: skip
+
+
+def make_multiteam(cfg: TrainConfig) -> MultiTeamDR:
+    """Multi-team PPO for a Tag game: one learner per policy name, from the options of the
+    first team that uses it."""
+    env = make_env(cfg)
+    team_policy = cfg.team_policy()
+    learners, frozen = {}, set()
+    for team, tc in cfg.team_configs.items():
+        name = team_policy[team]
+        if name in learners:
+            first = next(t for t in cfg.team_configs if team_policy[t] == name)
+            for f in ("observation_space", "action_space"):
+                a, b = getattr(env, f)(first), getattr(env, f)(team)
+                if a != b:
+                    raise ConfigError(
+                        f"{team}.policy={name!r}: its {f.replace('_', ' ')} {b} differs from "
+                        f"{first}'s {a}; give the teams their own policies"
+                    )
+            continue
+        learners[name] = _ppo_learner(cfg, make_team_policy(cfg, team), tc.ppo)
+        if tc.frozen:
+            frozen.add(name)
+    return MultiTeamDR(
+        env=env, learners=learners, team_policy=team_policy, frozen=frozenset(frozen),
+        n_envs=cfg.n_envs, n_steps=cfg.n_steps, bootstrap_truncation=False,
+    )  # fmt: skip
+
+
+def make_algorithm(
+    cfg: TrainConfig,
+) -> DomainRandomisation | ReplayCurriculum | TeacherCurriculum | MultiTeamDR:
+    """The curriculum algorithm named by ``cfg.algorithm`` (multi-team PPO for Tag)."""
+    if cfg.game != "maze":
+        return make_multiteam(cfg)
     env = make_env(cfg)
     if cfg.algorithm == "paired":
         return TeacherCurriculum(

@@ -13,7 +13,7 @@ from typing import Any
 
 import jax
 import orbax.checkpoint as ocp
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh, PartitionSpec
 
 
 class Checkpointer:
@@ -57,21 +57,29 @@ class Checkpointer:
         return list(self.manager.all_steps())
 
     def restore(
-        self, abstract_state: Any, mesh: Mesh | None = None, cycle: int | None = None
+        self,
+        abstract_state: Any,
+        mesh: Mesh | None = None,
+        cycle: int | None = None,
+        specs: Any = None,
     ) -> tuple[Any, dict[str, Any]]:
-        """``(state, record)`` of checkpoint ``cycle`` (default: the latest), placed
-        replicated on ``mesh`` (default: the first device)."""
+        """``(state, record)`` of checkpoint ``cycle`` (default: the latest), placed on
+        ``mesh`` as the ``PartitionSpec`` prefix ``specs`` says (default: replicated), or
+        on the first device without a mesh."""
         step = self.latest() if cycle is None else cycle
         if step is None:
             raise FileNotFoundError(f"no checkpoint in {self.directory}")
-        sharding = (
-            NamedSharding(mesh, PartitionSpec())
-            if mesh is not None
-            else jax.sharding.SingleDeviceSharding(jax.devices()[0])
-        )
+        if mesh is not None:
+            from arenax.train.parallel import shardings
+
+            per_leaf = shardings(mesh, PartitionSpec() if specs is None else specs, abstract_state)
+        else:
+            one = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+            per_leaf = jax.tree.map(lambda _: one, abstract_state)
         target = jax.tree.map(
-            lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding), abstract_state
-        )
+            lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s),
+            abstract_state, per_leaf,
+        )  # fmt: skip
         out = self.manager.restore(
             step,
             args=ocp.args.Composite(

@@ -165,6 +165,94 @@ class TeacherConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class TagConfig:
+    """Continuous Tag (``--game tag``); defaults are the reference game's."""
+
+    n_taggers: int = 1
+    """Taggers."""
+    n_runners: int = 10
+    """Runners."""
+    episode_length: int = 100
+    """Steps per episode (T)."""
+    arena: float = 10.0
+    """Side L of the walled square arena."""
+    tag_distance: float = 0.01
+    """Tagging distance as a fraction of L."""
+    max_speed: float = 1.0
+    """Speed limit (times the team's skill, 1)."""
+    accel_levels: int = 10
+    """Acceleration head: no-op + this many levels in [-max_accel, max_accel]."""
+    max_accel: float = 1.0
+    """Largest acceleration change."""
+    turn_levels: int = 10
+    """Turn head: no-op + this many levels in [-max_turn, max_turn]."""
+    max_turn: float = math.pi / 2
+    """Largest turn (radians)."""
+    k_nearest: int = 2
+    """Observe the k nearest agents still in the game (0: everyone)."""
+    tag_reward: float = 1.0
+    """Reward of a tagger per runner it tags."""
+    tag_penalty: float = -1.0
+    """Reward of a tagged runner."""
+    runner_step_reward: float = 0.0
+    """Reward of each runner in the game, every step."""
+    tagger_step_reward: float = 0.0
+    """Reward of each tagger, every step."""
+    end_reward: float = 1.0
+    """Reward of each runner still in the game at t = T."""
+    edge_reward: float = 0.0
+    """Reward of an agent whose move is clipped at the wall (negative: a penalty)."""
+    random_start: bool = True
+    """Uniform random start positions and directions per episode (False: one fixed start,
+    as in the original)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GridTagConfig:
+    """Grid Tag (``--game grid-tag``): taggers chase one runner on integer cells."""
+
+    n_taggers: int = 10
+    """Taggers (there is one runner)."""
+    size: int = 10
+    """Cells are 0..size on both axes."""
+    episode_length: int = 100
+    """Steps per episode (T)."""
+    partial: bool = False
+    """The 6-number partial observation (own and target position, type, t/T) instead of
+    everyone's positions."""
+    tag_reward: float = 10.0
+    """Reward of every tagger when the runner is tagged."""
+    tag_penalty: float = 2.0
+    """The tagged runner receives minus this."""
+    tagger_step_reward: float = -0.01
+    """Reward of each tagger per step without a tag."""
+    runner_step_reward: float = 0.01
+    """Reward of the runner per step without a tag."""
+    wall_reward: float = -0.1
+    """Reward of an agent that bumps into the border."""
+    random_start: bool = False
+    """Uniform random start cells (False: taggers at the centre, the runner in a corner)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TeamConfig:
+    """How one team of a many-agent game is driven and trained."""
+
+    policy: str = ""
+    """Name of the policy driving this team (default: the team's name). Teams with the same
+    policy name share one policy (their spaces must match; the first team's options apply
+    and the others' must be equal)."""
+    frozen: bool = False
+    """The team acts but does not learn (keeps its initial parameters)."""
+    hidden: tuple[int, ...] = (256, 256)
+    """Hidden layers (ReLU) of the actor and of the critic MLP."""
+    ppo: PPOConfig = PPOConfig(
+        lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=4, minibatches=4
+    )
+    """The policy's PPO hyperparameters."""
+
+
+@dataclasses.dataclass(frozen=True)
 class EvalConfig:
     """Periodic held-out evaluation during training."""
 
@@ -184,7 +272,11 @@ class TrainConfig:
 
     algorithm: Literal["dr", "plr", "accel", "paired"] = "dr"
     """Curriculum: domain randomisation, PLR (``--plr.robust`` for PLR⊥), ACCEL
-    (``--plr.parallel`` for PLR∥ / ACCEL∥), or a teacher (PAIRED, minimax, population)."""
+    (``--plr.parallel`` for PLR∥ / ACCEL∥), or a teacher (PAIRED, minimax, population).
+    Tag games train with ``dr`` (fresh start levels)."""
+    game: Literal["maze", "tag", "grid-tag"] = "maze"
+    """The environment: the maze (``env``), continuous Tag (``tag``) or grid Tag
+    (``grid_tag``); Tag teams are configured by ``tagger`` and ``runner``."""
     env: EnvConfig = EnvConfig()
     model: ModelConfig = ModelConfig()
     ppo: PPOConfig = PPOConfig()
@@ -192,6 +284,10 @@ class TrainConfig:
     paired: PairedConfig = PairedConfig()
     teacher: TeacherConfig = TeacherConfig()
     eval: EvalConfig = EvalConfig()
+    tag: TagConfig = TagConfig()
+    grid_tag: GridTagConfig = GridTagConfig()
+    tagger: TeamConfig = TeamConfig()
+    runner: TeamConfig = TeamConfig()
     n_envs: int = 32
     """Parallel environments (global, over all devices)."""
     n_steps: int = 256
@@ -249,7 +345,20 @@ class TrainConfig:
 
     @property
     def run_name(self) -> str:
-        return self.name or f"{self.algorithm}-maze{self.env.height}x{self.env.width}-s{self.seed}"
+        if self.name:
+            return self.name
+        if self.game != "maze":
+            return f"{self.game}-s{self.seed}"
+        return f"{self.algorithm}-maze{self.env.height}x{self.env.width}-s{self.seed}"
+
+    @property
+    def team_configs(self) -> dict[str, TeamConfig]:
+        """Tag teams and their options, in the game's team order."""
+        return {"tagger": self.tagger, "runner": self.runner}
+
+    def team_policy(self) -> dict[str, str]:
+        """``{team: policy name}`` (a team's own name unless ``policy`` is set)."""
+        return {t: c.policy or t for t, c in self.team_configs.items()}
 
     @property
     def run_dir(self) -> Path:
@@ -296,7 +405,28 @@ PRESETS: dict[str, TrainConfig] = {
     "maze-minimax": TrainConfig(algorithm="paired", paired=PairedConfig(1, "neg_return")),
     # Population PAIRED: three students, population regret.
     "maze-ppaired": TrainConfig(algorithm="paired", paired=PairedConfig(3, "population")),
-}
+    # Tag, the benchmark configuration of GPU multi-agent RL: 10 taggers vs 100 runners in
+    # a 20 x 20 arena, T = 500, 10 nearest agents observed; one policy per team.
+    "tag-continuous": TrainConfig(
+        game="tag",
+        tag=TagConfig(
+            n_taggers=10, n_runners=100, episode_length=500, arena=20.0, tag_distance=0.02,
+            accel_levels=20, max_accel=0.1, turn_levels=20, max_turn=3 * math.pi / 4,
+            k_nearest=10, tag_reward=10.0, tag_penalty=-10.0,
+        ),
+        n_envs=100, n_steps=100, total_steps=10_000_000, chunk=1, checkpoint_every=10,
+        archive_every=100, eval=EvalConfig(every=0),
+    ),
+    # Grid Tag: 4 taggers and a runner on a 101 x 101 grid, partial observation, random
+    # starts, one policy shared by both teams (the observation says who is a tagger).
+    "tag-grid": TrainConfig(
+        game="grid-tag",
+        grid_tag=GridTagConfig(n_taggers=4, size=100, partial=True, random_start=True),
+        tagger=TeamConfig(policy="shared"), runner=TeamConfig(policy="shared"),
+        n_envs=256, n_steps=128, total_steps=20_000_000, checkpoint_every=50,
+        archive_every=500, eval=EvalConfig(every=0),
+    ),
+}  # fmt: skip
 
 
 # ------------------------------------------------------------------ validation
@@ -338,20 +468,13 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
     if e.view_size < 3:
         raise _err("env.view_size", e.view_size, "must be >= 3 for the 3x3 convolution")
     p = cfg.ppo
-    in_range("ppo.lr", p.lr, 0.0, 1.0, lo_open=True)
-    if p.lr_schedule not in ("constant", "linear"):
-        raise _err("ppo.lr_schedule", p.lr_schedule, "allowed: constant, linear")
-    in_range("ppo.adam_eps", p.adam_eps, 0.0, 1.0, lo_open=True)
-    in_range("ppo.max_grad_norm", p.max_grad_norm, 0.0, 1e9, lo_open=True)
-    in_range("ppo.gamma", p.gamma, 0.0, 1.0)
-    in_range("ppo.gae_lambda", p.gae_lambda, 0.0, 1.0)
-    in_range("ppo.clip_eps", p.clip_eps, 0.0, 1e9, lo_open=True)
-    in_range("ppo.ent_coef", p.ent_coef, 0.0, 1e9)
-    in_range("ppo.vf_coef", p.vf_coef, 0.0, 1e9)
-    positive("ppo.epochs", p.epochs)
-    positive("ppo.minibatches", p.minibatches)
+    _check_ppo("ppo", p, positive, in_range)
     if cfg.algorithm not in ("dr", "plr", "accel", "paired"):
         raise _err("algorithm", cfg.algorithm, "allowed: dr, plr, accel, paired")
+    if cfg.game not in ("maze", "tag", "grid-tag"):
+        raise _err("game", cfg.game, "allowed: maze, tag, grid-tag")
+    if cfg.game != "maze":
+        _validate_tag(cfg, positive, in_range)
     pa, te = cfg.paired, cfg.teacher
     positive("paired.n_students", pa.n_students)
     need = {"paired": 2, "mean_relative": 2, "population": 2, "neg_return": 1}
@@ -445,6 +568,72 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
     return cfg
 
 
+def _check_ppo(prefix: str, p: PPOConfig, positive: Any, in_range: Any) -> None:
+    """PPO hyperparameters of ``prefix`` (``ppo``, ``tagger.ppo``…)."""
+    in_range(f"{prefix}.lr", p.lr, 0.0, 1.0, lo_open=True)
+    if p.lr_schedule not in ("constant", "linear"):
+        raise _err(f"{prefix}.lr_schedule", p.lr_schedule, "allowed: constant, linear")
+    in_range(f"{prefix}.adam_eps", p.adam_eps, 0.0, 1.0, lo_open=True)
+    in_range(f"{prefix}.max_grad_norm", p.max_grad_norm, 0.0, 1e9, lo_open=True)
+    in_range(f"{prefix}.gamma", p.gamma, 0.0, 1.0)
+    in_range(f"{prefix}.gae_lambda", p.gae_lambda, 0.0, 1.0)
+    in_range(f"{prefix}.clip_eps", p.clip_eps, 0.0, 1e9, lo_open=True)
+    in_range(f"{prefix}.ent_coef", p.ent_coef, 0.0, 1e9)
+    in_range(f"{prefix}.vf_coef", p.vf_coef, 0.0, 1e9)
+    positive(f"{prefix}.epochs", p.epochs)
+    positive(f"{prefix}.minibatches", p.minibatches)
+
+
+def _validate_tag(cfg: TrainConfig, positive: Any, in_range: Any) -> None:
+    """The Tag game and team options."""
+    if cfg.algorithm != "dr":
+        raise _err(
+            "algorithm", cfg.algorithm,
+            f"game {cfg.game!r} trains with 'dr' (replay and teacher curricula are maze-only)",
+        )  # fmt: skip
+    if cfg.game == "tag":
+        t = cfg.tag
+        for f in ("n_taggers", "n_runners", "episode_length", "accel_levels", "turn_levels"):
+            positive(f"tag.{f}", getattr(t, f))
+        for f in ("arena", "max_speed"):
+            in_range(f"tag.{f}", getattr(t, f), 0.0, 1e9, lo_open=True)
+        in_range("tag.tag_distance", t.tag_distance, 0.0, 2.0)
+        n = t.n_taggers + t.n_runners
+        if not isinstance(t.k_nearest, int) or not 0 <= t.k_nearest <= n - 1:
+            raise _err("tag.k_nearest", t.k_nearest, f"must be in [0, {n - 1}] (0: everyone)")
+        agents = {"tagger": t.n_taggers, "runner": t.n_runners}
+    else:
+        g = cfg.grid_tag
+        for f in ("n_taggers", "size", "episode_length"):
+            positive(f"grid_tag.{f}", getattr(g, f))
+        agents = {"tagger": g.n_taggers, "runner": 1}
+    teams = cfg.team_configs
+    policy_of = cfg.team_policy()
+    for team, tc in teams.items():
+        _check_ppo(f"{team}.ppo", tc.ppo, positive, in_range)
+        if not tc.hidden or any(not isinstance(h, int) or h < 1 for h in tc.hidden):
+            raise _err(f"{team}.hidden", tc.hidden, "must be one or more positive integers")
+    for name in sorted(set(policy_of.values())):
+        users = [t for t in teams if policy_of[t] == name]
+        first = teams[users[0]]
+        for other in users[1:]:
+            oc = teams[other]
+            for f in ("frozen", "hidden", "ppo"):
+                if getattr(oc, f) != getattr(first, f):
+                    raise _err(
+                        f"{other}.{f}", getattr(oc, f),
+                        f"must equal {users[0]}.{f} (both teams use policy {name!r})",
+                    )  # fmt: skip
+        seqs = (cfg.n_envs // cfg.devices) * sum(agents[t] for t in users)
+        if cfg.n_envs % cfg.devices == 0 and seqs % first.ppo.minibatches:
+            raise _err(
+                f"{users[0]}.ppo.minibatches", first.ppo.minibatches,
+                f"must divide the agent sequences of policy {name!r} per device ({seqs})",
+            )  # fmt: skip
+    if all(tc.frozen for tc in teams.values()):
+        raise _err("tagger.frozen", True, "every team is frozen: nothing would learn")
+
+
 # ------------------------------------------------------------------ (de)serialisation
 def to_dict(cfg: Any) -> dict[str, Any]:
     """Plain JSON-able dict (paths as strings)."""
@@ -454,6 +643,8 @@ def to_dict(cfg: Any) -> dict[str, Any]:
             return {f.name: conv(getattr(v, f.name)) for f in dataclasses.fields(v)}
         if isinstance(v, Path):
             return str(v)
+        if isinstance(v, (tuple, list)):
+            return [conv(x) for x in v]
         return v
 
     return conv(cfg)
@@ -473,6 +664,8 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
             v = from_dict(t, v)
         elif t is Path or (isinstance(t, types.UnionType) and Path in typing.get_args(t)):
             v = Path(v) if v is not None else None
+        elif typing.get_origin(t) is tuple and isinstance(v, list):
+            v = tuple(v)
         kwargs[k] = v
     return cls(**kwargs)
 

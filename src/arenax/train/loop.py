@@ -34,7 +34,7 @@ from arenax.train.config import (
     validate,
 )
 from arenax.train.logging import Logger
-from arenax.train.parallel import make_chunk, make_mesh, replicate
+from arenax.train.parallel import make_chunk, make_mesh, place, state_specs
 
 # Host timing columns: everything else in a metrics row is a deterministic function of the
 # seed (bitwise on CPU), which the resume tests check.
@@ -116,17 +116,17 @@ def train(
     mesh = make_mesh(cfg.devices)
     ckpt = Checkpointer(run_dir, cfg.archive_every)
     base_key = jax.random.key(cfg.seed)
-    counters = {"env_steps": 0, "student_steps": 0}
+    counters = {"env_steps": 0, ("student_steps" if cfg.game == "maze" else "agent_steps"): 0}
     if resume is not None and ckpt.latest() is not None:
         abstract = jax.eval_shape(algorithm.init, base_key)
-        state, record = ckpt.restore(abstract, mesh)
+        state, record = ckpt.restore(abstract, mesh, specs=state_specs(algorithm))
         counters = {k: int(v) for k, v in record.items() if k.endswith("_steps")}
         start = int(record["cycle"])
         console.print(
             f"[bold]resumed[/] {run_dir} at cycle {start} ({counters['env_steps']:,} env steps)"
         )
     else:
-        state = replicate(algorithm.init(base_key), mesh)
+        state = place(algorithm.init(base_key), mesh, state_specs(algorithm))
         start = 0
     logger = Logger(
         run_dir, to_dict(cfg), resume_cycle=start, tensorboard=cfg.tensorboard,
@@ -138,7 +138,9 @@ def train(
     compile_s = 0.0
     all_rows: list[dict[str, Any]] = []
     steady_steps, steady_time = 0, 0.0
-    policy = make_policy(cfg)
+    policy = make_policy(cfg) if cfg.game == "maze" else None
+    # progress-bar fields: label -> metric
+    shown = getattr(algorithm, "progress", {"return": "return", "solved": "solved"})
     last_good = ckpt.latest()
 
     def get_chunk(n: int) -> Any:
@@ -157,8 +159,7 @@ def train(
         BarColumn(),
         TextColumn("{task.completed:,.0f}/{task.total:,.0f} steps"),
         TextColumn("{task.fields[sps]} sps"),
-        TextColumn("return {task.fields[ret]}"),
-        TextColumn("solved {task.fields[solved]}"),
+        TextColumn("{task.fields[shown]}"),
         TimeElapsedColumn(),
         TextColumn("eta"),
         TimeRemainingColumn(),
@@ -171,7 +172,7 @@ def train(
         with progress:
             task = progress.add_task(
                 cfg.run_name, total=total_steps, completed=counters["env_steps"], sps="-",
-                ret="-", solved="-",
+                shown="",
             )  # fmt: skip
             while counters["env_steps"] < total_steps:
                 remaining = total_steps - counters["env_steps"]
@@ -184,8 +185,9 @@ def train(
                 # cycles without a student update report NaN losses on purpose
                 updated = np.asarray(metrics.get("updated", np.ones(n))) > 0
                 bad = [
-                    k for k in ("loss", "value_loss", "pg_loss")
-                    if not np.all(np.isfinite(metrics[k][updated]))
+                    k for k in metrics
+                    if k.rsplit("/", 1)[-1] in ("loss", "value_loss", "pg_loss")
+                    and not np.all(np.isfinite(metrics[k][updated]))
                 ]  # fmt: skip
                 if bad:
                     i = int(np.argmax(updated & ~np.isfinite(metrics[bad[0]])))
@@ -208,9 +210,9 @@ def train(
                 last = rows[-1]
                 progress.update(
                     task, completed=counters["env_steps"], sps=f"{sps:,.0f}",
-                    ret=_fmt(last["return"]), solved=_fmt(last["solved"]),
+                    shown="  ".join(f"{k} {_fmt(last[m])}" for k, m in shown.items()),
                 )  # fmt: skip
-                if cfg.eval.every and cycle % cfg.eval.every == 0:
+                if policy is not None and cfg.eval.every and cycle % cfg.eval.every == 0:
                     _evaluate(cfg, policy, state, cycle, counters, logger, console, progress)
                 if cycle % cfg.checkpoint_every == 0 or counters["env_steps"] >= total_steps:
                     ckpt.save(cycle, state, {"cycle": cycle, **counters, "config": to_dict(cfg)})

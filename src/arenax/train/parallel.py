@@ -37,10 +37,37 @@ def replicate(tree: Any, mesh: Mesh) -> Any:
     return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
 
 
+def state_specs(algorithm: Any) -> Any:
+    """The algorithm's train-state placement (a pytree prefix of ``PartitionSpec``s):
+    ``algorithm.state_specs()`` when it keeps per-device state (environments that persist
+    between cycles), else everything replicated."""
+    fn = getattr(algorithm, "state_specs", None)
+    return fn() if fn is not None else PartitionSpec()
+
+
+def shardings(mesh: Mesh, specs: Any, tree: Any) -> Any:
+    """One ``NamedSharding`` per leaf of ``tree`` from the spec prefix ``specs``."""
+    is_spec = lambda x: isinstance(x, PartitionSpec)  # noqa: E731
+    return jax.tree.map(
+        lambda spec, sub: jax.tree.map(lambda _: NamedSharding(mesh, spec), sub),
+        specs, tree, is_leaf=is_spec,
+    )  # fmt: skip
+
+
+def place(tree: Any, mesh: Mesh, specs: Any) -> Any:
+    """Put ``tree`` on the mesh as ``specs`` says (``PartitionSpec()``: replicated). Every
+    leaf gets its own buffer (the chunk donates its input, and a buffer may appear only
+    once among donated arguments)."""
+    placed = jax.device_put(tree, shardings(mesh, specs, tree))
+    return jax.tree.map(lambda x: x.copy(), placed)
+
+
 def make_chunk(algorithm: Any, mesh: Mesh, n_envs: int, n_cycles: int) -> Callable:
     """``jit``-ed ``state -> (state, metrics)`` running ``n_cycles`` cycles.
 
     ``metrics`` leaves have a leading ``(n_cycles,)`` axis. The input state is donated.
+    The state is placed as :func:`state_specs` says (replicated unless the algorithm keeps
+    per-device state).
     """
     n_dev = mesh.devices.size
     n_local = n_envs // n_dev
@@ -53,7 +80,8 @@ def make_chunk(algorithm: Any, mesh: Mesh, n_envs: int, n_cycles: int) -> Callab
 
         return jax.lax.scan(body, state, None, length=n_cycles)
 
+    specs = state_specs(algorithm)
     sharded = jax.shard_map(
-        chunk, mesh=mesh, in_specs=PartitionSpec(), out_specs=PartitionSpec(), check_vma=False
+        chunk, mesh=mesh, in_specs=(specs,), out_specs=(specs, PartitionSpec()), check_vma=False
     )
     return jax.jit(sharded, donate_argnums=0)

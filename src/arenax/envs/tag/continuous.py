@@ -26,7 +26,9 @@ game, nearest first, zero-padded. An agent out of the game sees zeros.
 
 Agents are one array axis: taggers are agents ``0 .. n_taggers-1``, runners the rest; the
 teams ``"tagger"`` and ``"runner"`` are slices of it. ``info["active"]`` holds, per team,
-which agents were in the game at the start of the step (their step counts for learning).
+which agents were in the game at the start of the step (their step counts for learning),
+``info["out"]`` which left it at this step (their last step), ``info["tagged"]`` how many
+runners were tagged.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ class TagEnv(Environment[TagLevel, TagState]):
     random_start: bool = True
 
     teams = ("tagger", "runner")
+    episode_sums = ("tagged",)
 
     def __post_init__(self) -> None:
         for f in ("n_taggers", "n_runners", "episode_length", "accel_levels", "turn_levels"):
@@ -238,7 +241,11 @@ class TagEnv(Environment[TagLevel, TagState]):
             time=time,
         )
         terminated = ~jnp.any(still)
-        info = {"active": self._split(active), "tagged": jnp.sum(tagged).astype(jnp.int32)}
+        info = {
+            "active": self._split(active),
+            "out": self._split(jnp.concatenate([jnp.zeros((nt,), jnp.bool_), tagged])),
+            "tagged": jnp.sum(tagged).astype(jnp.int32),
+        }
         return new, self._split(reward.astype(jnp.float32)), terminated, end, info
 
     # ------------------------------------------------------------------ observation

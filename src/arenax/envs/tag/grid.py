@@ -69,6 +69,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
     random_start: bool = False
 
     teams = ("tagger", "runner")
+    episode_sums = ("tagged",)
 
     def __post_init__(self) -> None:
         for f in ("n_taggers", "size", "episode_length"):

@@ -1,0 +1,183 @@
+"""Many-agent training: every team acts with its own policy; each learning policy runs PPO
+on the agents of the teams it drives.
+
+One cycle::
+
+    levels  <- a fresh start level per environment (domain randomisation over starts);
+               episodes that begin during this cycle start from it
+    rollout <- n_steps steps of every env, continuing where the last cycle stopped; each
+               team's agents act with their policy (parameters shared within the team)
+    update  <- for each policy that learns: PPO on the trajectories of its teams' agents
+               (teams sharing a policy are concatenated); frozen policies only act
+
+Episodes are longer than a cycle (Tag: 500 steps), so the environments' states persist in
+the train state between cycles, sharded over devices with the environment batch (see
+:meth:`MultiTeamDR.state_specs`). Agents out of the game are masked in the loss; an agent
+that leaves the game ends its own sequence (terminal for GAE).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec
+
+from arenax.curricula.common import TrainState
+from arenax.envs.core import Environment
+from arenax.envs.wrappers import AutoReplay, EpisodeStats
+from arenax.rl.learner import Learner
+from arenax.rl.ppo import psum
+from arenax.rl.rollout import RolloutCarry, per_env_keys, reset_batch, team_rollout
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiTeamDR:
+    """Multi-team PPO over an environment with several teams, fresh start levels each cycle.
+
+    Attributes:
+        env: the (unwrapped) environment; ``env.teams`` are its teams.
+        learners: ``{policy name: Learner}``.
+        team_policy: ``{team: policy name}``; several teams may share a policy when their
+            observation and action spaces match.
+        frozen: policies that act but do not learn.
+        n_envs: global number of environments (over all devices).
+        n_steps: rollout length per cycle.
+        bootstrap_truncation: bootstrap at the time limit; ``False`` (Tag) treats it as
+            terminal, since agents observe ``t/T`` and the game pays out at ``t = T``.
+        axis: the mesh axis the environment batch is sharded over.
+    """
+
+    env: Environment
+    learners: dict[str, Learner]
+    team_policy: dict[str, str]
+    frozen: frozenset[str] = frozenset()
+    n_envs: int = 1
+    n_steps: int = 1
+    bootstrap_truncation: bool = False
+    axis: str = "data"
+
+    # the progress bar's fields: label -> metric
+    progress: ClassVar[dict[str, str]] = {"tagger return": "return/tagger", "tagged": "tagged"}
+
+    def __post_init__(self) -> None:
+        missing = set(self.env.teams) - set(self.team_policy)
+        if missing:
+            raise ValueError(f"teams {sorted(missing)} have no policy")
+        unknown = set(self.team_policy.values()) - set(self.learners)
+        if unknown:
+            raise ValueError(f"policies {sorted(unknown)} have no learner")
+
+    @property
+    def rollout_env(self) -> Environment:
+        return EpisodeStats(AutoReplay(self.env))
+
+    @property
+    def teams(self) -> tuple[str, ...]:
+        return tuple(self.env.teams)
+
+    def teams_of(self, policy: str) -> tuple[str, ...]:
+        return tuple(t for t in self.teams if self.team_policy[t] == policy)
+
+    @property
+    def learning(self) -> tuple[str, ...]:
+        """Policies that learn, in a fixed order."""
+        return tuple(p for p in sorted(self.learners) if p not in self.frozen)
+
+    def _carry(self, n: int) -> dict[str, Any]:
+        return {
+            t: self.learners[self.team_policy[t]].policy.initial_carry(n * self.env.num_agents(t))
+            for t in self.teams
+        }
+
+    def init(self, key: jax.Array) -> TrainState:
+        """Fresh policies and ``n_envs`` environments reset to generated levels."""
+        k_params, k_levels, k_reset = jax.random.split(key, 3)
+        ids = jnp.arange(self.n_envs, dtype=jnp.int32)
+        levels = jax.vmap(self.env.generate)(per_env_keys(k_levels, ids))
+        obs, env_state = reset_batch(self.rollout_env, k_reset, levels, ids)
+        learners = {}
+        for i, (name, learner) in enumerate(sorted(self.learners.items())):
+            team = self.teams_of(name)[0]
+            example = obs[team][:1]  # (T=1, B=A_team, ...)
+            learners[name] = learner.init(jax.random.fold_in(k_params, i), example)
+        start = RolloutCarry(
+            env_state, obs, jnp.ones((self.n_envs,), jnp.bool_), self._carry(self.n_envs)
+        )
+        return TrainState(
+            learner=learners,
+            curriculum={"rollout": start},
+            cycle=jnp.zeros((), jnp.int32),
+            rng=jax.random.key_data(key).astype(jnp.uint32),
+        )
+
+    def state_specs(self) -> TrainState:
+        """Placement of the train state: the environments' states and observations split
+        over devices with the environment batch, everything else replicated."""
+        return TrainState(
+            learner=PartitionSpec(),
+            curriculum={"rollout": PartitionSpec(self.axis)},
+            cycle=PartitionSpec(),
+            rng=PartitionSpec(),
+        )
+
+    def cycle(
+        self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
+        """One cycle over this device's environments ``env_ids`` (global indices)."""
+        k_levels, k_roll, k_update = jax.random.split(key, 3)
+        start: RolloutCarry = state.curriculum["rollout"]
+
+        # 1. fresh start levels for the episodes that begin in this cycle
+        levels = jax.vmap(self.env.generate)(per_env_keys(k_levels, env_ids))
+        stats = start.env_state
+        start = start.replace(env_state=stats.replace(inner=stats.inner.replace(level=levels)))
+
+        # 2. every team acts
+        policies = {t: self.learners[self.team_policy[t]].policy for t in self.teams}
+        params = {t: state.learner[self.team_policy[t]].params for t in self.teams}
+        trajs, end, episodes = team_rollout(
+            self.rollout_env, policies, params, k_roll, start, self.n_steps, env_ids,
+            self.bootstrap_truncation,
+        )  # fmt: skip
+
+        # 3. each learning policy updates on its teams' agents
+        learners = dict(state.learner)
+        metrics: dict[str, jax.Array] = {}
+        for i, name in enumerate(self.learning):
+            teams = self.teams_of(name)
+            traj = jax.tree.map(lambda *x: jnp.concatenate(x, axis=1), *[trajs[t] for t in teams])
+            carry0 = jax.tree.map(
+                lambda *x: jnp.concatenate(x, axis=0), *[start.carry[t] for t in teams]
+            )
+            learners[name], st = self.learners[name].update(
+                state.learner[name], traj, carry0, jax.random.fold_in(k_update, i), axis_name
+            )
+            metrics.update({f"{name}/{k}": v for k, v in st.items()})
+
+        n_agents = sum(self.env.num_agents(t) for t in self.teams)
+        metrics.update(team_episode_metrics(episodes, axis_name))
+        metrics["env_steps"] = jnp.int32(self.n_envs * self.n_steps)
+        metrics["agent_steps"] = jnp.int32(self.n_envs * self.n_steps * n_agents)
+        new = state.replace(learner=learners, curriculum={"rollout": end}, cycle=state.cycle + 1)
+        return new, metrics
+
+
+def team_episode_metrics(episodes: dict[str, Any], axis_name: str | None) -> dict[str, jax.Array]:
+    """Means over the episodes that ended in a rollout (over all devices): ``episodes``,
+    ``episode_length``, ``return/<team>`` (per-agent episode reward, averaged over the
+    team) and each per-episode counter (Tag: ``tagged``, runners tagged per episode). NaN
+    when no episode ended."""
+    done = episodes["done"].astype(jnp.float32)
+    sums = {
+        "n": jnp.sum(done),
+        "episode_length": jnp.sum(done * episodes["length"]),
+        **{f"return/{t}": jnp.sum(done * r) for t, r in episodes["returns"].items()},
+        **{k: jnp.sum(done * v) for k, v in episodes["sums"].items()},
+    }
+    sums = psum(sums, axis_name)
+    n = sums.pop("n")
+    out = {k: jnp.where(n > 0, v / jnp.maximum(n, 1.0), jnp.nan) for k, v in sums.items()}
+    return {"episodes": n, **out}
