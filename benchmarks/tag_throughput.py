@@ -1,16 +1,19 @@
-"""Tag environment throughput: env steps/s and agent steps/s of random-action rollouts.
+"""Tag throughput: env steps/s and agent steps/s for (1) the env step alone (random
+actions), (2) a rollout with policies (one MLP 2x256 per team, sampling, trajectories kept)
+and (3) end-to-end training (rollout + multi-team PPO, one compiled cycle).
 
-Compile time is reported apart. Observations and rewards are folded into a checksum so XLA
-cannot drop them; episodes auto-reset to their level. (Rollouts with a policy and
-end-to-end training come with the multi-team trainer.)
+Compile times are reported apart from steady-state throughput (best of ``--repeats``).
+Observations and rewards of (1) are folded into a checksum so XLA cannot drop them.
 
-    python benchmarks/tag_throughput.py [--steps 100] [--cases continuous-100x110 ...]
+    python benchmarks/tag_throughput.py [--cases continuous-100x110 ...] [--modes env rollout train]
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -19,85 +22,150 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.envs import AutoReplay
-from arenax.envs.tag import BENCHMARK, GridTagEnv, TagEnv
+from arenax.rl.rollout import team_rollout
+from arenax.train.build import make_algorithm, make_env
+from arenax.train.config import PRESETS, PPOConfig, TeamConfig, TrainConfig
+from arenax.train.parallel import make_chunk, make_mesh, place, state_specs
 
-CASES = {
-    # name: (env, number of envs)
-    "continuous-100x110": (lambda: TagEnv(**BENCHMARK), 100),
-    "continuous-1000x105": (lambda: TagEnv(**{**BENCHMARK, "n_taggers": 5}), 1000),
-    "continuous-1x1000": (lambda: TagEnv(**{**BENCHMARK, "n_taggers": 100, "n_runners": 900}), 1),
-    "grid-partial-2000x1000": (lambda: GridTagEnv(n_taggers=999, size=100, partial=True, tag_penalty=5.0), 2000),
-}  # fmt: skip
+_TC = PRESETS["tag-continuous"]
+_TG = PRESETS["tag-grid"]
+
+
+def _case(
+    base: TrainConfig, n_envs: int, n_steps: int, minibatches: int, **game: Any
+) -> TrainConfig:
+    field = "tag" if base.game == "tag" else "grid_tag"
+    team = TeamConfig(ppo=PPOConfig(lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01,
+                                    epochs=4, minibatches=minibatches))  # fmt: skip
+    shared = base.game == "grid-tag"
+    return dataclasses.replace(
+        base, n_envs=n_envs, n_steps=n_steps,
+        **{field: dataclasses.replace(getattr(base, field), **game)},
+        tagger=dataclasses.replace(team, policy="shared" if shared else ""),
+        runner=dataclasses.replace(team, policy="shared" if shared else ""),
+    )  # fmt: skip
+
+
+# name: (config, steps per timed rollout / cycle)
+CASES: dict[str, TrainConfig] = {
+    "continuous-100x110": _case(_TC, 100, 50, 4),
+    "continuous-1000x105": _case(_TC, 1000, 10, 4, n_taggers=5),
+    "continuous-1x1000": _case(_TC, 1, 100, 4, n_taggers=100, n_runners=900),
+    "grid-partial-2000x1000": _case(
+        _TG, 2000, 2, 16, n_taggers=999, size=100, partial=True, tag_penalty=5.0
+    ),
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class Args:
     cases: tuple[str, ...] = tuple(CASES)
     """Which configurations to measure."""
-    steps: int = 100
-    """Steps per jitted rollout."""
+    modes: tuple[str, ...] = ("env", "rollout", "train")
+    """env: env step only; rollout: with policies; train: rollout + PPO (end to end)."""
+    env_steps: int = 100
+    """Steps per timed env-only rollout (the other modes use the case's n_steps)."""
     repeats: int = 3
-    """Timed rollouts after the compiling one (best reported)."""
+    """Timed calls after the compiling one (best reported)."""
 
 
-def rollout_fn(env, n_envs: int, steps: int):
-    env = AutoReplay(env)
-    nvec = env.action_space("tagger")
+def _time(compiled: Callable, state: Any, repeats: int) -> tuple[Any, float]:
+    state, out = compiled(state, 0)
+    jax.block_until_ready(out)
+    best = float("inf")
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        state, out = compiled(state, i + 1)
+        jax.block_until_ready(out)
+        best = min(best, time.perf_counter() - t0)
+    return state, best
 
-    def act(key, team):
-        shape = (n_envs, env.num_agents(team))
-        return nvec.sample(key, shape)
 
-    def run(key, state):
-        def step(carry, t):
+def env_only(cfg: TrainConfig, steps: int) -> tuple[Callable, Any]:
+    env, n = AutoReplay(make_env(cfg)), cfg.n_envs
+    levels = jax.vmap(env.generate)(jax.random.split(jax.random.key(0), n))
+    _, state = jax.vmap(env.reset)(jax.random.split(jax.random.key(1), n), levels)
+
+    def run(state: Any, seed: jax.Array) -> tuple[Any, jax.Array]:
+        key = jax.random.fold_in(jax.random.key(2), seed)
+
+        def step(carry: Any, t: jax.Array) -> tuple[Any, None]:
             state, acc = carry
-            k = jax.random.fold_in(key, t)
-            kt, kr, ks = jax.random.split(k, 3)
-            action = {"tagger": act(kt, "tagger"), "runner": act(kr, "runner")}
+            ks = jax.random.split(jax.random.fold_in(key, t), 3)
+            action = {
+                team: env.action_space(team).sample(ks[i], (n, env.num_agents(team)))
+                for i, team in enumerate(env.teams)
+            }
             obs, state, rew, term, trunc, _ = jax.vmap(env.step)(
-                jax.random.split(ks, n_envs), state, action
+                jax.random.split(ks[2], n), state, action
             )
             acc = (
-                acc
-                + sum(jnp.sum(o) for o in obs.values())
-                + sum(jnp.sum(r) for r in rew.values())
-                + jnp.sum(term | trunc)
+                acc + sum(jnp.sum(o) for o in obs.values()) + sum(jnp.sum(r) for r in rew.values())
             )
-            return (state, acc), None
+            return (state, acc + jnp.sum(term | trunc)), None
 
         (state, acc), _ = jax.lax.scan(step, (state, jnp.float32(0)), jnp.arange(steps))
         return state, acc
 
-    return jax.jit(run)
+    return jax.jit(run), state
+
+
+def policy_rollout(cfg: TrainConfig) -> tuple[Callable, Any]:
+    algo = make_algorithm(cfg)
+    state = algo.init(jax.random.key(0))
+    policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
+    ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
+
+    def run(state: Any, seed: jax.Array) -> tuple[Any, jax.Array]:
+        params = {t: state.learner[algo.team_policy[t]].params for t in algo.teams}
+        key = jax.random.fold_in(jax.random.key(1), seed)
+        trajs, end, _ = team_rollout(
+            algo.rollout_env, policies, params, key, state.curriculum["rollout"], cfg.n_steps, ids
+        )
+        acc = sum(jnp.sum(tr.log_prob) + jnp.sum(tr.next_value) for tr in trajs.values())
+        return state.replace(curriculum={"rollout": end}), acc
+
+    return jax.jit(run, donate_argnums=0), state
+
+
+def train_cycle(cfg: TrainConfig) -> tuple[Callable, Any]:
+    algo = make_algorithm(cfg)
+    mesh = make_mesh(1)
+    state = place(algo.init(jax.random.key(0)), mesh, state_specs(algo))
+    chunk = make_chunk(algo, mesh, cfg.n_envs, 1)
+    return (lambda s, _: chunk(s)), state
 
 
 def main(args: Args) -> None:
     console = Console()
-    table = Table(title=f"Tag env throughput ({jax.devices()[0].platform}, random actions)")
-    for col in ("case", "envs x agents", "compile (s)", "env steps/s", "agent steps/s"):
+    table = Table(
+        title=f"Tag throughput ({jax.devices()[0].platform}, {jax.device_count()} device)"
+    )
+    for col in ("case", "envs x agents", "mode", "steps/call", "compile (s)", "env steps/s",
+                "agent steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
     for name in args.cases:
-        make, n_envs = CASES[name]
-        env = make()
-        levels = jax.vmap(env.generate)(jax.random.split(jax.random.key(0), n_envs))
-        _, state = jax.vmap(AutoReplay(env).reset)(
-            jax.random.split(jax.random.key(1), n_envs), levels
-        )
-        fn = rollout_fn(env, n_envs, args.steps)
-        t0 = time.perf_counter()
-        compiled = fn.lower(jax.random.key(2), state).compile()
-        compile_s = time.perf_counter() - t0
-        state, acc = compiled(jax.random.key(3), state)
-        jax.block_until_ready(acc)
-        best = float("inf")
-        for i in range(args.repeats):
+        cfg = CASES[name]
+        env = make_env(cfg)
+        agents = sum(env.num_agents(t) for t in env.teams)
+        for mode in args.modes:
+            steps = args.env_steps if mode == "env" else cfg.n_steps
             t0 = time.perf_counter()
-            state, acc = compiled(jax.random.key(4 + i), state)
-            jax.block_until_ready(acc)
-            best = min(best, time.perf_counter() - t0)
-        sps = n_envs * args.steps / best
-        table.add_row(name, f"{n_envs} x {env.n_agents}", f"{compile_s:.1f}", f"{sps:,.0f}",
-                      f"{sps * env.n_agents:,.0f}")  # fmt: skip
+            if mode == "env":
+                fn, state = env_only(cfg, steps)
+            elif mode == "rollout":
+                fn, state = policy_rollout(cfg)
+            else:
+                fn, state = train_cycle(cfg)
+            jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
+            compiled = jitted.lower(state, 0).compile()
+            compile_s = time.perf_counter() - t0
+            state, best = _time(compiled, state, args.repeats)
+            sps = cfg.n_envs * steps / best
+            table.add_row(name, f"{cfg.n_envs} x {agents}", mode, str(steps), f"{compile_s:.1f}",
+                          f"{sps:,.0f}", f"{sps * agents:,.0f}")  # fmt: skip
+            console.print(f"{name} {mode}: {sps * agents:,.0f} agent steps/s")
+            del state, fn, compiled
     console.print(table)
 
 

@@ -245,3 +245,70 @@ def test_trained_taggers_tag_more_than_random_taggers(tmp_path: Path) -> None:
     trained_rate = tagging_rate(cfg, jax.device_get(res.state.learner), key)
     print(f"tagging rate: random {random_rate:.3f}, trained {trained_rate:.3f}")
     assert trained_rate > random_rate + 0.25, (random_rate, trained_rate)
+
+
+# ---------------------------------------------------------------- CLI, pictures
+def test_cli_tag_train_resume_render_plot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    import sys
+
+    from PIL import Image
+
+    from arenax import cli
+
+    def run_cli(*args: str) -> None:
+        monkeypatch.setattr(sys, "argv", ["arenax", *args])
+        cli.main()
+
+    small = (
+        "--grid-tag.n-taggers", "2", "--grid-tag.size", "5", "--grid-tag.episode-length", "10",
+        "--tagger.hidden", "16", "16", "--runner.hidden", "16", "16", "--n-envs", "4",
+        "--n-steps", "8", "--chunk", "2", "--checkpoint-every", "2", "--no-progress",
+        "--no-tensorboard", "--out-dir", str(tmp_path), "--name", "g",
+    )  # fmt: skip
+    run_cli("train", "tag-grid", *small, "--total-steps", str(4 * 8 * 2))
+    run_cli("resume", str(tmp_path / "g"), "--total-steps", str(4 * 8 * 4), "--no-progress")
+    rows = [json.loads(x) for x in (tmp_path / "g" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["cycle"] for r in rows] == [1, 2, 3, 4] and rows[-1]["agent_steps"] == 4 * 8 * 4 * 3
+    gif = tmp_path / "ep.gif"
+    run_cli("render", str(tmp_path / "g"), "--out", str(gif))
+    with Image.open(gif) as im:
+        assert im.n_frames >= 2
+    run_cli("render", "--source", "tag-continuous", "--out", str(tmp_path / "rand.gif"))
+    assert (tmp_path / "rand.gif").stat().st_size > 1000
+    run_cli("plot", str(tmp_path / "g"))
+    for name in ("teams", "losses-shared"):
+        assert (tmp_path / "g" / "plots" / f"{name}.png").stat().st_size > 1000
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        run_cli("eval", str(tmp_path / "g"))
+    assert "held-out evaluation is for maze students" in " ".join(capsys.readouterr().out.split())
+
+
+def test_frames_colour_teams_and_grey_tagged_runners() -> None:
+    from arenax.envs.tag import render as TR
+
+    env = TagEnv(n_taggers=1, n_runners=2, arena=10.0, k_nearest=None)
+    level = env.generate(jax.random.key(0)).replace(
+        pos=jnp.array([[2.0, 2.0], [5.0, 5.0], [8.0, 8.0]], jnp.float32),
+        direction=jnp.zeros((3,), jnp.float32),  # heading lines point right, along the row
+    )
+    s = env.reset_state(None, level)
+    s = s.replace(active=jnp.array([True, True, False]))
+    img = TR.frame(env, s, px=200)
+    assert img.shape == (220, 200, 3)
+
+    def colour_at(x: float, y: float) -> tuple[int, ...]:
+        scale = 199 / 10.0
+        row, col = int(round(199 - y * scale)), int(round(x * scale))
+        return tuple(int(c) for c in img[row + 1, col - 1])  # off the heading line
+
+    assert colour_at(2, 2) == TR.TAGGER
+    assert colour_at(5, 5) == TR.RUNNER
+    assert colour_at(8, 8) == TR.TAGGED
+    g = GridTagEnv(n_taggers=1, size=4)
+    gs = g.reset_state(None, g.generate(jax.random.key(0)))  # tagger centre, runner corner
+    gimg = TR.frame(g, gs, px=100)
+    assert tuple(gimg[95, 5]) == TR.RUNNER  # cell (0, 0) is bottom-left
+    assert tuple(gimg[50, 50]) == TR.TAGGER

@@ -21,16 +21,19 @@ console = Console()
 
 @dataclasses.dataclass(frozen=True)
 class RenderArgs:
-    """Write a PNG gallery of levels from a generator or a held-out suite."""
+    """Write a PNG gallery of levels from a generator or a held-out suite, or a GIF of a
+    Tag episode (``RUN_DIR`` of a Tag run, or ``--source tag-continuous|tag-grid``)."""
 
     run_dir: tyro.conf.Positional[Path | None] = None
-    """A run directory: with ``--buffer``, draw its level buffer instead of ``--source``."""
+    """A run directory: with ``--buffer`` / ``--teacher``, draw its levels; a Tag run: a GIF
+    of one episode played by its latest policies."""
     buffer: bool = False
     """Draw the highest-priority levels of RUN_DIR's replay buffer (PLR / ACCEL runs)."""
     teacher: bool = False
     """Draw levels RUN_DIR's current teacher builds (PAIRED-family runs)."""
     source: str = "maze/dr"
-    """A generator (``arenax list``), a suite (``classic``, ``all``…) or one held-out maze."""
+    """A generator (``arenax list``), a suite (``classic``, ``all``…), one held-out maze, or
+    a Tag preset (``tag-continuous``, ``tag-grid``: a GIF of random-action play)."""
     n: int = 16
     """Levels to draw from a generator (or samples per procedural held-out maze: 1)."""
     seed: int = 0
@@ -49,6 +52,8 @@ class RenderArgs:
     """Images per gallery row."""
     episode_gif: Path | None = None
     """Also write a GIF of a random-action episode on the first level."""
+    greedy: bool = False
+    """Tag GIFs of a run: greedy (argmax) actions instead of sampling."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,8 +139,39 @@ def _levels_from(args: RenderArgs) -> tuple[list, list[str], list[int]]:
     return levels, captions, limits
 
 
+TAG_PRESETS = ("tag-continuous", "tag-grid")
+
+
+def _tag_gif(args: RenderArgs) -> None:
+    """GIF of one Tag episode: a run's policies, or random actions in a preset's game."""
+    from arenax.envs.tag import render as TR
+
+    out = None if args.out == Path("outputs/gallery.png") else args.out
+    if args.run_dir is not None:
+        try:
+            path, n = TR.run_episode_gif(args.run_dir, out, args.seed, args.greedy)
+        except (FileNotFoundError, ValueError) as exc:
+            console.print(f"[bold red]error:[/] {exc}")
+            raise SystemExit(2) from None
+        console.print(f"wrote {path} ({n} frames, the run's latest policies)")
+        return
+    from arenax.train.build import make_env
+
+    env = make_env(PRESETS[args.source])
+    frames = TR.episode_frames(env, jax.random.key(args.seed))
+    path = TR.save_gif(frames, out or Path(f"outputs/{args.source}.gif"))
+    console.print(f"wrote {path} ({len(frames)} frames, random actions)")
+
+
 def render_cmd(args: RenderArgs) -> None:
     from arenax.envs.maze import render as R
+
+    if args.source in TAG_PRESETS or (
+        args.run_dir is not None and not args.buffer and not args.teacher
+        and _run_game(args.run_dir) != "maze"
+    ):  # fmt: skip
+        _tag_gif(args)
+        return
 
     if args.buffer or args.teacher or args.run_dir is not None:
         from arenax.eval.report import buffer_gallery, teacher_gallery
@@ -168,6 +204,16 @@ def render_cmd(args: RenderArgs) -> None:
         frames = R.random_episode_frames(env, lv, jax.random.key(args.seed), tile=args.tile)
         gif = R.save_gif(frames, args.episode_gif)
         console.print(f"wrote {gif} ({len(frames)} frames, random actions)")
+
+
+def _run_game(run_dir: Path) -> str:
+    """The game of a run directory (``maze`` when it cannot be read)."""
+    from arenax.train.config import load_config
+
+    try:
+        return load_config(Path(run_dir) / "config.json").game
+    except (OSError, ValueError):
+        return "maze"
 
 
 def list_cmd(args: ListArgs) -> None:

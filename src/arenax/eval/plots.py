@@ -15,6 +15,10 @@ PANELS = (
     ("levels", "training levels", (("level/walls", "walls"),
                                    ("level/shortest_path", "shortest path"),
                                    ("level/solvable", "solvable"))),
+    ("teams", "Tag episodes", (("return/tagger", "tagger return"),
+                               ("return/runner", "runner return"),
+                               ("tagged", "runners tagged / episode"),
+                               ("episode_length", "episode length"))),
     ("buffer", "level buffer", (("buffer/weighted_score", "replay-weighted score"),
                                 ("buffer/weighted_age", "replay-weighted age"),
                                 ("buffer/weighted_mutations", "replay-weighted edits"),
@@ -47,8 +51,8 @@ def smooth(y: np.ndarray, window: int) -> np.ndarray:
 
 
 def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> list[Path]:
-    """Write ``returns.png``, ``losses.png``, ``levels.png``, ``buffer.png`` (replay curricula)
-    and (if evaluated) ``eval.png``
+    """Write ``returns.png``, ``losses.png``, ``levels.png``, ``buffer.png`` (replay curricula),
+    ``teams.png`` and ``losses-<policy>.png`` (Tag), and (if evaluated) ``eval.png``
     into ``out_dir`` (default ``run_dir/plots``); returns the paths written."""
     import matplotlib
 
@@ -66,7 +70,13 @@ def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> lis
     x = _col(rows, "env_steps")
     window = window or max(1, len(rows) // 50)
     written = []
-    for fname, title, series in PANELS:
+    # many-agent runs: one loss panel per policy (metrics "<policy>/value_loss", ...)
+    policies = sorted(k.split("/")[0] for k in rows[0] if k.endswith("/value_loss"))
+    panels = list(PANELS) + [
+        (f"losses-{p}", f"PPO of policy {p!r}", tuple((f"{p}/{k}", lab) for k, lab in PANELS[1][2]))
+        for p in policies
+    ]
+    for fname, title, series in panels:
         series = [(k, lab) for k, lab in series if k in rows[0]]
         if not series:
             continue

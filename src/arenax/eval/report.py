@@ -39,6 +39,11 @@ def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any
     from arenax.train.build import make_policy, student_params
 
     cfg, state, cycle = load_run(run_dir, checkpoint)
+    if cfg.game != "maze":
+        raise ValueError(
+            f"{run_dir}: a {cfg.game} run; held-out evaluation is for maze students "
+            "(`arenax render RUN_DIR` writes a GIF of a Tag episode)"
+        )
     return cfg, make_policy(cfg), student_params(cfg, state), cycle
 
 

@@ -1,0 +1,136 @@
+"""Pictures of Tag: frames of an episode (taggers red, runners blue, tagged runners grey)
+and GIFs of whole episodes played by given policies or random actions."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from PIL import Image, ImageDraw
+
+from arenax.envs.tag.continuous import TagEnv, TagState
+from arenax.envs.tag.grid import GridTagEnv, GridTagState
+
+TAGGER = (214, 39, 40)
+RUNNER = (31, 119, 180)
+TAGGED = (190, 190, 190)
+BACKGROUND = (250, 250, 246)
+BORDER = (40, 40, 40)
+
+
+def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 320) -> np.ndarray:
+    """One RGB frame ``(px + 20, px, 3) uint8`` of a single (unbatched) env state."""
+    img = Image.new("RGB", (px, px + 20), BACKGROUND)
+    draw = ImageDraw.Draw(img)
+    s = jax.device_get(state)
+    if isinstance(env, GridTagEnv):
+        n = env.size + 1
+        cell = px / n
+        draw.rectangle([0, 0, px - 1, px - 1], outline=BORDER)
+        for i, (x, y) in enumerate(np.asarray(s.pos)):
+            colour = RUNNER if i == env.n_agents - 1 else TAGGER
+            x0, y0 = x * cell, (n - 1 - y) * cell
+            draw.rectangle([x0, y0, x0 + max(cell - 1, 1), y0 + max(cell - 1, 1)], fill=colour)
+        caption = f"t={int(s.time)}  taggers {env.n_taggers}, runner 1"
+    else:
+        scale = (px - 1) / float(s.arena)
+        draw.rectangle([0, 0, px - 1, px - 1], outline=BORDER)
+        r = max(2.0, px / 80)
+        active = np.asarray(s.active)
+        order = np.argsort(np.arange(env.n_agents) < env.n_taggers, kind="stable")  # taggers on top
+        for i in order:
+            x, y = np.asarray(s.pos[i]) * scale
+            y = px - 1 - y
+            tagger = i < env.n_taggers
+            colour = TAGGER if tagger else (RUNNER if active[i] else TAGGED)
+            rr = r * (1.4 if tagger else 1.0)
+            draw.ellipse([x - rr, y - rr, x + rr, y + rr], fill=colour)
+            if active[i]:
+                d = float(s.direction[i])
+                draw.line([x, y, x + 2 * rr * math.cos(d), y - 2 * rr * math.sin(d)], fill=BORDER)
+        left = int(active[env.n_taggers :].sum())
+        caption = f"t={int(s.time)}  runners left {left}/{env.n_runners}"
+    draw.text((4, px + 4), caption, fill=BORDER)
+    return np.asarray(img)
+
+
+def episode_frames(
+    env: TagEnv | GridTagEnv,
+    key: jax.Array,
+    policies: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+    greedy: bool = False,
+    px: int = 320,
+    max_frames: int = 200,
+) -> list[np.ndarray]:
+    """Frames of one episode from a generated level. ``policies``/``params`` per team
+    (MLP policies with ``dist``), or uniformly random actions when ``None``. Long episodes
+    are subsampled to at most ``max_frames`` frames (the last frame is always kept)."""
+    k_level, k_play = jax.random.split(key)
+    level = env.generate(k_level)
+    state = env.reset_state(k_level, level)
+
+    @jax.jit
+    def step(state: Any, k: jax.Array) -> tuple[Any, jax.Array]:
+        obs = env.observe(state)
+        action = {}
+        for i, team in enumerate(env.teams):
+            kt = jax.random.fold_in(k, i)
+            if policies is None:
+                space = env.action_space(team)
+                action[team] = space.sample(kt, (env.num_agents(team),))
+            else:
+                pol = policies[team]
+                _, logits, _ = pol.apply(params[team], obs[team][None], None, ())
+                action[team] = (
+                    pol.dist.mode(logits[0]) if greedy else pol.dist.sample(kt, logits[0])
+                )
+        state, _, term, trunc, _ = env.step_state(k, state, action)
+        return state, term | trunc
+
+    states = [state]
+    for t in range(env.episode_length):
+        state, done = step(state, jax.random.fold_in(k_play, t))
+        states.append(state)
+        if bool(done):
+            break
+    every = max(1, math.ceil(len(states) / max_frames))
+    keep = list(range(0, len(states), every))
+    if keep[-1] != len(states) - 1:
+        keep.append(len(states) - 1)
+    return [frame(env, states[i], px) for i in keep]
+
+
+def save_gif(frames: list[np.ndarray], path: str | Path, fps: int = 12) -> Path:
+    """Write frames as a looping GIF."""
+    if not frames:
+        raise ValueError("save_gif needs at least one frame")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ims = [Image.fromarray(f) for f in frames]
+    ims[0].save(path, save_all=True, append_images=ims[1:], duration=int(1000 / fps), loop=0)
+    return path
+
+
+def run_episode_gif(
+    run_dir: Path, out: Path | None = None, seed: int = 0, greedy: bool = False, px: int = 320
+) -> tuple[Path, int]:
+    """GIF of one episode of a Tag run's latest policies; returns ``(path, frames)``."""
+    from arenax.eval.report import load_run
+    from arenax.train.build import make_algorithm
+
+    cfg, state, cycle = load_run(run_dir)
+    if cfg.game == "maze":
+        raise ValueError(f"{run_dir}: a maze run (use --buffer / --teacher, or arenax eval)")
+    algo = make_algorithm(cfg)
+    policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
+    params = {t: state.learner[algo.team_policy[t]].params for t in algo.teams}
+    frames = episode_frames(algo.env, jax.random.key(seed), policies, params, greedy, px)
+    path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif")
+    return path, len(frames)
+
+
+__all__ = ["episode_frames", "frame", "run_episode_gif", "save_gif"]
