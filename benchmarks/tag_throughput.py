@@ -125,7 +125,7 @@ def policy_rollout(cfg: TrainConfig) -> tuple[Callable, Any]:
         acc = sum(jnp.sum(tr.log_prob) + jnp.sum(tr.next_value) for tr in trajs.values())
         return state.replace(curriculum={"rollout": end}), acc
 
-    return jax.jit(run, donate_argnums=0), state
+    return jax.jit(run), state
 
 
 def train_cycle(cfg: TrainConfig) -> tuple[Callable, Any]:

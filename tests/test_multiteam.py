@@ -301,7 +301,7 @@ def test_frames_colour_teams_and_grey_tagged_runners() -> None:
 
     def colour_at(x: float, y: float) -> tuple[int, ...]:
         scale = 199 / 10.0
-        row, col = int(round(199 - y * scale)), int(round(x * scale))
+        row, col = round(199 - y * scale), round(x * scale)
         return tuple(int(c) for c in img[row + 1, col - 1])  # off the heading line
 
     assert colour_at(2, 2) == TR.TAGGER
