@@ -137,7 +137,7 @@ def train_cycle(cfg: TrainConfig) -> tuple[Callable, Any]:
 
 
 def main(args: Args) -> None:
-    console = Console()
+    console = Console(width=150)
     table = Table(
         title=f"Tag throughput ({jax.devices()[0].platform}, {jax.device_count()} device)"
     )

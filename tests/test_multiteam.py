@@ -310,5 +310,5 @@ def test_frames_colour_teams_and_grey_tagged_runners() -> None:
     g = GridTagEnv(n_taggers=1, size=4)
     gs = g.reset_state(None, g.generate(jax.random.key(0)))  # tagger centre, runner corner
     gimg = TR.frame(g, gs, px=100)
-    assert tuple(gimg[95, 5]) == TR.RUNNER  # cell (0, 0) is bottom-left
+    assert tuple(gimg[95, 2]) == TR.RUNNER  # cell (0, 0) is bottom-left
     assert tuple(gimg[50, 50]) == TR.TAGGER

@@ -30,10 +30,14 @@ def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 32
         n = env.size + 1
         cell = px / n
         draw.rectangle([0, 0, px - 1, px - 1], outline=BORDER)
-        for i, (x, y) in enumerate(np.asarray(s.pos)):
-            colour = RUNNER if i == env.n_agents - 1 else TAGGER
-            x0, y0 = x * cell, (n - 1 - y) * cell
-            draw.rectangle([x0, y0, x0 + max(cell - 1, 1), y0 + max(cell - 1, 1)], fill=colour)
+        pos = np.asarray(s.pos)
+        # the runner fills its cell; taggers are drawn on top, inset, so a tag shows both
+        for i in [env.n_agents - 1, *range(env.n_taggers)]:
+            x, y = pos[i]
+            colour, pad = (RUNNER, 0.0) if i == env.n_agents - 1 else (TAGGER, 0.2 * cell)
+            x0, y0 = x * cell + pad, (n - 1 - y) * cell + pad
+            x1, y1 = x0 + cell - 1 - 2 * pad, y0 + cell - 1 - 2 * pad
+            draw.rectangle([x0, y0, max(x1, x0), max(y1, y0)], fill=colour)
         caption = f"t={int(s.time)}  taggers {env.n_taggers}, runner 1"
     else:
         scale = (px - 1) / float(s.arena)
