@@ -50,6 +50,7 @@ def _case(
 CASES: dict[str, TrainConfig] = {
     "continuous-100x110": _case(_TC, 100, 50, 4),
     "continuous-1000x105": _case(_TC, 1000, 10, 4, n_taggers=5),
+    "continuous-1000x105-all": _case(_TC, 1000, 10, 4, n_taggers=5, k_nearest=0),
     "continuous-1x1000": _case(_TC, 1, 100, 4, n_taggers=100, n_runners=900),
     "grid-partial-2000x1000": _case(
         _TG, 2000, 2, 16, n_taggers=999, size=100, partial=True, tag_penalty=5.0
@@ -59,7 +60,7 @@ CASES: dict[str, TrainConfig] = {
 
 @dataclasses.dataclass(frozen=True)
 class Args:
-    cases: tuple[str, ...] = tuple(CASES)
+    cases: tuple[str, ...] = tuple(c for c in CASES if not c.endswith("-all"))
     """Which configurations to measure."""
     modes: tuple[str, ...] = ("env", "rollout", "train")
     """env: env step only; rollout: with policies; train: rollout + PPO (end to end)."""

@@ -264,21 +264,29 @@ class TagEnv(Environment[TagLevel, TagState]):
             axis=-1,
         )  # (A, 5) absolute, differenced below
         if self.k_nearest is None:
-            # everyone else, in index order: row i lists j = 0..A-1 without i
-            idx = jnp.arange(a)[None, :].repeat(a, 0)
-            others = idx[~np.eye(a, dtype=bool)].reshape(a, a - 1)
-            valid = jnp.ones((a, a - 1), jnp.bool_)
+            # everyone else, in index order (row i lists j = 0..A-1 without i): pairwise
+            # differences with the diagonal cut out by a static reshape, no gather
+            cols = [f[None, :] - f[:, None] for f in feats.T]
+            cols += [jnp.broadcast_to(f[None, :], (a, a)) for f in (is_tagger, state.active)]
+            flat = jnp.concatenate([_off_diagonal(c.astype(jnp.float32)) for c in cols], axis=-1)
         else:
             others, valid = _k_nearest(state.pos, state.active, self.k_nearest)
-        rel = feats[others] - feats[:, None, :]  # (A, K, 5)
-        extra = jnp.stack(
-            [is_tagger[others], state.active[others].astype(jnp.float32)], axis=-1
-        )  # (A, K, 2)
-        per = jnp.concatenate([rel, extra], axis=-1) * valid[..., None]  # (A, K, 7)
+            rel = feats[others] - feats[:, None, :]  # (A, K, 5)
+            extra = jnp.stack(
+                [is_tagger[others], state.active[others].astype(jnp.float32)], axis=-1
+            )  # (A, K, 2)
+            per = jnp.concatenate([rel, extra], axis=-1) * valid[..., None]  # (A, K, 7)
+            flat = jnp.moveaxis(per, -1, 1).reshape(a, -1)  # feature by feature
         t = jnp.full((a, 1), state.time.astype(jnp.float32) / self.episode_length)
-        obs = jnp.concatenate([jnp.moveaxis(per, -1, 1).reshape(a, -1), t], axis=-1)
+        obs = jnp.concatenate([flat, t], axis=-1)
         obs = jnp.where(state.active[:, None], obs, 0.0)
         return self._split(obs.astype(jnp.float32))
+
+
+def _off_diagonal(m: jax.Array) -> jax.Array:
+    """``(A, A) -> (A, A-1)``: row ``i`` without its ``i``-th entry (static reshapes)."""
+    a = m.shape[0]
+    return m.reshape(-1)[1:].reshape(a - 1, a + 1)[:, :-1].reshape(a, a - 1)
 
 
 def _k_nearest(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
