@@ -16,12 +16,14 @@ setup: $(STAMP)
 
 DEMO_RUN := outputs/runs/maze-dr-demo
 
-## main job: level galleries, the env throughput table, then a short maze-dr training run
+## main job: level galleries, env throughput tables (maze, Tag), a Tag GIF, then a short maze-dr training run
 ## (≈1 M steps, a few minutes on CPU) that ends with its held-out evaluation table and plots
 demo: $(STAMP)
 	$(BIN)/arenax render --source maze/dr --n 16 --out outputs/dr_gallery.png --episode-gif outputs/dr_episode.gif
 	$(BIN)/arenax render --source all --out outputs/heldout_gallery.png
 	$(BIN)/python benchmarks/env_throughput.py --batches 1 1024 4096
+	$(BIN)/arenax render --source tag-continuous --out outputs/tag_continuous.gif
+	$(BIN)/python benchmarks/tag_throughput.py --modes env --cases continuous-100x110 grid-partial-2000x1000
 	$(BIN)/arenax train maze-dr --total-steps 983040 --chunk 10 --checkpoint-every 40 \
 		--eval.every 40 --out-dir outputs/runs --name maze-dr-demo --overwrite
 	$(BIN)/arenax plot $(DEMO_RUN)
@@ -39,6 +41,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/env_throughput.py
 	$(BIN)/python benchmarks/train_throughput.py
+	$(BIN)/python benchmarks/tag_throughput.py
 
 clean:
 	rm -rf $(VENV) .jax_cache .pytest_cache outputs

@@ -233,7 +233,7 @@ def bench_cmd(args: EnvBenchArgs) -> None:
 
 
 def train_cmd(config: TrainConfig) -> None:
-    """Train a student; ``arenax train maze-dr --help`` lists every option of a preset.
+    """Train a maze student or Tag teams; ``arenax train PRESET --help`` lists every option.
 
     Args:
         config: a preset and its overrides.
