@@ -159,7 +159,7 @@ def _tag_gif(args: RenderArgs) -> None:
 
     env = make_env(PRESETS[args.source])
     frames = TR.episode_frames(env, jax.random.key(args.seed))
-    path = TR.save_gif(frames, out or Path(f"outputs/{args.source}.gif"))
+    path = TR.save_gif(frames, out or Path(f"outputs/{args.source}.gif"), fps=12)
     console.print(f"wrote {path} ({len(frames)} frames, random actions)")
 
 

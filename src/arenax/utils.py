@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import jax
+import numpy as np
 
 
 def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path:
@@ -16,4 +18,17 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
     jax.config.update("jax_compilation_cache_dir", str(path))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return path
+
+
+def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 8) -> Path:
+    """Write RGB frames ``(H, W, 3) uint8`` as a looping GIF (folders are created)."""
+    from PIL import Image
+
+    if not frames:
+        raise ValueError("save_gif needs at least one frame")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ims = [Image.fromarray(f) for f in frames]
+    ims[0].save(path, save_all=True, append_images=ims[1:], duration=int(1000 / fps), loop=0)
     return path

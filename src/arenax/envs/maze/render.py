@@ -15,6 +15,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from arenax.envs.maze.level import DIR_TO_VEC
+from arenax.utils import save_gif as save_gif  # re-exported: R.save_gif
 
 GRID = np.array([100, 100, 100], np.uint8)
 WALL_RGB = np.array([100, 100, 100], np.uint8)
@@ -128,17 +129,6 @@ def _fit(image: np.ndarray, max_side: int) -> np.ndarray:
     s = max_side / max(h, w)
     im = Image.fromarray(image).resize((round(w * s), round(h * s)), Image.Resampling.LANCZOS)
     return np.asarray(im)
-
-
-def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 8) -> Path:
-    """Write RGB frames as a looping GIF."""
-    if not frames:
-        raise ValueError("save_gif needs at least one frame")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ims = [Image.fromarray(f) for f in frames]
-    ims[0].save(path, save_all=True, append_images=ims[1:], duration=int(1000 / fps), loop=0)
-    return path
 
 
 def random_episode_frames(

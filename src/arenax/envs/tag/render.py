@@ -13,6 +13,7 @@ from PIL import Image, ImageDraw
 
 from arenax.envs.tag.continuous import TagEnv, TagState
 from arenax.envs.tag.grid import GridTagEnv, GridTagState
+from arenax.utils import save_gif
 
 TAGGER = (214, 39, 40)
 RUNNER = (31, 119, 180)
@@ -108,17 +109,6 @@ def episode_frames(
     return [frame(env, states[i], px) for i in keep]
 
 
-def save_gif(frames: list[np.ndarray], path: str | Path, fps: int = 12) -> Path:
-    """Write frames as a looping GIF."""
-    if not frames:
-        raise ValueError("save_gif needs at least one frame")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ims = [Image.fromarray(f) for f in frames]
-    ims[0].save(path, save_all=True, append_images=ims[1:], duration=int(1000 / fps), loop=0)
-    return path
-
-
 def run_episode_gif(
     run_dir: Path, out: Path | None = None, seed: int = 0, greedy: bool = False, px: int = 320
 ) -> tuple[Path, int]:
@@ -133,7 +123,7 @@ def run_episode_gif(
     policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
     params = {t: state.learner[algo.team_policy[t]].params for t in algo.teams}
     frames = episode_frames(algo.env, jax.random.key(seed), policies, params, greedy, px)
-    path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif")
+    path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif", fps=12)
     return path, len(frames)
 
 
