@@ -312,3 +312,18 @@ def test_frames_colour_teams_and_grey_tagged_runners() -> None:
     gimg = TR.frame(g, gs, px=100)
     assert tuple(gimg[95, 2]) == TR.RUNNER  # cell (0, 0) is bottom-left
     assert tuple(gimg[50, 50]) == TR.TAGGER
+
+
+def test_game_configs_mirror_the_environments_defaults() -> None:
+    """``TagConfig``/``GridTagConfig`` repeat the env fields (they are the documented CLI
+    options); their defaults must build the environments' defaults."""
+    from arenax.train.build import make_env
+
+    assert make_env(TrainConfig(game="tag")) == TagEnv()
+    assert make_env(TrainConfig(game="grid-tag")) == GridTagEnv()
+    assert {f.name for f in dataclasses.fields(TagConfig)} == {
+        f.name for f in dataclasses.fields(TagEnv)
+    }
+    assert {f.name for f in dataclasses.fields(GridTagConfig)} == {
+        f.name for f in dataclasses.fields(GridTagEnv)
+    }
