@@ -35,6 +35,17 @@ def cycle_key(state: TrainState) -> jax.Array:
     return jax.random.fold_in(jax.random.wrap_key_data(state.rng), state.cycle)
 
 
+def ended_means(
+    done: jax.Array, values: dict[str, jax.Array], axis_name: str | None
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """Count of ended episodes and the mean of each ``(T, N)`` value over them (over all
+    devices; NaN when none ended). ``done`` marks the steps that end an episode."""
+    d = done.astype(jnp.float32)
+    sums = psum({"n": jnp.sum(d), **{k: jnp.sum(d * v) for k, v in values.items()}}, axis_name)
+    n = sums.pop("n")
+    return n, {k: jnp.where(n > 0, v / jnp.maximum(n, 1.0), jnp.nan) for k, v in sums.items()}
+
+
 def episode_metrics(episodes: dict[str, jax.Array], axis_name: str | None) -> dict[str, jax.Array]:
     """Means over the episodes that *ended* during a rollout (over all devices).
 
@@ -42,24 +53,16 @@ def episode_metrics(episodes: dict[str, jax.Array], axis_name: str | None) -> di
     Returns ``episodes`` (count), ``return``, ``solved`` and ``episode_length`` (NaN when no
     episode ended).
     """
-    done = episodes["done"].astype(jnp.float32)
-    sums = psum(
+    n, means = ended_means(
+        episodes["done"],
         {
-            "n": jnp.sum(done),
-            "return": jnp.sum(done * episodes["return"]),
-            "solved": jnp.sum(done * episodes["success"]),
-            "length": jnp.sum(done * episodes["length"]),
+            "return": episodes["return"],
+            "solved": episodes["success"],
+            "episode_length": episodes["length"],
         },
         axis_name,
     )
-    n = sums["n"]
-    mean = lambda k: jnp.where(n > 0, sums[k] / jnp.maximum(n, 1.0), jnp.nan)  # noqa: E731
-    return {
-        "episodes": n,
-        "return": mean("return"),
-        "solved": mean("solved"),
-        "episode_length": mean("length"),
-    }
+    return {"episodes": n, **means}
 
 
 def level_batch_metrics(

@@ -25,11 +25,10 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
-from arenax.curricula.common import TrainState
+from arenax.curricula.common import TrainState, ended_means
 from arenax.envs.core import Environment
-from arenax.envs.wrappers import AutoReplay, EpisodeStats
+from arenax.envs.wrappers import AutoReplay, EpisodeStats, with_replay_level
 from arenax.rl.learner import Learner
-from arenax.rl.ppo import psum
 from arenax.rl.rollout import RolloutCarry, per_env_keys, reset_batch, team_rollout
 
 
@@ -132,8 +131,7 @@ class MultiTeamDR:
 
         # 1. fresh start levels for the episodes that begin in this cycle
         levels = jax.vmap(self.env.generate)(per_env_keys(k_levels, env_ids))
-        stats = start.env_state
-        start = start.replace(env_state=stats.replace(inner=stats.inner.replace(level=levels)))
+        start = start.replace(env_state=with_replay_level(start.env_state, levels))
 
         # 2. every team acts
         policies = {t: self.learners[self.team_policy[t]].policy for t in self.teams}
@@ -170,14 +168,10 @@ def team_episode_metrics(episodes: dict[str, Any], axis_name: str | None) -> dic
     ``episode_length``, ``return/<team>`` (per-agent episode reward, averaged over the
     team) and each per-episode counter (Tag: ``tagged``, runners tagged per episode). NaN
     when no episode ended."""
-    done = episodes["done"].astype(jnp.float32)
-    sums = {
-        "n": jnp.sum(done),
-        "episode_length": jnp.sum(done * episodes["length"]),
-        **{f"return/{t}": jnp.sum(done * r) for t, r in episodes["returns"].items()},
-        **{k: jnp.sum(done * v) for k, v in episodes["sums"].items()},
+    values = {
+        "episode_length": episodes["length"],
+        **{f"return/{t}": r for t, r in episodes["returns"].items()},
+        **episodes["sums"],
     }
-    sums = psum(sums, axis_name)
-    n = sums.pop("n")
-    out = {k: jnp.where(n > 0, v / jnp.maximum(n, 1.0), jnp.nan) for k, v in sums.items()}
-    return {"episodes": n, **out}
+    n, means = ended_means(episodes["done"], values, axis_name)
+    return {"episodes": n, **means}

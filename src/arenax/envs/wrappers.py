@@ -93,6 +93,17 @@ class AutoReplay(Wrapper):
         return self.env.observe(state.inner)
 
 
+def with_replay_level(state: Any, level: Any) -> Any:
+    """``state`` with the level of its :class:`AutoReplay` layer replaced: episodes that
+    start from now on start from ``level``. Walks through outer wrappers' states
+    (``.inner``); works on batched states too."""
+    if isinstance(state, ReplayState):
+        return state.replace(level=level)
+    if not hasattr(state, "inner"):
+        raise TypeError(f"{type(state).__name__}: no AutoReplay layer in this state")
+    return state.replace(inner=with_replay_level(state.inner, level))
+
+
 @pytree_dataclass
 class BatchResetState:
     """State of :class:`AutoResetFromBatch`.

@@ -15,6 +15,8 @@ import jax
 import orbax.checkpoint as ocp
 from jax.sharding import Mesh, PartitionSpec
 
+from arenax.train.parallel import shardings
+
 
 class Checkpointer:
     """Save/restore train states under ``run_dir / "checkpoints"``.
@@ -70,8 +72,6 @@ class Checkpointer:
         if step is None:
             raise FileNotFoundError(f"no checkpoint in {self.directory}")
         if mesh is not None:
-            from arenax.train.parallel import shardings
-
             per_leaf = shardings(mesh, PartitionSpec() if specs is None else specs, abstract_state)
         else:
             one = jax.sharding.SingleDeviceSharding(jax.devices()[0])
