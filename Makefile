@@ -29,9 +29,11 @@ demo: $(STAMP)
 	$(BIN)/arenax plot $(DEMO_RUN)
 	$(BIN)/arenax eval $(DEMO_RUN) --suite all --episodes 20 --gif-dir $(DEMO_RUN)/gifs
 
-## the full test suite (2 workers, persistent compilation cache in .jax_cache)
+## lint, the import-layer contract (pyproject: [tool.importlinter]), then the full test suite
+## (2 workers, persistent compilation cache in .jax_cache); `pytest -m "not slow"` skips end-to-end runs
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)

@@ -25,7 +25,7 @@ from arenax.envs import AutoReplay
 from arenax.rl.rollout import team_rollout
 from arenax.train.build import make_algorithm, make_env
 from arenax.train.config import PRESETS, PPOConfig, TeamConfig, TrainConfig
-from arenax.train.parallel import make_chunk, make_mesh, place, state_specs
+from arenax.train.parallel import AXIS, make_chunk, make_mesh, place
 
 _TC = PRESETS["tag-continuous"]
 _TG = PRESETS["tag-grid"]
@@ -50,7 +50,7 @@ def _case(
 CASES: dict[str, TrainConfig] = {
     "continuous-100x110": _case(_TC, 100, 50, 4),
     "continuous-1000x105": _case(_TC, 1000, 10, 4, n_taggers=5),
-    "continuous-1000x105-all": _case(_TC, 1000, 10, 4, n_taggers=5, k_nearest=0),
+    "continuous-1000x105-all": _case(_TC, 1000, 10, 4, n_taggers=5, k_nearest=None),
     "continuous-1x1000": _case(_TC, 1, 100, 4, n_taggers=100, n_runners=900),
     "grid-partial-2000x1000": _case(
         _TG, 2000, 2, 16, n_taggers=999, size=100, partial=True, tag_penalty=5.0
@@ -132,7 +132,7 @@ def policy_rollout(cfg: TrainConfig) -> tuple[Callable, Any]:
 def train_cycle(cfg: TrainConfig) -> tuple[Callable, Any]:
     algo = make_algorithm(cfg)
     mesh = make_mesh(1)
-    state = place(algo.init(jax.random.key(0)), mesh, state_specs(algo))
+    state = place(algo.init(jax.random.key(0)), mesh, algo.state_specs(AXIS))
     chunk = make_chunk(algo, mesh, cfg.n_envs, 1)
     return (lambda s, _: chunk(s)), state
 

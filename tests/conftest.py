@@ -1,7 +1,6 @@
 """Test settings: a persistent compilation cache so re-runs skip XLA compiles."""
 
 import os
-from pathlib import Path
 
 # two CPU devices for the multi-device tests (must be set before JAX initialises)
 if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
@@ -12,10 +11,8 @@ if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "")
 from hypothesis import settings
 
 from arenax.utils import enable_compilation_cache
+from helpers import CACHE_DIR
 
-CACHE_DIR = Path(
-    os.environ.get("ARENAX_TEST_CACHE", Path(__file__).resolve().parent.parent / ".jax_cache")
-)
 enable_compilation_cache(CACHE_DIR)
 
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True)

@@ -1,10 +1,13 @@
 import subprocess
 import sys
 
+import jax
 import numpy as np
 from PIL import Image
 
 from arenax.cli import ListArgs, RenderArgs, list_cmd, render_cmd
+from arenax.envs.maze import HELDOUT_MAZES, SUITES
+from arenax.envs.maze.render import render
 
 
 def test_render_gallery_and_gif(tmp_path):
@@ -23,6 +26,14 @@ def test_render_suite(tmp_path):
     out = tmp_path / "s.png"
     render_cmd(RenderArgs(source="classic", out=out, tile=4))
     assert out.exists()
+    sheet = np.asarray(Image.open(out).convert("RGB"))
+    # the first maze of the suite, as drawn on its own, sits at the sheet's top-left corner
+    first = HELDOUT_MAZES[SUITES["classic"][0]].sample(jax.random.key(0))
+    img = render(first, tile_size=4)
+    pad = 8
+    np.testing.assert_array_equal(sheet[pad : pad + img.shape[0], pad : pad + img.shape[1]], img)
+    # 8 mazes in rows of 4: two rows of images below each other
+    assert sheet.shape[0] > 2 * img.shape[0] and sheet.shape[1] > 4 * img.shape[1]
 
 
 def test_list(capsys):

@@ -46,7 +46,7 @@ def test_evaluation_returns_follow_the_reward_formula() -> None:
         assert r.ret_lo <= r.ret <= r.ret_hi
     # per-episode invariant from the raw play function: success <=> positive return
     from arenax.envs.maze import MazeEnv
-    from arenax.eval.heldout import play
+    from arenax.rl.evaluation import play
 
     env = MazeEnv(height=5, width=5, max_steps=40, normalize_obs=True, n_walls=3)
     levels = jax.vmap(env.generate)(jax.random.split(jax.random.key(2), 32))
@@ -81,6 +81,7 @@ TINY_ARGS = (
 )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_cli_train_resume_eval_plot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     steps = 4 * 16 * 4
     run_cli(monkeypatch, "train", "maze-dr", *TINY_ARGS, "--total-steps", str(steps),

@@ -13,10 +13,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from arenax import distributions as D
 from arenax.envs.tag import GridTagEnv, TagEnv
 from arenax.envs.wrappers import AutoReplay, EpisodeStats
 from arenax.nn.mlp import MLPPolicy
-from arenax.rl import distributions as D
 from arenax.rl.rollout import RolloutCarry, per_env_keys, reset_batch, team_rollout
 from arenax.train import ConfigError, PPOConfig, TrainConfig, train, validate
 from arenax.train.build import make_algorithm
@@ -133,6 +133,7 @@ def test_team_rollout_matches_an_independent_replay() -> None:
 
 # ---------------------------------------------------------------- training
 @pytest.mark.parametrize("preset", ["tag-continuous", "tag-grid"])
+@pytest.mark.slow
 def test_presets_train_a_few_cycles(tmp_path: Path, preset: str) -> None:
     cfg = tiny_tag(tmp_path, preset)
     validate(cfg)
@@ -152,6 +153,7 @@ def test_presets_train_a_few_cycles(tmp_path: Path, preset: str) -> None:
     assert (tmp_path / cfg.run_name / "checkpoints").exists()
 
 
+@pytest.mark.slow
 def test_tag_resume_is_bitwise_exact_with_sharded_envs(tmp_path: Path) -> None:
     """The environments persist between cycles, split over 2 devices: N + resume + N
     cycles equal 2N, and 1 device agrees with 2 (one minibatch: minibatches are shuffled
@@ -173,6 +175,7 @@ def test_tag_resume_is_bitwise_exact_with_sharded_envs(tmp_path: Path) -> None:
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_frozen_team_keeps_its_parameters(tmp_path: Path) -> None:
     cfg = tiny_tag(tmp_path, runner=TeamConfig(hidden=(32, 32), ppo=SMALL_PPO, frozen=True))
     algo = make_algorithm(cfg)
@@ -225,6 +228,7 @@ def tagging_rate(cfg: TrainConfig, learner: dict, key: jax.Array) -> float:
     return float(np.sum(np.asarray(ep["sums"]["tagged"]) * done) / max(done.sum(), 1))
 
 
+@pytest.mark.slow
 def test_trained_taggers_tag_more_than_random_taggers(tmp_path: Path) -> None:
     """Grid Tag, one tagger vs a frozen random runner on a 9 x 9 grid: after ≈50 k env
     steps the tagger tags in clearly more episodes than its random initial policy."""
@@ -248,6 +252,7 @@ def test_trained_taggers_tag_more_than_random_taggers(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- CLI, pictures
+@pytest.mark.slow
 def test_cli_tag_train_resume_render_plot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:

@@ -10,14 +10,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_train import assert_same, learning_rows
 
 from arenax.curricula.scores import teacher_score
 from arenax.envs.maze import is_valid
 from arenax.nn.layers import PatchConv
 from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, TrainConfig, train
 from arenax.train.build import make_algorithm
-from arenax.train.config import TeacherConfig
+from arenax.train.config import PPOConfig, TeacherConfig
+from helpers import assert_same, learning_rows
 
 
 def test_regret_formulas_hand_computed() -> None:
@@ -53,7 +53,8 @@ def small(preset: str, tmp_path: Path, cycles: int = 3, **changes: object) -> Tr
         PRESETS[preset],
         env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
         model=ModelConfig(hidden=16),
-        teacher=TeacherConfig(n_walls=4, noise_dim=4, conv_filters=8, hidden=16, head_hidden=8, lr=3e-3),
+        teacher=TeacherConfig(n_walls=4, noise_dim=4, conv_filters=8, hidden=16, head_hidden=8,
+                              ppo=PPOConfig(lr=3e-3, ent_coef=0.05)),
         n_envs=4, n_steps=16, chunk=1, checkpoint_every=1, archive_every=0,
         eval=EvalConfig(every=0), out_dir=tmp_path, progress=False, tensorboard=False,
     )  # fmt: skip
@@ -77,6 +78,7 @@ class Spy:
         return new, stats
 
 
+@pytest.mark.slow
 def test_teacher_reward_on_last_step_and_valid_levels(tmp_path: Path) -> None:
     cfg = small("maze-paired", tmp_path)
     algo = make_algorithm(cfg)
@@ -98,6 +100,7 @@ def test_teacher_reward_on_last_step_and_valid_levels(tmp_path: Path) -> None:
     assert float(m["student1/lr"]) == pytest.approx(cfg.ppo.lr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("preset", "students"), [("maze-paired", 2), ("maze-minimax", 1), ("maze-ppaired", 3)]
 )
@@ -115,13 +118,14 @@ def test_presets_run(preset: str, students: int, tmp_path: Path) -> None:
     for i in range(1, students):
         assert f"student{i}/return" in last
     assert f"student{students}/return" not in last
-    params = res.state.learner.params
+    params = res.state.learner["student"].params
     assert jax.tree.leaves(params)[0].shape[0] == students
     if students > 1:  # students are trained independently
         a, b = (jax.tree.leaves(jax.tree.map(lambda x, i=i: x[i], params))[0] for i in (0, 1))
         assert not np.allclose(a, b)
 
 
+@pytest.mark.slow
 def test_paired_resume_is_exact(tmp_path: Path) -> None:
     full = train(small("maze-ppaired", tmp_path, cycles=4, name="full"))
     train(small("maze-ppaired", tmp_path, cycles=2, name="half"))

@@ -10,12 +10,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_train import assert_same
 
 from arenax.curricula import buffer as B
 from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, TrainConfig, train
 from arenax.train.build import make_algorithm
 from arenax.train.loop import TIMING_COLUMNS
+from helpers import assert_same
+
+pytestmark = pytest.mark.slow  # every test here trains
 
 
 def small(preset: str, tmp_path: Path, cycles: int = 6, **changes: object) -> TrainConfig:
@@ -85,7 +87,8 @@ def test_robust_plr_skips_updates_on_new_levels(tmp_path: Path) -> None:
     n2, m2 = jax.jit(lambda s, k: algo2.cycle(s, k, ids, None))(s2, jax.random.key(0))
     assert float(m2["replay"]) == 0.0 and float(m2["updated"]) == 1.0
     assert not jnp.array_equal(
-        jax.tree.leaves(s2.learner.params)[0], jax.tree.leaves(n2.learner.params)[0]
+        jax.tree.leaves(s2.learner["student"].params)[0],
+        jax.tree.leaves(n2.learner["student"].params)[0],
     )
 
 

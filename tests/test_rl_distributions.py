@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from arenax.rl import distributions as D
+from arenax import distributions as D
 
 
 def np_logp(logits: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from arenax.rl.learner import make_optimizer
-from arenax.rl.ppo import PPOHyper, ppo_loss
+from arenax.rl.ppo import PPOConfig, ppo_loss
 
 
 def test_ppo_loss_hand_computed() -> None:
@@ -18,7 +18,7 @@ def test_ppo_loss_hand_computed() -> None:
     old_value = jnp.array([[0.5, 0.1]])
     targets = jnp.array([[2.0, 1.0]])
     mask = jnp.ones((1, 2))
-    hp = PPOHyper(clip_eps=0.2, ent_coef=0.1, vf_coef=0.5, clip_value=True)
+    hp = PPOConfig(clip_eps=0.2, ent_coef=0.1, vf_coef=0.5, clip_value=True)
     loss, s = ppo_loss(
         logits, value, action, old_lp, old_value, adv, targets, mask, hp, jnp.float32(2)
     )
@@ -40,7 +40,7 @@ def test_mask_and_count_give_global_mean() -> None:
     args = dict(
         action=jnp.zeros((1, 3), jnp.int32), old_log_prob=jnp.log(jnp.full((1, 3), 0.5)),
         old_value=jnp.zeros((1, 3)), advantages=jnp.array([[1.0, 2.0, 100.0]]),
-        targets=jnp.array([[1.0, 1.0, 50.0]]), hp=PPOHyper(clip_value=False),
+        targets=jnp.array([[1.0, 1.0, 50.0]]), hp=PPOConfig(clip_value=False),
     )  # fmt: skip
     _, s = ppo_loss(
         logits, jnp.zeros((1, 3)), mask=jnp.array([[1.0, 1.0, 0.0]]), count=jnp.float32(2), **args

@@ -15,8 +15,8 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from conftest import CACHE_DIR
 
+from arenax.curricula import Curriculum
 from arenax.train import (
     ConfigError,
     EnvConfig,
@@ -32,8 +32,8 @@ from arenax.train import (
 from arenax.train.build import make_algorithm
 from arenax.train.checkpoint import Checkpointer
 from arenax.train.config import PairedConfig, TeacherConfig
-from arenax.train.loop import TIMING_COLUMNS
 from arenax.train.parallel import make_chunk, make_mesh, replicate
+from helpers import CACHE_DIR, assert_same, learning_rows
 
 TINY = TrainConfig(
     env=EnvConfig(height=5, width=5, n_walls=4, max_steps=20),
@@ -54,10 +54,6 @@ def tiny(tmp_path: Path, **changes: object) -> TrainConfig:
     return dataclasses.replace(TINY, out_dir=tmp_path, **changes)
 
 
-def learning_rows(rows: list[dict]) -> list[dict]:
-    return [{k: v for k, v in r.items() if k not in TIMING_COLUMNS} for r in rows]
-
-
 def read_jsonl(path: Path) -> list[dict]:
     return learning_rows([json.loads(x) for x in path.read_text().splitlines() if x.strip()])
 
@@ -70,15 +66,7 @@ def params_of(run_dir: Path, cfg: TrainConfig) -> list[np.ndarray]:
     return [np.asarray(x) for x in jax.tree.leaves(state.learner)]
 
 
-def assert_same(a: list[dict], b: list[dict]) -> None:
-    assert len(a) == len(b)
-    for ra, rb in zip(a, b, strict=True):
-        assert ra.keys() == rb.keys()
-        for k in ra:
-            va, vb = ra[k], rb[k]
-            assert va == vb or (np.isnan(va) and np.isnan(vb)), (ra["cycle"], k, va, vb)
-
-
+@pytest.mark.slow
 def test_same_seed_same_metrics_and_resume_is_bitwise_exact(tmp_path: Path) -> None:
     full = train(tiny(tmp_path, name="full"))
     again = train(tiny(tmp_path, name="again"))
@@ -97,6 +85,7 @@ def test_same_seed_same_metrics_and_resume_is_bitwise_exact(tmp_path: Path) -> N
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_is_bitwise_exact(tmp_path: Path) -> None:
     cycles = 40
     cfg = tiny(
@@ -147,6 +136,7 @@ def test_resume_after_sigkill_is_bitwise_exact(tmp_path: Path) -> None:
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_one_and_two_devices_agree(tmp_path: Path) -> None:
     assert len(jax.devices()) >= 2, "conftest sets two host devices"
     one = train(tiny(tmp_path, name="one", devices=1))
@@ -154,8 +144,8 @@ def test_one_and_two_devices_agree(tmp_path: Path) -> None:
     for a, b in zip(learning_rows(one.rows), learning_rows(two.rows), strict=True):
         for k in a:
             np.testing.assert_allclose(a[k], b[k], rtol=2e-4, atol=1e-6, err_msg=k)
-    la = jax.tree.leaves(jax.device_get(one.state.learner.params))
-    lb = jax.tree.leaves(jax.device_get(two.state.learner.params))
+    la = jax.tree.leaves(jax.device_get(one.state.learner["student"].params))
+    lb = jax.tree.leaves(jax.device_get(two.state.learner["student"].params))
     for a, b in zip(la, lb, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
@@ -172,6 +162,7 @@ def test_second_call_does_not_recompile() -> None:
     assert not any(getattr(x, "weak_type", False) for x in leaves)
 
 
+@pytest.mark.slow
 def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -180,7 +171,7 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
     real = loop.make_algorithm
 
     @dataclasses.dataclass(frozen=True)
-    class Poisoned:
+    class Poisoned(Curriculum):  # the contract's defaults for everything but init and cycle
         inner: object
 
         def init(self, key: jax.Array) -> object:
@@ -222,7 +213,10 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
             {"paired": PairedConfig(1, "paired")},
             "paired.n_students=1: score 'paired' needs at least 2",
         ),
-        ({"teacher": TeacherConfig(lr=0.0)}, "teacher.lr=0.0: must be in (0.0, 1.0]"),
+        (
+            {"teacher": TeacherConfig(ppo=PPOConfig(lr=0.0))},
+            "teacher.ppo.lr=0.0: must be in (0.0, 1.0]",
+        ),
         (
             {"algorithm": "paired", "teacher": TeacherConfig(n_walls=200)},
             "teacher.n_walls=200: must be in [0, 167]",
@@ -244,6 +238,7 @@ def test_config_validation(changes: dict, message: str) -> None:
     assert "\n" not in str(exc.value)
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_different_config(tmp_path: Path) -> None:
     train(tiny(tmp_path, name="run", total_steps=TINY.steps_per_cycle * 3))
     with pytest.raises(ConfigError, match=r"ppo.lr: 0.0001 -> 0.001"):
@@ -252,6 +247,7 @@ def test_resume_refuses_a_different_config(tmp_path: Path) -> None:
         train(tiny(tmp_path, name="run"))
 
 
+@pytest.mark.slow
 def test_short_dr_run_learns_small_mazes(tmp_path: Path) -> None:
     """5x5 mazes with 4 walls: the solved rate climbs well above the random policy's."""
     cfg = TrainConfig(

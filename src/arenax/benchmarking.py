@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 import arenax
-from arenax.envs import AutoReplay, AutoResetFromBatch
+from arenax.envs import AutoReplay, AutoResetFromBatch, SingleAgent
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +36,7 @@ class EnvBenchArgs:
 
 
 def _rollout_fn(env, steps: int, batch: int):
+    """A jitted rollout of random actions in ``env`` (the single-agent view of a maze)."""
     n_actions = env.action_space().n
 
     def rollout(key, state):
@@ -44,16 +45,14 @@ def _rollout_fn(env, steps: int, batch: int):
             k = jax.random.fold_in(key, t)
             actions = jax.random.randint(k, (batch,), 0, n_actions)
             keys = jax.random.split(k, batch)
-            obs, state, reward, term, trunc, _ = jax.vmap(env.step)(
-                keys, state, {"agent": actions[:, None]}
-            )
+            obs, state, reward, term, trunc, _ = jax.vmap(env.step)(keys, state, actions)
             # consume everything the step produces so XLA cannot drop work
             checksum = (
                 checksum
-                + jnp.sum(obs["agent"].image, dtype=jnp.int32)
-                + jnp.sum(obs["agent"].direction)
+                + jnp.sum(obs.image, dtype=jnp.int32)
+                + jnp.sum(obs.direction)
                 + jnp.sum(term | trunc)
-                + jnp.sum(reward["agent"] > 0)
+                + jnp.sum(reward > 0)
             )
             return (state, checksum), None
 
@@ -72,7 +71,7 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
         raise ValueError(f"reset={args.reset!r} must be 'batch' or 'replay'")
     console = console or Console()
     base = arenax.make("maze", height=args.height, width=args.width, n_walls=args.n_walls)
-    env = AutoResetFromBatch(base) if args.reset == "batch" else AutoReplay(base)
+    env = SingleAgent(AutoResetFromBatch(base) if args.reset == "batch" else AutoReplay(base))
     table = Table(
         title=f"maze env throughput — {jax.devices()[0].device_kind}, reset={args.reset}, "
         f"{args.height}x{args.width}, random actions"
@@ -165,35 +164,37 @@ def update_flops(cfg) -> float:
 
 def update_flop_rate(cfg) -> tuple[float, float]:
     """``(GFLOP per PPO update, achieved GFLOP/s)`` of one cycle's update alone (1 device)."""
+    import dataclasses as dc
+
+    from arenax.curricula import STUDENT
+    from arenax.envs import AutoResetFromBatch, EpisodeStats
+    from arenax.rl.rollout import rollout, start_rollout
     from arenax.train.build import make_algorithm
 
-    algo = make_algorithm(cfg)
-    state = algo.init(jax.random.key(0))
-    env = algo.rollout_env
+    algo = make_algorithm(dc.replace(cfg, algorithm="dr"))
+    student = algo.init(jax.random.key(0)).learner[STUDENT]
+    env = EpisodeStats(AutoResetFromBatch(algo.env))
     n, t = cfg.n_envs, cfg.n_steps
     ids = jnp.arange(n, dtype=jnp.int32)
 
     def make_traj(key):
-        from arenax.rl.rollout import RolloutCarry, reset_batch, rollout
-
-        levels = jax.vmap(lambda k: jax.vmap(algo._generate)(jax.random.split(k, 2)))(
+        levels = jax.vmap(lambda k: jax.vmap(algo.env.generate)(jax.random.split(k, 2)))(
             jax.random.split(key, n)
         )
-        obs, st = reset_batch(env, key, levels, ids)
         carry0 = algo.learner.policy.initial_carry(n)
-        start = RolloutCarry(st, obs, jnp.ones((n,), jnp.bool_), carry0)
-        traj, _, _ = rollout(env, algo.learner.policy, state.learner.params, key, start, t, ids)
+        start = start_rollout(env, key, levels, ids, carry0)
+        traj, _, _ = rollout(env, algo.learner.policy, student.params, key, start, t, ids)
         return traj, carry0
 
     traj, carry0 = jax.jit(make_traj)(jax.random.key(1))
     upd = jax.jit(lambda s, tr, c, k: algo.learner.update(s, tr, c, k))
-    compiled = upd.lower(state.learner, traj, carry0, jax.random.key(2)).compile()
+    compiled = upd.lower(student, traj, carry0, jax.random.key(2)).compile()
     flops = update_flops(cfg)
-    jax.block_until_ready(compiled(state.learner, traj, carry0, jax.random.key(2)))
+    jax.block_until_ready(compiled(student, traj, carry0, jax.random.key(2)))
     best = float("inf")
     for i in range(3):
         t0 = time.perf_counter()
-        jax.block_until_ready(compiled(state.learner, traj, carry0, jax.random.key(3 + i)))
+        jax.block_until_ready(compiled(student, traj, carry0, jax.random.key(3 + i)))
         best = min(best, time.perf_counter() - t0)
     return flops / 1e9, flops / best / 1e9
 
@@ -205,7 +206,7 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
 
     from arenax.train.build import make_algorithm
     from arenax.train.config import PRESETS
-    from arenax.train.parallel import make_chunk, make_mesh, replicate
+    from arenax.train.parallel import AXIS, make_chunk, make_mesh, place
 
     console = console or Console()
     counts = args.devices or tuple(sorted({1, len(jax.devices())}))
@@ -225,7 +226,7 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
         for d in counts:
             algo = make_algorithm(dc.replace(cfg, devices=d))
             mesh = make_mesh(d)
-            state = replicate(algo.init(jax.random.key(0)), mesh)
+            state = place(algo.init(jax.random.key(0)), mesh, algo.state_specs(AXIS))
             chunk = 1 if cfg.algorithm == "paired" else args.chunk
             fn = make_chunk(algo, mesh, cfg.n_envs, chunk)
             t0 = time.perf_counter()

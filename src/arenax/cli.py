@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import typing
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +15,8 @@ from rich.table import Table
 
 import arenax
 from arenax.benchmarking import EnvBenchArgs, env_throughput
-from arenax.train.config import PRESETS, TrainConfig
+from arenax.train.config import PRESET_DOCS, PRESETS, TrainConfig, relevant_groups
+from arenax.utils import save_gif
 
 console = Console()
 
@@ -145,11 +147,12 @@ TAG_PRESETS = ("tag-continuous", "tag-grid")
 def _tag_gif(args: RenderArgs) -> None:
     """GIF of one Tag episode: a run's policies, or random actions in a preset's game."""
     from arenax.envs.tag import render as TR
+    from arenax.eval.report import run_episode_gif
 
     out = None if args.out == Path("outputs/gallery.png") else args.out
     if args.run_dir is not None:
         try:
-            path, n = TR.run_episode_gif(args.run_dir, out, args.seed, args.greedy)
+            path, n = run_episode_gif(args.run_dir, out, args.seed, args.greedy)
         except (FileNotFoundError, ValueError) as exc:
             console.print(f"[bold red]error:[/] {exc}")
             raise SystemExit(2) from None
@@ -159,7 +162,7 @@ def _tag_gif(args: RenderArgs) -> None:
 
     env = make_env(PRESETS[args.source])
     frames = TR.episode_frames(env, jax.random.key(args.seed))
-    path = TR.save_gif(frames, out or Path(f"outputs/{args.source}.gif"), fps=12)
+    path = save_gif(frames, out or Path(f"outputs/{args.source}.gif"), fps=12)
     console.print(f"wrote {path} ({len(frames)} frames, random actions)")
 
 
@@ -312,6 +315,34 @@ def main() -> None:
     )
 
 
+def preset_type(name: str, preset: TrainConfig) -> type[TrainConfig]:
+    """``TrainConfig`` as ``arenax train <name>`` shows it: the preset's game and algorithm
+    fixed, and only the option groups they use (the others stay at the preset's values)."""
+    hints = typing.get_type_hints(TrainConfig, include_extras=True)
+    groups = {
+        f.name for f in dataclasses.fields(TrainConfig) if dataclasses.is_dataclass(hints[f.name])
+    }
+    hidden = ["algorithm", "game", *sorted(groups - relevant_groups(preset))]
+    fields = [
+        (f, Annotated[hints[f], tyro.conf.Suppress], dataclasses.field(default=getattr(preset, f)))
+        for f in hidden
+    ]
+    doc = f"{PRESET_DOCS.get(name, name)}\n\n{TrainConfig.__doc__}"
+    return dataclasses.make_dataclass(
+        f"TrainConfig_{name.replace('-', '_')}", fields, bases=(TrainConfig,), frozen=True,
+        namespace={"__doc__": doc, "__module__": __name__},
+    )  # fmt: skip
+
+
+def _presets() -> dict[str, TrainConfig]:
+    """Each preset as an instance of its own :func:`preset_type`."""
+    out = {}
+    for name, cfg in PRESETS.items():
+        cls = preset_type(name, cfg)
+        out[name] = cls(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)})
+    return out
+
+
 # tyro reads the dataclass arguments from these annotations
 render_cmd.__annotations__["args"] = Annotated[RenderArgs, tyro.conf.arg(name="")]
 bench_cmd.__annotations__["args"] = Annotated[EnvBenchArgs, tyro.conf.arg(name="")]
@@ -320,7 +351,7 @@ eval_cmd.__annotations__["args"] = Annotated[EvalArgs, tyro.conf.arg(name="")]
 resume_cmd.__annotations__["args"] = Annotated[ResumeArgs, tyro.conf.arg(name="")]
 plot_cmd.__annotations__["args"] = Annotated[PlotArgs, tyro.conf.arg(name="")]
 train_cmd.__annotations__["config"] = Annotated[
-    tyro.extras.subcommand_type_from_defaults(PRESETS), tyro.conf.arg(name="")
+    tyro.extras.subcommand_type_from_defaults(_presets(), PRESET_DOCS), tyro.conf.arg(name="")
 ]
 
 if __name__ == "__main__":

@@ -1,15 +1,25 @@
-"""Pieces every curriculum algorithm shares: the train state and rollout metrics."""
+"""Pieces every curriculum shares: the train state, the curriculum contract, rollout
+metrics.
+
+A curriculum owns one training *cycle*: choose levels -> roll out -> score -> update the
+learner(s) -> update its own state. The host loop (:mod:`arenax.train.loop`) owns the device
+mesh and the cycle keys and calls ``cycle`` inside ``jax.shard_map``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import PartitionSpec
 
+from arenax.collectives import psum
 from arenax.rl.learner import LearnerState
-from arenax.rl.ppo import psum
 from arenax.struct import pytree_dataclass
+
+#: the policy name of a maze student in :attr:`TrainState.learner`
+STUDENT = "student"
 
 
 @pytree_dataclass
@@ -17,22 +27,75 @@ class TrainState:
     """Everything a run needs to continue (checkpointed as one pytree).
 
     Attributes:
-        learner: the student's parameters and optimiser state.
-        curriculum: the algorithm's own state (``{}`` for DR, the level buffer for PLR…).
+        learner: the learning agents' states, ``{policy name: LearnerState}``: ``"student"``
+            for a maze student (PAIRED: the students stacked on a leading axis, the
+            protagonist first), one entry per policy of a many-agent game.
+        curriculum: the curriculum's own state (``{}`` for DR, the level buffer for PLR,
+            the teacher for PAIRED, the running environments for multi-team training).
         cycle: ``() int32``, cycles done; the key of cycle ``c`` is ``fold_in(rng, c)``, so
             the run does not depend on how cycles are grouped into chunks.
         rng: ``(2,) uint32``, raw data of the run's base key.
     """
 
-    learner: LearnerState
+    learner: dict[str, LearnerState]
     curriculum: Any
     cycle: jax.Array
     rng: jax.Array
+
+    @classmethod
+    def create(
+        cls, key: jax.Array, learner: dict[str, LearnerState], curriculum: Any
+    ) -> TrainState:
+        """A run's first state (explicit dtypes: no weak types, so no recompiles)."""
+        return cls(
+            learner=learner,
+            curriculum=curriculum,
+            cycle=jnp.zeros((), jnp.int32),
+            rng=jax.random.key_data(key).astype(jnp.uint32),
+        )
+
+    def next(self, learner: dict[str, LearnerState], curriculum: Any) -> TrainState:
+        """The state after one cycle."""
+        return self.replace(learner=learner, curriculum=curriculum, cycle=self.cycle + 1)
 
 
 def cycle_key(state: TrainState) -> jax.Array:
     """The key of the current cycle."""
     return jax.random.fold_in(jax.random.wrap_key_data(state.rng), state.cycle)
+
+
+class Curriculum(Protocol):
+    """What the host loop needs of a curriculum (every curriculum subclasses this for its
+    defaults).
+
+    Attributes:
+        progress: the progress bar's fields, ``{label: metric}``.
+    """
+
+    progress: ClassVar[dict[str, str]] = {"return": "return", "solved": "solved"}
+
+    def init(self, key: jax.Array) -> TrainState:
+        """The first train state of a run seeded by ``key``."""
+        ...
+
+    def cycle(
+        self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
+        """One cycle over this device's environments ``env_ids (n_local,)`` (global
+        indices); metrics are global (reduced over ``axis_name``) scalars, and ``*_steps``
+        metrics count this cycle's steps."""
+        ...
+
+    def state_specs(self, axis: str) -> Any:
+        """Placement of the train state as a ``PartitionSpec`` prefix: replicated unless
+        the curriculum keeps per-device state (environments that persist between cycles)
+        split over the mesh axis ``axis``."""
+        return PartitionSpec()
+
+    def student_params(self, state: TrainState) -> Any:
+        """Parameters of the maze student that held-out evaluation plays (PAIRED: the
+        protagonist)."""
+        return state.learner[STUDENT].params
 
 
 def ended_means(
@@ -74,7 +137,7 @@ def level_batch_metrics(
     if metrics_fn is None:
         return {}
     m = jax.vmap(metrics_fn)(levels)
-    n = psum(jnp.float32(m["walls"].shape[0]), axis_name)
+    n = psum(jnp.float32(jax.tree.leaves(levels)[0].shape[0]), axis_name)
     out = {}
     for k, v in m.items():
         v = v.astype(jnp.float32)

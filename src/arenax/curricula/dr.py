@@ -17,15 +17,21 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from arenax.curricula.common import TrainState, episode_metrics, level_batch_metrics
+from arenax.curricula.common import (
+    STUDENT,
+    Curriculum,
+    TrainState,
+    episode_metrics,
+    level_batch_metrics,
+)
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import AutoResetFromBatch, EpisodeStats
 from arenax.rl.learner import Learner
-from arenax.rl.rollout import RolloutCarry, per_env_keys, reset_batch, rollout
+from arenax.rl.rollout import example_obs, per_env_keys, rollout, start_rollout
 
 
 @dataclasses.dataclass(frozen=True)
-class DomainRandomisation:
+class DomainRandomisation(Curriculum):
     """DR over ``env``'s levels from ``generator`` (default: ``env.generate``).
 
     Attributes:
@@ -52,24 +58,17 @@ class DomainRandomisation:
         return (self.generator or self.env.generate)(key)
 
     def init(self, key: jax.Array) -> TrainState:
-        """Fresh student and counters (explicit dtypes: no weak types, no recompiles)."""
+        """A fresh student."""
         k_params, k_level = jax.random.split(key)
-        obs, _ = self.env.reset(k_level, self._generate(k_level))
-        example = jax.tree.map(lambda x: x[None], obs["agent"])  # (T=1, B=1, ...)
-        return TrainState(
-            learner=self.learner.init(k_params, example),
-            curriculum={},
-            cycle=jnp.zeros((), jnp.int32),
-            rng=jax.random.key_data(key).astype(jnp.uint32),
-        )
+        example = example_obs(self.env, k_level, self._generate(k_level), "agent")
+        return TrainState.create(key, {STUDENT: self.learner.init(k_params, example)}, {})
 
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
         """One DR cycle over this device's environments ``env_ids`` (global indices)."""
         k_levels, k_reset, k_roll, k_update = jax.random.split(key, 4)
-        n = env_ids.shape[0]
-        env = self.rollout_env
+        student = state.learner[STUDENT]
 
         # 1. fresh levels: one per episode that can start in this rollout
         per_env = per_env_keys(k_levels, env_ids)
@@ -78,23 +77,24 @@ class DomainRandomisation:
         )(per_env)  # leaves (n, n_steps + 1, ...)
 
         # 2. rollout
-        obs, env_state = reset_batch(env, k_reset, levels, env_ids)
-        carry0 = self.learner.policy.initial_carry(n)
-        start = RolloutCarry(env_state, obs, jnp.ones((n,), jnp.bool_), carry0)
+        carry0 = self.learner.policy.initial_carry(env_ids.shape[0])
+        start = start_rollout(self.rollout_env, k_reset, levels, env_ids, carry0)
         traj, _, episodes = rollout(
-            env, self.learner.policy, state.learner.params, k_roll, start, self.n_steps, env_ids
-        )
+            self.rollout_env, self.learner.policy, student.params, k_roll, start, self.n_steps,
+            env_ids,
+        )  # fmt: skip
 
         # 3. update the student
-        learner, stats = self.learner.update(state.learner, traj, carry0, k_update, axis_name)
+        student, stats = self.learner.update(student, traj, carry0, k_update, axis_name)
 
+        steps = jnp.int32(self.n_envs * self.n_steps)
         metrics = {
             **episode_metrics(episodes, axis_name),
             **stats,
             **level_batch_metrics(
                 self.level_metrics, jax.tree.map(lambda x: x[:, 0], levels), axis_name
             ),
-            "env_steps": jnp.int32(self.n_envs * self.n_steps),
-            "student_steps": jnp.int32(self.n_envs * self.n_steps),
+            "env_steps": steps,
+            "student_steps": steps,
         }
-        return state.replace(learner=learner, cycle=state.cycle + 1), metrics
+        return state.next({STUDENT: student}, state.curriculum), metrics

@@ -25,15 +25,34 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
-from arenax.curricula.common import TrainState, ended_means
+from arenax.curricula.common import Curriculum, TrainState, ended_means
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import AutoReplay, EpisodeStats, with_replay_level
+from arenax.nn.mlp import MLPConfig
 from arenax.rl.learner import Learner
-from arenax.rl.rollout import RolloutCarry, per_env_keys, reset_batch, team_rollout
+from arenax.rl.ppo import PPOConfig
+from arenax.rl.rollout import RolloutCarry, per_env_keys, start_rollout, team_rollout
 
 
 @dataclasses.dataclass(frozen=True)
-class MultiTeamDR:
+class TeamConfig(MLPConfig):
+    """How one team of a many-agent game is driven and trained (its MLP's options, its
+    policy name, and its PPO)."""
+
+    policy: str = ""
+    """Name of the policy driving this team (default: the team's name). Teams with the same
+    policy name share one policy (their spaces must match; the first team's options apply
+    and the others' must be equal)."""
+    frozen: bool = False
+    """The team acts but does not learn (keeps its initial parameters)."""
+    ppo: PPOConfig = PPOConfig(
+        lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=4, minibatches=4
+    )
+    """The policy's PPO hyperparameters."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiTeamDR(Curriculum):
     """Multi-team PPO over an environment with several teams, fresh start levels each cycle.
 
     Attributes:
@@ -46,7 +65,6 @@ class MultiTeamDR:
         n_steps: rollout length per cycle.
         bootstrap_truncation: bootstrap at the time limit; ``False`` (Tag) treats it as
             terminal, since agents observe ``t/T`` and the game pays out at ``t = T``.
-        axis: the mesh axis the environment batch is sharded over.
     """
 
     env: Environment
@@ -56,7 +74,6 @@ class MultiTeamDR:
     n_envs: int = 1
     n_steps: int = 1
     bootstrap_truncation: bool = False
-    axis: str = "data"
 
     # the progress bar's fields: label -> metric
     progress: ClassVar[dict[str, str]] = {"tagger return": "return/tagger", "tagged": "tagged"}
@@ -96,31 +113,26 @@ class MultiTeamDR:
         k_params, k_levels, k_reset = jax.random.split(key, 3)
         ids = jnp.arange(self.n_envs, dtype=jnp.int32)
         levels = jax.vmap(self.env.generate)(per_env_keys(k_levels, ids))
-        obs, env_state = reset_batch(self.rollout_env, k_reset, levels, ids)
+        start = start_rollout(self.rollout_env, k_reset, levels, ids, self._carry(self.n_envs))
         learners = {}
         for i, (name, learner) in enumerate(sorted(self.learners.items())):
             team = self.teams_of(name)[0]
-            example = obs[team][:1]  # (T=1, B=A_team, ...)
+            example = start.obs[team][:1]  # (T=1, B=A_team, ...)
             learners[name] = learner.init(jax.random.fold_in(k_params, i), example)
-        start = RolloutCarry(
-            env_state, obs, jnp.ones((self.n_envs,), jnp.bool_), self._carry(self.n_envs)
-        )
-        return TrainState(
-            learner=learners,
-            curriculum={"rollout": start},
-            cycle=jnp.zeros((), jnp.int32),
-            rng=jax.random.key_data(key).astype(jnp.uint32),
-        )
+        return TrainState.create(key, learners, {"rollout": start})
 
-    def state_specs(self) -> TrainState:
+    def state_specs(self, axis: str) -> TrainState:
         """Placement of the train state: the environments' states and observations split
         over devices with the environment batch, everything else replicated."""
         return TrainState(
             learner=PartitionSpec(),
-            curriculum={"rollout": PartitionSpec(self.axis)},
+            curriculum={"rollout": PartitionSpec(axis)},
             cycle=PartitionSpec(),
             rng=PartitionSpec(),
         )
+
+    def student_params(self, state: TrainState) -> Any:
+        raise ValueError("a many-agent run has no maze student (see its teams' policies)")
 
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
@@ -159,8 +171,7 @@ class MultiTeamDR:
         metrics.update(team_episode_metrics(episodes, axis_name))
         metrics["env_steps"] = jnp.int32(self.n_envs * self.n_steps)
         metrics["agent_steps"] = jnp.int32(self.n_envs * self.n_steps * n_agents)
-        new = state.replace(learner=learners, curriculum={"rollout": end}, cycle=state.cycle + 1)
-        return new, metrics
+        return state.next(learners, {"rollout": end}), metrics
 
 
 def team_episode_metrics(episodes: dict[str, Any], axis_name: str | None) -> dict[str, jax.Array]:

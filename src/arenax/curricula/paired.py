@@ -18,18 +18,59 @@ optimiser (and learning rate).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, Literal
 
 import jax
 import jax.numpy as jnp
 
-from arenax.curricula.common import TrainState, episode_metrics, level_batch_metrics, psum
+from arenax.collectives import psum
+from arenax.curricula.common import (
+    STUDENT,
+    Curriculum,
+    TrainState,
+    episode_metrics,
+    level_batch_metrics,
+)
 from arenax.curricula.scores import episode_returns, teacher_score
 from arenax.envs.core import Environment
+from arenax.envs.maze.editor import EditorOptions
 from arenax.envs.wrappers import AutoReplay, EpisodeStats, Wrapper
+from arenax.nn.teacher import TeacherNetConfig
+from arenax.options import POSITIVE, Problem
 from arenax.rl.learner import Learner
-from arenax.rl.rollout import RolloutCarry, per_env_keys, rollout
+from arenax.rl.ppo import PPOConfig
+from arenax.rl.rollout import example_obs, rollout, start_rollout
+
+#: students each teacher score needs at least
+MIN_STUDENTS = {"paired": 2, "mean_relative": 2, "population": 2, "neg_return": 1}
+
+
+@dataclasses.dataclass(frozen=True)
+class PairedConfig:
+    """Options of the teacher curricula (``--algorithm paired``)."""
+
+    n_students: Annotated[int, POSITIVE] = 2
+    """Students: 2 for PAIRED (protagonist, antagonist), 1 for the minimax adversary, >= 3
+    for population PAIRED. Student 0 is the one evaluated."""
+    score: Literal["paired", "mean_relative", "population", "neg_return"] = "paired"
+    """Teacher reward: PAIRED regret, mean-relative regret, population regret, or the
+    negative return (minimax adversary)."""
+
+    def problems(self) -> Iterator[Problem]:
+        need = MIN_STUDENTS.get(self.score, 1)
+        if isinstance(self.n_students, int) and self.n_students < need:
+            yield Problem(
+                "n_students", self.n_students, f"score {self.score!r} needs at least {need}"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class TeacherConfig(EditorOptions, TeacherNetConfig):
+    """The PAIRED teacher: its editor MDP, its network and its own PPO."""
+
+    ppo: PPOConfig = PPOConfig(lr=1e-4, gamma=0.995, gae_lambda=0.98, ent_coef=0.05)
+    """The teacher's PPO (its own learning rate, discounting and entropy bonus)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,7 +84,7 @@ class OneEpisode(Wrapper):
 
 
 @dataclasses.dataclass(frozen=True)
-class TeacherCurriculum:
+class TeacherCurriculum(Curriculum):
     """PAIRED-family curriculum.
 
     Attributes:
@@ -69,31 +110,27 @@ class TeacherCurriculum:
     level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
 
     def init(self, key: jax.Array) -> TrainState:
+        """Fresh students (stacked, the protagonist first) and a fresh teacher."""
         k_students, k_teacher, k_env = jax.random.split(key, 3)
-        t_obs, _ = self.editor.reset(k_env, None)
         level = self.editor.decode(self.editor.reset_state(k_env, None))
-        s_obs, _ = self.env.reset(k_env, level)
-        example = jax.tree.map(lambda x: x[None], s_obs["agent"])
+        example = example_obs(self.env, k_env, level, "agent")
         students = jax.vmap(lambda k: self.students.init(k, example))(
             jax.random.split(k_students, self.n_students)
         )
-        return TrainState(
-            learner=students,
-            curriculum=self.teacher.init(
-                k_teacher, jax.tree.map(lambda x: x[None], t_obs["teacher"])
-            ),
-            cycle=jnp.zeros((), jnp.int32),
-            rng=jax.random.key_data(key).astype(jnp.uint32),
-        )
+        teacher = self.teacher.init(k_teacher, example_obs(self.editor, k_env, None, "teacher"))
+        return TrainState.create(key, {STUDENT: students}, teacher)
+
+    def student_params(self, state: TrainState) -> Any:
+        """The protagonist's parameters (student 0)."""
+        return jax.tree.map(lambda x: x[0], state.learner[STUDENT].params)
 
     def generate(self, params: Any, key: jax.Array, ids: jax.Array) -> tuple[Any, Any, Any]:
         """The teacher builds one level per env ``ids``: ``(levels, traj, init carry)``."""
         env = EpisodeStats(OneEpisode(self.editor))
         k_reset, k_roll = jax.random.split(key)
         n = ids.shape[0]
-        obs, state = jax.vmap(env.reset)(per_env_keys(k_reset, ids), jnp.zeros((n,)))
         carry0 = self.teacher.policy.initial_carry(n)
-        start = RolloutCarry(state, obs, jnp.ones((n,), jnp.bool_), carry0)
+        start = start_rollout(env, k_reset, jnp.zeros((n,)), ids, carry0)
         traj, end, _ = rollout(
             env, self.teacher.policy, params, k_roll, start, self.editor.episode_length, ids,
             team="teacher",
@@ -115,9 +152,8 @@ class TeacherCurriculum:
 
         def student(learner_state: Any, k: jax.Array) -> tuple[Any, dict, Any, Any]:
             k_reset, k_roll, k_upd = jax.random.split(k, 3)
-            obs, st = jax.vmap(env.reset)(per_env_keys(k_reset, ids), levels)
             carry0 = self.students.policy.initial_carry(n)
-            start = RolloutCarry(st, obs, jnp.ones((n,), jnp.bool_), carry0)
+            start = start_rollout(env, k_reset, levels, ids, carry0)
             traj, _, eps = rollout(
                 env, self.students.policy, learner_state.params, k_roll, start, self.n_steps, ids
             )
@@ -128,7 +164,7 @@ class TeacherCurriculum:
             return new_state, stats, returns, eps
 
         keys = jax.random.split(k_students, self.n_students)
-        students, s_stats, (mean_r, best_r), eps = jax.vmap(student)(state.learner, keys)
+        students, s_stats, (mean_r, best_r), eps = jax.vmap(student)(state.learner[STUDENT], keys)
 
         # 4. regret of each level -> the reward of the teacher's last step
         regret = teacher_score(self.score, mean_r, best_r)  # (n,)
@@ -156,4 +192,4 @@ class TeacherCurriculum:
         metrics["student_steps"] = jnp.int32(student_steps)
         metrics["teacher_steps"] = jnp.int32(teacher_steps)
         metrics["env_steps"] = jnp.int32(student_steps + teacher_steps)
-        return state.replace(learner=students, curriculum=teacher, cycle=state.cycle + 1), metrics
+        return state.next({STUDENT: students}, teacher), metrics

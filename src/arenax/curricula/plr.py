@@ -15,10 +15,14 @@ Sequential forms (PLR, PLR⊥, ACCEL), one cycle::
         student <- PPO update, except for robust PLR / ACCEL
         buffer  <- insert levels by score
 
-Parallel forms (PLR∥, ACCEL∥), one cycle: one rollout over [new | replayed | children of
-the replayed (ACCEL∥)] side by side; the student trains on the replay block only (once the
-buffer is warm; before that the replay block holds more new levels and nobody trains);
-the buffer is rescored / extended from every block.
+Parallel forms (PLR∥, ACCEL∥), one cycle::
+
+    blocks  <- [new | replayed | children of the replayed (ACCEL∥)], side by side
+               (before the buffer is warm, the replay block holds more new levels)
+    rollout <- the student plays every block in one batch
+    student <- PPO update on the replay block only (once the buffer is warm)
+    buffer  <- insert the new levels; rescore the replayed ones (or insert them when
+               cold); insert the children
 
 Multi-device: the buffer is global and identical on every device. Levels are sampled and
 generated from replicated keys, every device rolls out its slice of each block, and the
@@ -30,53 +34,128 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from arenax.collectives import all_gather
 from arenax.curricula import buffer as B
-from arenax.curricula.common import TrainState, episode_metrics, level_batch_metrics
+from arenax.curricula.common import (
+    STUDENT,
+    Curriculum,
+    TrainState,
+    episode_metrics,
+    level_batch_metrics,
+)
 from arenax.curricula.scores import level_scores
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import AutoReplay, EpisodeStats
+from arenax.options import POSITIVE, POSITIVE_REAL, UNIT
 from arenax.rl.gae import gae
-from arenax.rl.learner import Learner, no_update_stats
-from arenax.rl.rollout import RolloutCarry, reset_batch, rollout
+from arenax.rl.learner import Learner, LearnerState, no_update_stats
+from arenax.rl.ppo import Trajectory
+from arenax.rl.rollout import example_obs, rollout, start_rollout
 
 
 @dataclasses.dataclass(frozen=True)
-class PLRHyper:
-    """Static options of the replay family (see :class:`arenax.train.config.PLRConfig`)."""
+class PLRConfig:
+    """Options of the replay curricula (``--algorithm plr`` or ``accel``)."""
 
-    score: str = "max_mc"
-    replay_prob: float = 0.5
-    capacity: int = 4000
-    staleness_coef: float = 0.3
-    temperature: float = 0.3
-    prioritization: str = "rank"
-    topk: int = 1
-    min_fill: float = 0.5
+    score: Literal["max_mc", "pvl", "l1_vl", "oracle_regret"] = "max_mc"
+    """Level score: MaxMC, positive value loss, L1 value loss, or the shortest-path oracle regret."""
+    replay_prob: Annotated[float, UNIT] = 0.5
+    """Probability of a replay cycle once the buffer is warm (sequential forms)."""
+    buffer_size: Annotated[int, POSITIVE] = 4000
+    """Level buffer capacity."""
+    staleness_coef: Annotated[float, UNIT] = 0.3
+    """Weight rho of the staleness distribution in the replay distribution."""
+    temperature: Annotated[float, POSITIVE_REAL] = 0.3
+    """Temperature beta of the score prioritisation."""
+    prioritization: Literal["rank", "proportional", "topk"] = "rank"
+    """Score prioritisation: rank (h = 1/rank), proportional, or uniform over the top k."""
+    topk: Annotated[int, POSITIVE] = 1
+    """k of the top-k prioritisation."""
+    min_fill: Annotated[float, UNIT] = 0.5
+    """Fill ratio from which the buffer is replayed."""
     robust: bool = True
+    """Robust PLR: no gradient update on new-level cycles."""
     parallel: bool = False
-    accel: bool = False
-    n_edits: int = 20
-    mutation_criterion: str = "all"
+    """PLR∥ / ACCEL∥: new, replayed (and mutated) levels side by side in one rollout."""
+    new_levels: Literal["dr", "empty"] = "dr"
+    """Generator of new levels: domain randomisation, or empty mazes (ACCEL)."""
+    n_edits: Annotated[int, POSITIVE] = 20
+    """ACCEL: edits per mutation."""
+    mutation_criterion: Literal["all", "easy", "hard"] = "all"
+    """ACCEL: mutate every replayed level, or the easiest / hardest half (two children each)."""
+    move_agent: bool = False
+    """ACCEL: edits may also move the agent."""
 
-
-def _gather(x: Any, axis_name: str | None) -> Any:
-    """Local ``(n_local, ...)`` slices -> the global ``(n, ...)`` batch on every device."""
-    if axis_name is None:
-        return x
-    return jax.tree.map(lambda a: jax.lax.all_gather(a, axis_name, tiled=True), x)
+    def blocks(self, accel: bool) -> int:
+        """Level blocks rolled out side by side per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
+        return 1 if not self.parallel else (3 if accel else 2)
 
 
 def _take(tree: Any, idx: jax.Array) -> Any:
     return jax.tree.map(lambda a: jnp.take(a, idx, axis=0), tree)
 
 
+def _where(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
+    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
+
+
+class Played(NamedTuple):
+    """A rollout of the student on one level per environment (each env replays its level).
+
+    ``traj (T, n)``; ``carry0``: the policy carry it started from; ``advantages (T, n)``
+    (GAE with the student's options); ``episodes``: per-step episode statistics."""
+
+    traj: Trajectory
+    carry0: Any
+    advantages: jax.Array
+    episodes: dict[str, jax.Array]
+
+
 @dataclasses.dataclass(frozen=True)
-class ReplayCurriculum:
+class Blocks:
+    """The layout of a parallel cycle's batch: named blocks of ``n`` levels side by side.
+
+    Each device rolls out its ``n_local`` environments of every block: locally the batch is
+    ``[block 0 | block 1 | ...]``, ``n_local`` columns each. Environment ``i`` of block
+    ``b`` has the global index ``b * n + i`` (its random stream).
+    """
+
+    names: tuple[str, ...]
+    n: int
+    n_local: int
+
+    def local(self, blocks: dict[str, Any], ids: jax.Array) -> Any:
+        """This device's levels of every block, concatenated: leaves ``(B * n_local, ...)``."""
+        return jax.tree.map(
+            lambda *xs: jnp.concatenate(xs), *[_take(blocks[b], ids) for b in self.names]
+        )
+
+    def env_ids(self, ids: jax.Array) -> jax.Array:
+        """Global indices of this device's environments of every block ``(B * n_local,)``."""
+        return jnp.concatenate([ids + i * self.n for i in range(len(self.names))])
+
+    def concat(self, per_block: dict[str, jax.Array]) -> jax.Array:
+        """Per-block local arrays ``(n_local, ...)`` laid out like the batch."""
+        return jnp.concatenate([per_block[b] for b in self.names])
+
+    def part(self, tree: Any, name: str, axis: int = 0) -> Any:
+        """Block ``name``'s columns of a local batch (environment axis ``axis``)."""
+        i = self.names.index(name)
+        sl = slice(i * self.n_local, (i + 1) * self.n_local)
+        return jax.tree.map(lambda a: a[(slice(None),) * axis + (sl,)], tree)
+
+    def gather(self, x: jax.Array, axis_name: str | None) -> dict[str, jax.Array]:
+        """A local per-environment array ``(B * n_local,)`` -> each block's global ``(n,)``."""
+        return {b: all_gather(self.part(x, b), axis_name) for b in self.names}
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplayCurriculum(Curriculum):
     """PLR / PLR⊥ / ACCEL and their parallel forms over ``env``'s levels.
 
     Attributes:
@@ -84,9 +163,10 @@ class ReplayCurriculum:
         learner: the student's PPO learner.
         n_envs: levels per block (global, over all devices).
         n_steps: rollout length.
-        hp: the algorithm's options.
+        config: the replay options.
+        accel: mutate replayed levels (ACCEL, ACCEL∥).
         generator: ``key -> level`` for new levels.
-        mutator: ``(key, level) -> level`` applying ``hp.n_edits`` edits (ACCEL).
+        mutator: ``(key, level) -> level`` applying ``config.n_edits`` edits (ACCEL).
         level_metrics: optional ``level -> dict`` of family metrics to log.
         optimal_return: ``level -> ()`` best achievable return (oracle regret only).
     """
@@ -95,29 +175,20 @@ class ReplayCurriculum:
     learner: Learner
     n_envs: int
     n_steps: int
-    hp: PLRHyper
+    config: PLRConfig
     generator: Callable[[jax.Array], Any]
+    accel: bool = False
     mutator: Callable[[jax.Array, Any], Any] | None = None
     level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
     optimal_return: Callable[[Any], jax.Array] | None = None
 
-    @property
-    def blocks(self) -> int:
-        """Level blocks rolled out side by side per cycle (1 sequential, 2 PLR∥, 3 ACCEL∥)."""
-        return 1 if not self.hp.parallel else (3 if self.hp.accel else 2)
-
     # ------------------------------------------------------------------ state
     def init(self, key: jax.Array) -> TrainState:
+        """A fresh student and an empty level buffer."""
         k_params, k_level = jax.random.split(key)
         level = self.generator(k_level)
-        obs, _ = self.env.reset(k_level, level)
-        example = jax.tree.map(lambda x: x[None], obs["agent"])
-        return TrainState(
-            learner=self.learner.init(k_params, example),
-            curriculum=B.create(level, self.hp.capacity),
-            cycle=jnp.zeros((), jnp.int32),
-            rng=jax.random.key_data(key).astype(jnp.uint32),
-        )
+        student = self.learner.init(k_params, example_obs(self.env, k_level, level, "agent"))
+        return TrainState.create(key, {STUDENT: student}, B.create(level, self.config.buffer_size))
 
     # ------------------------------------------------------------------ pieces
     def _new_levels(self, key: jax.Array) -> Any:
@@ -127,51 +198,57 @@ class ReplayCurriculum:
     def _children(self, key: jax.Array, parents: Any, scores: jax.Array) -> tuple[Any, jax.Array]:
         """``n_envs`` mutated children and the index of each child's parent in ``parents``."""
         n = self.n_envs
-        if self.hp.mutation_criterion == "all":
+        if self.config.mutation_criterion == "all":
             pick = jnp.arange(n)
         else:  # the easiest / hardest half of the parents, two children each
-            order = jnp.argsort(scores if self.hp.mutation_criterion == "easy" else -scores)
+            easy = self.config.mutation_criterion == "easy"
+            order = jnp.argsort(scores if easy else -scores)
             pick = order[jnp.arange(n) % max(n // 2, 1)]
         kids = jax.vmap(self.mutator)(jax.random.split(key, n), _take(parents, pick))
         return kids, pick
 
-    def _play(
-        self, params: Any, key: jax.Array, levels: Any, ids: jax.Array
-    ) -> tuple[Any, Any, Any, dict]:
-        """Roll out the student on this device's ``levels`` (leading ``n_local``), each env
-        replaying its level. Returns ``(traj, init carry, advantages, episodes)``."""
+    def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array) -> Played:
+        """Roll out the student on this device's ``levels`` (leading ``n_local``, global
+        indices ``ids``), each env replaying its level."""
         env = EpisodeStats(AutoReplay(self.env))
         k_reset, k_roll = jax.random.split(key)
-        n = ids.shape[0]
-        obs, state = reset_batch(env, k_reset, levels, ids)
-        carry0 = self.learner.policy.initial_carry(n)
-        start = RolloutCarry(state, obs, jnp.ones((n,), jnp.bool_), carry0)
+        carry0 = self.learner.policy.initial_carry(ids.shape[0])
+        start = start_rollout(env, k_reset, levels, ids, carry0)
         traj, _, episodes = rollout(
             env, self.learner.policy, params, k_roll, start, self.n_steps, ids
         )
-        hp = self.learner.hp
+        c = self.learner.config
         adv, _ = gae(traj.reward, traj.value, traj.next_value, traj.terminated, traj.done,
-                     hp.gamma, hp.gae_lambda)  # fmt: skip
-        return traj, carry0, adv, episodes
+                     c.gamma, c.gae_lambda)  # fmt: skip
+        return Played(traj, carry0, adv, episodes)
 
-    def _score(self, traj: Any, adv: jax.Array, levels: Any, max_returns: jax.Array) -> tuple:
+    def _score(self, played: Played, levels: Any, max_returns: jax.Array) -> tuple:
+        """``(scores, best returns)`` of the levels just played (``max_returns``: the best
+        return seen on each level before; ``-inf`` for levels never played)."""
         optimal = None
-        if self.hp.score == "oracle_regret":
+        if self.config.score == "oracle_regret":
             optimal = jax.vmap(self.optimal_return)(levels)
+        t = played.traj
         return level_scores(
-            self.hp.score, traj.reward, traj.value, adv, traj.done, max_returns, optimal
-        )
+            self.config.score, t.reward, t.value, played.advantages, t.done, max_returns,
+            optimal,
+        )  # fmt: skip
 
     def _insert(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array,
                 mutations: jax.Array | None = None, parents: jax.Array | None = None) -> Any:  # fmt: skip
-        hp = self.hp
-        buf, _ = B.insert(buf, levels, scores, best, hp.staleness_coef, hp.temperature,
-                          hp.prioritization, hp.topk, mutations, parents)  # fmt: skip
+        c = self.config
+        buf, _ = B.insert(buf, levels, scores, best, c.staleness_coef, c.temperature,
+                          c.prioritization, c.topk, mutations, parents)  # fmt: skip
         return buf
 
     def _probs(self, buf: B.LevelBuffer) -> jax.Array:
-        hp = self.hp
-        return B.replay_probs(buf, hp.staleness_coef, hp.temperature, hp.prioritization, hp.topk)
+        c = self.config
+        return B.replay_probs(buf, c.staleness_coef, c.temperature, c.prioritization, c.topk)
+
+    def _train(
+        self, student: LearnerState, played: Played, key: jax.Array, axis_name: str | None
+    ) -> tuple[LearnerState, dict[str, jax.Array]]:
+        return self.learner.update(student, played.traj, played.carry0, key, axis_name)
 
     def _metrics(self, buf: B.LevelBuffer, episodes: dict, stats: dict, levels_local: Any,
                  replay: jax.Array, updated: jax.Array, env_steps: jax.Array,
@@ -191,118 +268,116 @@ class ReplayCurriculum:
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
-        if self.hp.parallel:
+        if self.config.parallel:
             return self._parallel_cycle(state, key, env_ids, axis_name)
         return self._sequential_cycle(state, key, env_ids, axis_name)
 
     def _sequential_cycle(
         self, state: TrainState, key: jax.Array, ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
-        hp, n, t = self.hp, self.n_envs, self.n_steps
-        k_coin, k_levels, k_play, k_update, k_mut, k_kids = jax.random.split(key, 6)
-        buf = state.curriculum
-        warm = B.fill_ratio(buf) >= hp.min_fill
-        replay = warm & (jax.random.uniform(k_coin) < hp.replay_prob)
+        c, n, t = self.config, self.n_envs, self.n_steps
+        k_coin, k_levels, k_play, k_update, k_mutate, k_children = jax.random.split(key, 6)
+        buf, student = state.curriculum, state.learner[STUDENT]
+        warm = B.fill_ratio(buf) >= c.min_fill
+        replay = warm & (jax.random.uniform(k_coin) < c.replay_prob)
         unseen = jnp.full((ids.shape[0],), -jnp.inf)  # best return of levels never played
 
         def replay_cycle(_: None) -> tuple:
             b, idx = B.sample(buf, k_levels, n, self._probs(buf))
             levels = _take(b.levels, idx)
             local = _take(levels, ids)
-            traj, carry0, adv, eps = self._play(state.learner.params, k_play, local, ids)
-            learner, stats = self.learner.update(state.learner, traj, carry0, k_update, axis_name)
-            scores, best = self._score(traj, adv, local, b.max_returns[idx][ids])
-            scores, best = _gather((scores, best), axis_name)
+            played = self._play(student.params, k_play, local, ids)
+            trained, stats = self._train(student, played, k_update, axis_name)
+            scores, best = self._score(played, local, b.max_returns[idx][ids])
+            scores, best = all_gather((scores, best), axis_name)
             b = B.update_scores(b, idx, scores, best)
             steps = jnp.int32(n * t)
-            if hp.accel:  # mutate, evaluate the children with the updated student, insert
-                kids, pick = self._children(k_mut, levels, scores)
-                kl = _take(kids, ids)
-                ktraj, _, kadv, _ = self._play(learner.params, k_kids, kl, ids)
-                ks, kb = _gather(self._score(ktraj, kadv, kl, unseen), axis_name)
-                b = self._insert(b, kids, ks, kb, b.mutations[idx][pick] + hp.n_edits, idx[pick])
+            if self.accel:  # mutate, evaluate the children with the updated student, insert
+                kids, parent = self._children(k_mutate, levels, scores)
+                kids_local = _take(kids, ids)
+                kids_played = self._play(trained.params, k_children, kids_local, ids)
+                kid_scores, kid_best = all_gather(
+                    self._score(kids_played, kids_local, unseen), axis_name
+                )
+                mutations = b.mutations[idx][parent] + c.n_edits
+                b = self._insert(b, kids, kid_scores, kid_best, mutations, idx[parent])
                 steps = steps + n * t
-            return learner, b, eps, stats, local, jnp.bool_(True), steps
+            return trained, b, played.episodes, stats, local, jnp.bool_(True), steps
 
         def new_cycle(_: None) -> tuple:
             levels = self._new_levels(k_levels)
             local = _take(levels, ids)
-            traj, carry0, adv, eps = self._play(state.learner.params, k_play, local, ids)
-            if hp.robust:
-                learner, stats = state.learner, no_update_stats()
+            played = self._play(student.params, k_play, local, ids)
+            if c.robust:
+                trained, stats = student, no_update_stats()
             else:
-                learner, stats = self.learner.update(
-                    state.learner, traj, carry0, k_update, axis_name
-                )
-            scores, best = _gather(self._score(traj, adv, local, unseen), axis_name)
+                trained, stats = self._train(student, played, k_update, axis_name)
+            scores, best = all_gather(self._score(played, local, unseen), axis_name)
             b = self._insert(buf, levels, scores, best)
-            return learner, b, eps, stats, local, jnp.bool_(not hp.robust), jnp.int32(n * t)
+            return trained, b, played.episodes, stats, local, jnp.bool_(not c.robust), jnp.int32(n * t)  # fmt: skip
 
-        learner, b, eps, stats, local, updated, steps = jax.lax.cond(
+        student, buf, episodes, stats, local, updated, steps = jax.lax.cond(
             replay, replay_cycle, new_cycle, None
         )
-        metrics = self._metrics(b, eps, stats, local, replay, updated, steps, axis_name)
-        return state.replace(learner=learner, curriculum=b, cycle=state.cycle + 1), metrics
+        metrics = self._metrics(buf, episodes, stats, local, replay, updated, steps, axis_name)
+        return state.next({STUDENT: student}, buf), metrics
 
     def _parallel_cycle(
         self, state: TrainState, key: jax.Array, ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
-        hp, n, t = self.hp, self.n_envs, self.n_steps
-        k_new, k_new2, k_sample, k_mut, k_play, k_update = jax.random.split(key, 6)
-        buf = state.curriculum
-        warm = B.fill_ratio(buf) >= hp.min_fill
-        n_local = ids.shape[0]
+        c, n = self.config, self.n_envs
+        k_new, k_more_new, k_sample, k_mutate, k_play, k_update = jax.random.split(key, 6)
+        buf, student = state.curriculum, state.learner[STUDENT]
+        warm = B.fill_ratio(buf) >= c.min_fill
 
+        # 1. compose the blocks: new levels, replayed levels, (ACCEL∥) their children
         new = self._new_levels(k_new)
         sampled, idx = B.sample(buf, k_sample, n, self._probs(buf))
-        # before the buffer is warm, the replay block holds more new levels (no training)
-        buf = jax.tree.map(lambda a, b: jnp.where(warm, a, b), sampled, buf)
-        replayed = jax.tree.map(
-            lambda a, b: jnp.where(warm, a, b), _take(buf.levels, idx), self._new_levels(k_new2)
-        )
-        blocks = [new, replayed]
-        if hp.accel:
-            kids, pick = self._children(k_mut, replayed, buf.scores[idx])
-            blocks.append(kids)
-        nb = len(blocks)
-        local = jax.tree.map(lambda *xs: jnp.concatenate(xs), *[_take(bl, ids) for bl in blocks])
-        all_ids = jnp.concatenate([ids + i * n for i in range(nb)])
-        traj, carry0, adv, eps = self._play(state.learner.params, k_play, local, all_ids)
+        buf = _where(warm, sampled, buf)  # sampling stamps the replayed levels as seen
+        replayed = _where(warm, _take(buf.levels, idx), self._new_levels(k_more_new))
+        blocks = {"new": new, "replay": replayed}
+        if self.accel:
+            blocks["children"], parent = self._children(k_mutate, replayed, buf.scores[idx])
+        layout = Blocks(tuple(blocks), n, ids.shape[0])
 
-        best_prev = jnp.concatenate(
-            [jnp.full((n_local,), -jnp.inf), jnp.where(warm, buf.max_returns[idx][ids], -jnp.inf)]
-            + ([jnp.full((n_local,), -jnp.inf)] if hp.accel else [])
-        )
-        scores, best = self._score(traj, adv, local, best_prev)
-        # (nb * n_local,) -> per block, gathered over devices -> (nb, n)
-        per_block = lambda x: _gather(x.reshape(nb, n_local).T, axis_name).T  # noqa: E731
-        scores, best = per_block(scores), per_block(best)
+        # 2. one rollout over every block; score each level
+        local = layout.local(blocks, ids)
+        played = self._play(student.params, k_play, local, layout.env_ids(ids))
+        unseen = jnp.full((layout.n_local,), -jnp.inf)
+        best_before = {b: unseen for b in layout.names}
+        best_before["replay"] = jnp.where(warm, buf.max_returns[idx][ids], -jnp.inf)
+        scores, best = self._score(played, local, layout.concat(best_before))
+        scores, best = layout.gather(scores, axis_name), layout.gather(best, axis_name)
 
-        def replay_block(x: Any) -> Any:
-            return jax.tree.map(lambda a: a[:, n_local : 2 * n_local], x)
-
-        def train(_: None) -> tuple:
-            return self.learner.update(
-                state.learner, replay_block(traj), _take(carry0, jnp.arange(n_local, 2 * n_local)),
-                k_update, axis_name,
-            )  # fmt: skip
-
-        learner, stats = jax.lax.cond(
-            warm, train, lambda _: (state.learner, no_update_stats()), None
-        )
-        b = self._insert(buf, new, scores[0], best[0])
-        b = jax.lax.cond(
+        # 3. train on the replay block only, once the buffer is warm
+        replay_part = Played(
+            layout.part(played.traj, "replay", axis=1), layout.part(played.carry0, "replay"),
+            layout.part(played.advantages, "replay", axis=1),
+            layout.part(played.episodes, "replay", axis=1),
+        )  # fmt: skip
+        student, stats = jax.lax.cond(
             warm,
-            lambda bb: B.update_scores(bb, idx, scores[1], best[1]),
-            lambda bb: self._insert(bb, replayed, scores[1], best[1]),
-            b,
+            lambda _: self._train(student, replay_part, k_update, axis_name),
+            lambda _: (student, no_update_stats()),
+            None,
         )
-        if hp.accel:
-            muts = jnp.where(warm, buf.mutations[idx][pick], 0) + hp.n_edits
-            b = self._insert(b, kids, scores[2], best[2], muts, jnp.where(warm, idx[pick], -1))
-        rep_eps = jax.tree.map(lambda a: a[:, n_local : 2 * n_local], eps)
-        rep_levels = jax.tree.map(lambda a: a[n_local : 2 * n_local], local)
-        metrics = self._metrics(
-            b, rep_eps, stats, rep_levels, warm, warm, jnp.int32(nb * n * t), axis_name
+
+        # 4. update the buffer from every block
+        replayed_mutations = buf.mutations[idx]
+        buf = self._insert(buf, new, scores["new"], best["new"])
+        buf = jax.lax.cond(
+            warm,
+            lambda b: B.update_scores(b, idx, scores["replay"], best["replay"]),
+            lambda b: self._insert(b, replayed, scores["replay"], best["replay"]),
+            buf,
         )
-        return state.replace(learner=learner, curriculum=b, cycle=state.cycle + 1), metrics
+        if self.accel:
+            mutations = jnp.where(warm, replayed_mutations[parent], 0) + c.n_edits
+            parents = jnp.where(warm, idx[parent], -1)
+            buf = self._insert(buf, blocks["children"], scores["children"], best["children"],
+                               mutations, parents)  # fmt: skip
+
+        steps = jnp.int32(len(layout.names) * n * self.n_steps)
+        metrics = self._metrics(buf, replay_part.episodes, stats, layout.part(local, "replay"),
+                                warm, warm, steps, axis_name)  # fmt: skip
+        return state.next({STUDENT: student}, buf), metrics

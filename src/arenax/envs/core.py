@@ -38,6 +38,9 @@ class Environment(Generic[Level, State]):
 
     #: team names in a fixed order
     teams: tuple[str, ...] = ("agent",)
+    #: scalar ``info`` counters that :class:`~arenax.envs.wrappers.EpisodeStats` sums per
+    #: episode (Tag: ``("tagged",)``)
+    episode_sums: tuple[str, ...] = ()
 
     # --- to implement -----------------------------------------------------------------
     def reset_state(self, key: jax.Array, level: Level) -> State:

@@ -36,6 +36,10 @@ class Wrapper(Environment):
     def teams(self) -> tuple[str, ...]:  # type: ignore[override]
         return self.env.teams
 
+    @property
+    def episode_sums(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.env.episode_sums
+
     def observation_space(self, team: str = "agent") -> Any:
         return self.env.observation_space(team)
 
@@ -172,7 +176,7 @@ class EpisodeStats(Wrapper):
 
     @property
     def _sum_keys(self) -> tuple[str, ...]:
-        return tuple(getattr(self.env, "episode_sums", ()))
+        return tuple(self.env.episode_sums)
 
     def reset_state(self, key: jax.Array, level: Any) -> StatsState:
         returns = {t: jnp.zeros((self.env.num_agents(t),), jnp.float32) for t in self.env.teams}
@@ -207,3 +211,35 @@ class EpisodeStats(Wrapper):
 
     def observe(self, state: StatsState) -> Any:
         return self.env.observe(state.inner)
+
+
+@dataclasses.dataclass(frozen=True)
+class SingleAgent(Wrapper):
+    """The single-agent view of a one-agent team: observations, actions and rewards
+    without the team key and the agent axis.
+
+    ``obs = obs[team][0]`` (e.g. a ``MazeObs`` with ``image (V, V, 3)``), actions are the
+    agent's own (``() int32``), rewards ``() float32``; states, ``terminated``,
+    ``truncated`` and ``info`` pass through. Use it outermost (the wrappers inside it see
+    the team-keyed API). ``vmap`` it like any environment.
+    """
+
+    team: str = "agent"
+
+    def __post_init__(self) -> None:
+        if self.team not in self.env.teams or self.env.num_agents(self.team) != 1:
+            raise ValueError(f"SingleAgent: team {self.team!r} must be a team of one agent")
+
+    def observation_space(self, team: str | None = None) -> Any:
+        return self.env.observation_space(self.team)
+
+    def action_space(self, team: str | None = None) -> Any:
+        return self.env.action_space(self.team)
+
+    def step_state(self, key: jax.Array, state: Any, action: Any) -> Any:
+        act = {self.team: jnp.asarray(action)[None]}
+        state, reward, terminated, truncated, info = self.env.step_state(key, state, act)
+        return state, reward[self.team][0], terminated, truncated, info
+
+    def observe(self, state: Any) -> Any:
+        return jax.tree.map(lambda x: x[0], self.env.observe(state)[self.team])

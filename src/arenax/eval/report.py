@@ -1,4 +1,6 @@
-"""``arenax eval RUN_DIR``: load a checkpoint, evaluate on held-out mazes, print and save."""
+"""Reports of training runs: load a checkpoint, evaluate a maze student on held-out mazes
+(``arenax eval RUN_DIR``), draw a replay buffer's or a teacher's levels, and write GIFs of
+Tag episodes played by a run's policies."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import jax
 from rich.console import Console
 from rich.table import Table
 
-from arenax.eval.heldout import MazeResult, evaluate, summarize
+from arenax.rl.evaluation import MazeResult, evaluate, summarize
+from arenax.utils import save_gif
 
 
 def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
@@ -36,7 +39,7 @@ def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, in
 
 def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, Any, int]:
     """``(config, policy, params, cycle)`` from a run directory's checkpoint."""
-    from arenax.train.build import make_policy, student_params
+    from arenax.train.build import make_algorithm, make_policy
 
     cfg, state, cycle = load_run(run_dir, checkpoint)
     if cfg.game != "maze":
@@ -44,7 +47,7 @@ def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any
             f"{run_dir}: a {cfg.game} run; held-out evaluation is for maze students "
             "(`arenax render RUN_DIR` writes a GIF of a Tag episode)"
         )
-    return cfg, make_policy(cfg), student_params(cfg, state), cycle
+    return cfg, make_policy(cfg), make_algorithm(cfg).student_params(state), cycle
 
 
 def buffer_gallery(
@@ -161,3 +164,21 @@ def teacher_gallery(
         R.gallery(images, captions, columns=columns), out or Path(run_dir) / "teacher.png"
     )
     return path, n
+
+
+def run_episode_gif(
+    run_dir: Path, out: Path | None = None, seed: int = 0, greedy: bool = False, px: int = 320
+) -> tuple[Path, int]:
+    """GIF of one episode of a Tag run's latest policies; returns ``(path, frames)``."""
+    from arenax.envs.tag.render import episode_frames
+    from arenax.train.build import make_algorithm
+
+    cfg, state, cycle = load_run(run_dir)
+    if cfg.game == "maze":
+        raise ValueError(f"{run_dir}: a maze run (use --buffer / --teacher, or arenax eval)")
+    algo = make_algorithm(cfg)
+    policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
+    params = {t: state.learner[algo.team_policy[t]].params for t in algo.teams}
+    frames = episode_frames(algo.env, jax.random.key(seed), policies, params, greedy, px)
+    path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif", fps=12)
+    return path, len(frames)

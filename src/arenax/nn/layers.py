@@ -17,6 +17,11 @@ import jax
 import jax.numpy as jnp
 
 
+def orthogonal(scale: float = 1.0) -> Callable:
+    """Orthogonal initialiser scaled by ``scale`` (the literature's actor-critic init)."""
+    return nn.initializers.orthogonal(scale)
+
+
 class PatchConv(nn.Module):
     """VALID, stride-1 convolution over ``(N, H, W, C)`` -> ``(N, H-kh+1, W-kw+1, F)``."""
 

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Annotated, Any
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from arenax.nn.recurrent import _orth
-from arenax.rl.distributions import CATEGORICAL, Categorical, MultiCategorical
+from arenax.distributions import CATEGORICAL, Categorical, MultiCategorical
+from arenax.nn.layers import orthogonal
+from arenax.options import PositiveInts
+
+
+@dataclasses.dataclass(frozen=True)
+class MLPConfig:
+    """An MLP actor-critic (separate actor and critic, ReLU)."""
+
+    hidden: Annotated[tuple[int, ...], PositiveInts()] = (256, 256)
+    """Hidden layers (ReLU) of the actor and of the critic MLP."""
 
 
 class MLPNet(nn.Module):
@@ -23,29 +32,26 @@ class MLPNet(nn.Module):
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         def trunk(x: jax.Array) -> jax.Array:
             for h in self.hidden:
-                x = nn.relu(nn.Dense(h, kernel_init=_orth(2**0.5))(x))
+                x = nn.relu(nn.Dense(h, kernel_init=orthogonal(2**0.5))(x))
             return x
 
-        logits = nn.Dense(self.n_logits, kernel_init=_orth(0.01))(trunk(obs))
-        value = nn.Dense(1, kernel_init=_orth(1.0))(trunk(obs))[..., 0]
+        logits = nn.Dense(self.n_logits, kernel_init=orthogonal(0.01))(trunk(obs))
+        value = nn.Dense(1, kernel_init=orthogonal(1.0))(trunk(obs))[..., 0]
         return logits, value
 
 
 @dataclasses.dataclass(frozen=True)
-class MLPPolicy:
+class MLPPolicy(MLPConfig):
     """Feed-forward policy under the ``apply(params, obs, first, carry)`` contract.
 
     The carry is empty (``()``) and ``first`` is ignored, so the same rollout and PPO code
     serve recurrent and feed-forward policies.
-
-    Attributes:
-        dist: the action distribution (categorical, or multi-discrete heads side by side).
-        hidden: units of each hidden layer of the actor and of the critic.
     """
 
     dist: Categorical | MultiCategorical = CATEGORICAL
+    """The action distribution (categorical, or multi-discrete heads side by side)."""
     n_actions: int = 0
-    hidden: tuple[int, ...] = (256, 256)
+    """Actions of a categorical distribution (unused for multi-discrete)."""
 
     @property
     def n_logits(self) -> int:

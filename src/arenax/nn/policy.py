@@ -1,16 +1,21 @@
 """What the maze student and the PAIRED teacher share: actor-critic heads and the
-``apply(params, obs, first, carry)`` policy contract over a Linen network."""
+``apply(params, obs, first, carry)`` policy contract over a Linen network.
+
+The contract (:class:`arenax.rl.policy.Policy`) is structural: ``init(key, obs)``,
+``initial_carry(batch)``, ``apply(params, obs, first, carry) -> (carry, logits, value)`` on
+time-major ``(T, B, ...)`` inputs, and ``dist``, the action distribution of the logits.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, ClassVar
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from arenax.nn.recurrent import _orth
+from arenax import distributions as D
+from arenax.nn.layers import orthogonal
 
 
 def actor_critic_heads(
@@ -19,25 +24,27 @@ def actor_critic_heads(
     """Policy and value heads (one tanh layer each) on core outputs ``h (T, B, H)``:
     ``(logits (T, B, n_actions), value (T, B))``. Call inside a ``@nn.compact`` method; the
     policy's last layer is scaled by 0.01 so the initial policy is near uniform."""
-    pi = nn.tanh(nn.Dense(head_hidden, kernel_init=_orth(2**0.5))(h))
-    logits = nn.Dense(n_actions, kernel_init=_orth(0.01))(pi)
-    v = nn.tanh(nn.Dense(head_hidden, kernel_init=_orth(2**0.5))(h))
-    value = nn.Dense(1, kernel_init=_orth(1.0))(v)[..., 0]
+    pi = nn.tanh(nn.Dense(head_hidden, kernel_init=orthogonal(2**0.5))(h))
+    logits = nn.Dense(n_actions, kernel_init=orthogonal(0.01))(pi)
+    v = nn.tanh(nn.Dense(head_hidden, kernel_init=orthogonal(2**0.5))(h))
+    value = nn.Dense(1, kernel_init=orthogonal(1.0))(v)[..., 0]
     return logits, value
 
 
 class LinenPolicy:
-    """Mixin for frozen dataclasses whose fields are the fields of ``net_class``: the network
-    takes the observation fields ``obs_fields`` (leaves ``(T, B, ...)``), then ``first`` and
-    the carry, and returns ``(carry, logits, value)``."""
+    """Mixin for frozen dataclasses that hold a network's options: the network
+    ``net_class(spec=self)`` reads its options from the policy, takes the observation
+    fields ``obs_fields`` (leaves ``(T, B, ...)``), then ``first`` and the carry, and
+    returns ``(carry, logits, value)``. Actions are categorical."""
 
     net_class: ClassVar[type[nn.Module]]
     obs_fields: ClassVar[tuple[str, ...]]
+    dist: ClassVar[D.Categorical] = D.CATEGORICAL
     hidden: int
 
     @property
     def net(self) -> nn.Module:
-        return self.net_class(**dataclasses.asdict(self))
+        return self.net_class(spec=self)
 
     def initial_carry(self, batch: int) -> tuple[jax.Array, jax.Array]:
         """Zero carry for ``batch`` sequences: ``((B, hidden), (B, hidden)) float32``."""

@@ -14,11 +14,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from arenax.nn.layers import orthogonal
+
 CellKind = Literal["lstm", "gru", "ff"]
-
-
-def _orth(scale: float = 1.0):
-    return nn.initializers.orthogonal(scale)
 
 
 class Core(nn.Module):
@@ -44,11 +42,11 @@ class Core(nn.Module):
         """``x (T, B, in)``, ``first (T, B) bool``, carry -> (carry, outputs ``(T, B, hidden)``)."""
         h_dim = self.hidden
         if self.kind == "ff":
-            out = nn.relu(nn.Dense(h_dim, kernel_init=_orth(2**0.5), name="dense")(x))
+            out = nn.relu(nn.Dense(h_dim, kernel_init=orthogonal(2**0.5), name="dense")(x))
             return carry, out
         n_gates = {"lstm": 4, "gru": 3}[self.kind]
-        xw = nn.Dense(n_gates * h_dim, kernel_init=_orth(), name="input")(x)  # one matmul
-        w_h = self.param("recurrent", _orth(), (h_dim, n_gates * h_dim), jnp.float32)
+        xw = nn.Dense(n_gates * h_dim, kernel_init=orthogonal(), name="input")(x)  # one matmul
+        w_h = self.param("recurrent", orthogonal(), (h_dim, n_gates * h_dim), jnp.float32)
         keep = 1.0 - first.astype(jnp.float32)[..., None]
 
         if self.kind == "lstm":

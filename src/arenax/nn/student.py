@@ -10,26 +10,39 @@ is near uniform.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Annotated, Any, ClassVar
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from arenax.nn.layers import PatchConv
+from arenax.nn.layers import PatchConv, orthogonal
 from arenax.nn.policy import LinenPolicy, actor_critic_heads
-from arenax.nn.recurrent import CellKind, Core, _orth
+from arenax.nn.recurrent import CellKind, Core
+from arenax.options import POSITIVE, fields_of
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """The student network (conv + direction embedding + recurrent core + heads)."""
+
+    cell: CellKind = "lstm"
+    """Recurrent core: LSTM, GRU, or a feed-forward ReLU layer."""
+    hidden: Annotated[int, POSITIVE] = 256
+    """Units of the core."""
+    conv_filters: Annotated[int, POSITIVE] = 16
+    """Filters of the 3x3 VALID convolution over the view."""
+    dir_embed: Annotated[int, POSITIVE] = 5
+    """Size of the direction embedding."""
+    head_hidden: Annotated[int, POSITIVE] = 32
+    """Hidden units (tanh) of the policy and value heads."""
 
 
 class MazeStudentNet(nn.Module):
-    """Actor-critic over sequences ``(T, B, ...)``; see the module docstring."""
+    """Actor-critic over sequences ``(T, B, ...)``; options from ``spec`` (a
+    :class:`StudentPolicy`); see the module docstring."""
 
-    n_actions: int = 7
-    cell: CellKind = "lstm"
-    hidden: int = 256
-    conv_filters: int = 16
-    dir_embed: int = 5
-    head_hidden: int = 32
+    spec: Any
 
     @nn.compact
     def __call__(
@@ -40,20 +53,22 @@ class MazeStudentNet(nn.Module):
         carry: tuple[jax.Array, jax.Array],
     ) -> tuple[tuple[jax.Array, jax.Array], jax.Array, jax.Array]:
         """Returns ``(carry, logits (T, B, n_actions), value (T, B))``."""
+        s = self.spec
         t, b = image.shape[:2]
         x = image.reshape((t * b, *image.shape[2:])).astype(jnp.float32)
-        x = PatchConv(self.conv_filters, (3, 3), kernel_init=_orth(2**0.5), name="Conv_0")(x)
+        x = PatchConv(s.conv_filters, (3, 3), kernel_init=orthogonal(2**0.5), name="Conv_0")(x)
         x = nn.relu(x).reshape((t, b, -1))
-        d = nn.Embed(4, self.dir_embed, embedding_init=_orth())(direction.astype(jnp.int32))
+        d = nn.Embed(4, s.dir_embed, embedding_init=orthogonal())(direction.astype(jnp.int32))
         x = jnp.concatenate([x, d], axis=-1)
-        carry, h = Core(self.cell, self.hidden, name="core")(x, first, carry)
-        logits, value = actor_critic_heads(h, self.n_actions, self.head_hidden)
+        carry, h = Core(s.cell, s.hidden, name="core")(x, first, carry)
+        logits, value = actor_critic_heads(h, s.n_actions, s.head_hidden)
         return carry, logits, value
 
 
 @dataclasses.dataclass(frozen=True)
-class StudentPolicy(LinenPolicy):
-    """The ``apply(params, obs, first, carry)`` contract the learner uses (hashable, static).
+class StudentPolicy(ModelConfig, LinenPolicy):
+    """The student under the ``apply(params, obs, first, carry)`` contract (hashable,
+    static): the network's options plus its number of actions.
 
     ``obs`` is any pytree with ``image (T, B, V, V, 3)`` and ``direction (T, B)`` fields.
     """
@@ -62,8 +77,9 @@ class StudentPolicy(LinenPolicy):
     obs_fields: ClassVar[tuple[str, ...]] = ("image", "direction")
 
     n_actions: int = 7
-    cell: CellKind = "lstm"
-    hidden: int = 256
-    conv_filters: int = 16
-    dir_embed: int = 5
-    head_hidden: int = 32
+    """Actions of the environment (MiniGrid's 7)."""
+
+    @classmethod
+    def of(cls, model: ModelConfig, n_actions: int = 7) -> StudentPolicy:
+        """The policy with the network options ``model``."""
+        return cls(n_actions=n_actions, **fields_of(model))

@@ -9,27 +9,40 @@ head (32 tanh -> 1). Orthogonal initialisation, the policy's last layer scaled b
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Annotated, Any, ClassVar
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from arenax.nn.layers import PatchConv
+from arenax.nn.layers import PatchConv, orthogonal
 from arenax.nn.policy import LinenPolicy, actor_critic_heads
-from arenax.nn.recurrent import CellKind, Core, _orth
+from arenax.nn.recurrent import CellKind, Core
+from arenax.options import POSITIVE, fields_of
+
+
+@dataclasses.dataclass(frozen=True)
+class TeacherNetConfig:
+    """The teacher network (conv over the full map + step embedding + noise + recurrent
+    core + heads)."""
+
+    cell: CellKind = "lstm"
+    """Recurrent core of the teacher."""
+    hidden: Annotated[int, POSITIVE] = 256
+    """Units of the teacher's core."""
+    conv_filters: Annotated[int, POSITIVE] = 128
+    """Filters of the 3x3 convolution over the full map."""
+    time_embed: Annotated[int, POSITIVE] = 10
+    """Size of the step-count embedding."""
+    head_hidden: Annotated[int, POSITIVE] = 32
+    """Hidden units of the teacher's policy and value heads."""
 
 
 class TeacherNet(nn.Module):
-    """Actor-critic over editor observations ``(T, B, ...)``."""
+    """Actor-critic over editor observations ``(T, B, ...)``; options from ``spec`` (a
+    :class:`TeacherPolicy`)."""
 
-    n_actions: int
-    episode_length: int
-    cell: CellKind = "lstm"
-    hidden: int = 256
-    conv_filters: int = 128
-    time_embed: int = 10
-    head_hidden: int = 32
+    spec: Any
 
     @nn.compact
     def __call__(
@@ -40,30 +53,34 @@ class TeacherNet(nn.Module):
         first: jax.Array,
         carry: tuple[jax.Array, jax.Array],
     ) -> tuple[tuple[jax.Array, jax.Array], jax.Array, jax.Array]:
+        s = self.spec
         t, b = image.shape[:2]
         x = image.reshape((t * b, *image.shape[2:])).astype(jnp.float32) / 10.0
-        x = PatchConv(self.conv_filters, (3, 3), kernel_init=_orth(2**0.5), name="Conv_0")(x)
+        x = PatchConv(s.conv_filters, (3, 3), kernel_init=orthogonal(2**0.5), name="Conv_0")(x)
         x = nn.relu(x).reshape((t, b, -1))
-        e = nn.Embed(self.episode_length + 1, self.time_embed, embedding_init=_orth())(
-            jnp.clip(time.astype(jnp.int32), 0, self.episode_length)
+        e = nn.Embed(s.episode_length + 1, s.time_embed, embedding_init=orthogonal())(
+            jnp.clip(time.astype(jnp.int32), 0, s.episode_length)
         )
         x = jnp.concatenate([x, e, noise.astype(jnp.float32)], axis=-1)
-        carry, h = Core(self.cell, self.hidden, name="core")(x, first, carry)
-        logits, value = actor_critic_heads(h, self.n_actions, self.head_hidden)
+        carry, h = Core(s.cell, s.hidden, name="core")(x, first, carry)
+        logits, value = actor_critic_heads(h, s.n_actions, s.head_hidden)
         return carry, logits, value
 
 
 @dataclasses.dataclass(frozen=True)
-class TeacherPolicy(LinenPolicy):
+class TeacherPolicy(TeacherNetConfig, LinenPolicy):
     """``apply(params, obs, first, carry)`` over ``EditorObs`` (image, time, noise)."""
 
     net_class: ClassVar[type[nn.Module]] = TeacherNet
     obs_fields: ClassVar[tuple[str, ...]] = ("image", "time", "noise")
 
-    n_actions: int
-    episode_length: int
-    cell: CellKind = "lstm"
-    hidden: int = 256
-    conv_filters: int = 128
-    time_embed: int = 10
-    head_hidden: int = 32
+    n_actions: int = dataclasses.field(default=0, kw_only=True)
+    """One action per interior cell."""
+    episode_length: int = dataclasses.field(default=0, kw_only=True)
+    """Steps of an editing episode (size of the step embedding)."""
+
+    @classmethod
+    def of(cls, net: TeacherNetConfig, n_actions: int, episode_length: int) -> TeacherPolicy:
+        """The policy with the network options ``net`` (a config that may hold more)."""
+        options = fields_of(net, TeacherNetConfig)
+        return cls(n_actions=n_actions, episode_length=episode_length, **options)

@@ -7,6 +7,7 @@ parameters. Its state is a pytree (params + optax state) that lives in the train
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -14,7 +15,8 @@ import jax.numpy as jnp
 import optax
 
 from arenax.rl.gae import gae
-from arenax.rl.ppo import PPOHyper, Trajectory, ppo_update
+from arenax.rl.policy import Policy
+from arenax.rl.ppo import PPOConfig, Trajectory, ppo_update
 from arenax.struct import pytree_dataclass
 
 
@@ -50,16 +52,29 @@ class Learner:
     """PPO over a recurrent (or feed-forward) policy.
 
     Attributes:
-        policy: ``init(key, obs)``, ``initial_carry(B)``, ``apply(params, obs, first, carry)``.
-        hp: PPO hyperparameters.
-        tx: optax transformation.
-        lr_schedule: ``count -> lr``, for logging.
+        policy: a :class:`~arenax.rl.policy.Policy`.
+        config: PPO and optimiser options.
+        total_updates: gradient steps over the whole run (the linear schedule's length).
     """
 
-    policy: Any
-    hp: PPOHyper
-    tx: optax.GradientTransformation = dataclasses.field(compare=False)
-    lr_schedule: optax.Schedule = dataclasses.field(compare=False)
+    policy: Policy
+    config: PPOConfig = PPOConfig()
+    total_updates: int = 1
+
+    @functools.cached_property
+    def _optimizer(self) -> tuple[optax.GradientTransformation, optax.Schedule]:
+        c = self.config
+        return make_optimizer(c.lr, c.max_grad_norm, c.adam_eps, c.lr_schedule, self.total_updates)
+
+    @property
+    def tx(self) -> optax.GradientTransformation:
+        """Clipping, then Adam with the learning-rate schedule."""
+        return self._optimizer[0]
+
+    @property
+    def lr_schedule(self) -> optax.Schedule:
+        """``count -> lr``, for logging."""
+        return self._optimizer[1]
 
     def init(self, key: jax.Array, obs: Any) -> LearnerState:
         """Fresh parameters (from an example observation ``(T, B, ...)``) and optimiser state."""
@@ -75,14 +90,14 @@ class Learner:
         axis_name: str | None = None,
     ) -> tuple[LearnerState, dict[str, jax.Array]]:
         """GAE + PPO epochs on one rollout; returns the new state and mean loss statistics."""
-        hp = self.hp
+        c = self.config
         adv, targets = gae(
             traj.reward, traj.value, traj.next_value, traj.terminated, traj.done,
-            hp.gamma, hp.gae_lambda,
+            c.gamma, c.gae_lambda,
         )  # fmt: skip
         count = _count(state.opt_state)
         params, opt_state, stats = ppo_update(
-            self.policy, self.tx, hp, state.params, state.opt_state, traj, adv, targets,
+            self.policy, self.tx, c, state.params, state.opt_state, traj, adv, targets,
             init_carry, key, axis_name,
         )  # fmt: skip
         stats["lr"] = jnp.asarray(self.lr_schedule(count), jnp.float32)

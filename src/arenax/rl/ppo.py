@@ -10,29 +10,48 @@ gradients up to float reduction order.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import jax
 import jax.numpy as jnp
 import optax
 
-from arenax.rl import distributions as D
+from arenax import distributions as D
+from arenax.collectives import psum
+from arenax.options import LEARNING_RATE, NON_NEGATIVE, POSITIVE, POSITIVE_REAL, UNIT
 from arenax.struct import pytree_dataclass
 
 
 @dataclasses.dataclass(frozen=True)
-class PPOHyper:
-    """Static PPO hyperparameters (see :class:`arenax.train.config.PPOConfig`)."""
+class PPOConfig:
+    """PPO and its optimiser (global-norm clipping, then Adam)."""
 
-    gamma: float = 0.995
-    gae_lambda: float = 0.98
-    clip_eps: float = 0.2
+    lr: Annotated[float, LEARNING_RATE] = 1e-4
+    """Adam learning rate."""
+    lr_schedule: Literal["constant", "linear"] = "constant"
+    """Learning-rate schedule: constant, or linear annealing to 0 over the run."""
+    adam_eps: Annotated[float, LEARNING_RATE] = 1e-5
+    """Adam epsilon."""
+    max_grad_norm: Annotated[float, POSITIVE_REAL] = 0.5
+    """Global-norm gradient clipping."""
+    gamma: Annotated[float, UNIT] = 0.995
+    """Discount."""
+    gae_lambda: Annotated[float, UNIT] = 0.98
+    """GAE lambda."""
+    clip_eps: Annotated[float, POSITIVE_REAL] = 0.2
+    """PPO ratio clipping (also clips the value loss)."""
     clip_value: bool = True
-    ent_coef: float = 1e-3
-    vf_coef: float = 0.5
-    epochs: int = 5
-    minibatches: int = 1
+    """Use the clipped value loss."""
+    ent_coef: Annotated[float, NON_NEGATIVE] = 1e-3
+    """Entropy bonus coefficient."""
+    vf_coef: Annotated[float, NON_NEGATIVE] = 0.5
+    """Value loss coefficient."""
+    epochs: Annotated[int, POSITIVE] = 5
+    """Passes over each rollout."""
+    minibatches: Annotated[int, POSITIVE] = 1
+    """Minibatches per epoch (split by sequence: environment, or environment x agent)."""
     normalize_advantages: bool = True
+    """Normalise advantages per minibatch (over all devices)."""
 
 
 @pytree_dataclass
@@ -65,10 +84,6 @@ class Trajectory:
     mask: jax.Array
 
 
-def psum(x: Any, axis_name: str | None) -> Any:
-    return x if axis_name is None else jax.lax.psum(x, axis_name)
-
-
 def ppo_loss(
     logits: jax.Array,
     value: jax.Array,
@@ -78,7 +93,7 @@ def ppo_loss(
     advantages: jax.Array,
     targets: jax.Array,
     mask: jax.Array,
-    hp: PPOHyper,
+    hp: PPOConfig,
     count: jax.Array,
     dist: Any = D.CATEGORICAL,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
@@ -89,7 +104,7 @@ def ppo_loss(
     ``vf = 0.5 * mean(max((v - R)^2, (old_v + clip(v - old_v, -ε, ε) - R)^2))`` (or the plain
     squared error with ``clip_value=False``). Means are ``sum(mask * x) / count``: pass the
     global count of valid samples so that summing gradients over devices gives the mean.
-    ``dist`` is the action distribution (:class:`~arenax.rl.distributions.MultiCategorical`
+    ``dist`` is the action distribution (:class:`~arenax.distributions.MultiCategorical`
     for multi-discrete actions ``(T, B, heads)``: head log-probs and entropies add up).
     """
     logp = dist.log_prob(logits, action)
@@ -123,7 +138,7 @@ def ppo_loss(
 def ppo_update(
     policy: Any,
     tx: optax.GradientTransformation,
-    hp: PPOHyper,
+    hp: PPOConfig,
     params: Any,
     opt_state: Any,
     traj: Trajectory,
@@ -137,7 +152,7 @@ def ppo_update(
 
     Args:
         policy: object with ``apply(params, obs, first, carry) -> (carry, logits, value)``
-            and optionally ``dist`` (its action distribution; default categorical).
+            and ``dist``, its action distribution (:class:`~arenax.rl.policy.Policy`).
         tx: optax transformation (clipping + Adam + schedule).
         traj: the rollout, ``(T, B)`` (``B`` local to this device under ``shard_map``).
         advantages, targets: ``(T, B)`` from :func:`arenax.rl.gae.gae`.
@@ -153,7 +168,7 @@ def ppo_update(
     if b % hp.minibatches:
         raise ValueError(f"ppo: {b} sequences do not split into {hp.minibatches} minibatches")
     mb = b // hp.minibatches
-    dist = getattr(policy, "dist", D.CATEGORICAL)
+    dist = policy.dist
 
     def grad_step(carry: tuple[Any, Any], idx: jax.Array) -> tuple[tuple[Any, Any], Any]:
         params, opt_state = carry

@@ -17,7 +17,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from arenax.rl import distributions as D
 from arenax.rl.ppo import Trajectory
 from arenax.struct import pytree_dataclass
 
@@ -46,6 +45,22 @@ def per_env_keys(key: jax.Array, env_ids: jax.Array) -> jax.Array:
 def reset_batch(env: Any, key: jax.Array, levels: Any, env_ids: jax.Array) -> tuple[Any, Any]:
     """``vmap``-ed reset of ``N`` envs (``levels`` with leading ``N``): ``(obs, state)``."""
     return jax.vmap(env.reset)(per_env_keys(key, env_ids), levels)
+
+
+def start_rollout(
+    env: Any, key: jax.Array, levels: Any, env_ids: jax.Array, carry: Any
+) -> RolloutCarry:
+    """Reset ``N`` envs to ``levels`` (leading ``N``); every env starts an episode, with the
+    policy carry ``carry`` (the policy's initial carry, or per team in :func:`team_rollout`)."""
+    obs, state = reset_batch(env, key, levels, env_ids)
+    return RolloutCarry(state, obs, jnp.ones(env_ids.shape, jnp.bool_), carry)
+
+
+def example_obs(env: Any, key: jax.Array, level: Any, team: str) -> Any:
+    """One observation of ``team`` on ``level`` shaped as a policy input ``(T=1, B=A, ...)``
+    (``A`` the team's agents): what a policy's parameters are initialised from."""
+    obs, _ = env.reset(key, level)
+    return jax.tree.map(lambda x: x[None], obs[team])
 
 
 def rollout(
@@ -118,7 +133,7 @@ def team_rollout(
     """
     teams = tuple(policies)
     n_agents = {t: env.num_agents(t) for t in teams}
-    dists = {t: getattr(policies[t], "dist", D.CATEGORICAL) for t in teams}
+    dists = {t: policies[t].dist for t in teams}
 
     def team_obs(obs: Any, t: str) -> Any:
         return jax.tree.map(lambda x: _flat(x)[None], obs[t])  # (1, B, ...)

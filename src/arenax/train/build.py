@@ -1,128 +1,76 @@
-"""Turn a :class:`TrainConfig` into the objects of a run: environment, learner, algorithm."""
+"""Turn a :class:`TrainConfig` into the objects of a run: environment, learners, curriculum.
+
+Options are passed as the dataclasses that define them (no field-by-field copying): an
+environment is built from its options (:func:`arenax.options.build`), a network from its
+options, a learner from its :class:`~arenax.rl.PPOConfig`.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-from typing import Any
 
-import jax
-import jax.numpy as jnp
-
+from arenax import distributions as D
+from arenax.curricula.common import Curriculum
 from arenax.curricula.dr import DomainRandomisation
 from arenax.curricula.multiteam import MultiTeamDR
 from arenax.curricula.paired import TeacherCurriculum
-from arenax.curricula.plr import PLRHyper, ReplayCurriculum
+from arenax.curricula.plr import ReplayCurriculum
+from arenax.envs.core import Environment
 from arenax.envs.maze import (
+    EditorOptions,
     MazeEditor,
     MazeEnv,
     empty_level,
     level_metrics,
     mutate_level,
-    optimal_steps,
-    sample_dr_level,
+    optimal_return,
 )
-from arenax.envs.maze.paths import UNREACHABLE
 from arenax.envs.tag import GridTagEnv, TagEnv
-from arenax.nn.mlp import MLPPolicy
+from arenax.nn.mlp import MLPConfig, MLPPolicy
 from arenax.nn.student import StudentPolicy
 from arenax.nn.teacher import TeacherPolicy
-from arenax.rl import distributions as D
-from arenax.rl.learner import Learner, make_optimizer
-from arenax.rl.ppo import PPOHyper
-from arenax.train.config import ConfigError, PPOConfig, TrainConfig
+from arenax.options import ConfigError, build, fields_of
+from arenax.rl.learner import Learner
+from arenax.rl.policy import Policy
+from arenax.rl.ppo import PPOConfig
+from arenax.train.config import TrainConfig
 
 
-def make_env(cfg: TrainConfig) -> MazeEnv | TagEnv | GridTagEnv:
-    """The environment of ``cfg.game``."""
+def make_env(cfg: TrainConfig) -> Environment:
+    """The environment of ``cfg.game``, built (and checked) from its options."""
     if cfg.game == "tag":
-        t = dataclasses.asdict(cfg.tag)
-        t["k_nearest"] = t["k_nearest"] or None  # 0: everyone
-        return TagEnv(**t)
+        return build(TagEnv, cfg.tag)
     if cfg.game == "grid-tag":
-        return GridTagEnv(**dataclasses.asdict(cfg.grid_tag))
-    e = cfg.env
-    return MazeEnv(
-        height=e.height,
-        width=e.width,
-        view_size=e.view_size,
-        max_steps=e.max_steps,
-        normalize_obs=e.normalize_obs,
-        n_walls=e.n_walls,
-    )
+        return build(GridTagEnv, cfg.grid_tag)
+    return build(MazeEnv, cfg.env)
 
 
 def make_policy(cfg: TrainConfig, n_actions: int = 7) -> StudentPolicy:
-    m = cfg.model
-    return StudentPolicy(
-        n_actions=n_actions,
-        cell=m.cell,
-        hidden=m.hidden,
-        conv_filters=m.conv_filters,
-        dir_embed=m.dir_embed,
-        head_hidden=m.head_hidden,
-    )
+    """The maze student's network."""
+    return StudentPolicy.of(cfg.model, n_actions)
 
 
-def _ppo_learner(cfg: TrainConfig, policy: Any, p: PPOConfig) -> Learner:
-    """A PPO learner for ``policy`` with the options ``p`` (schedule over the whole run)."""
-    total_updates = cfg.cycles * p.epochs * p.minibatches
-    tx, sched = make_optimizer(p.lr, p.max_grad_norm, p.adam_eps, p.lr_schedule, total_updates)
-    hp = PPOHyper(
-        gamma=p.gamma,
-        gae_lambda=p.gae_lambda,
-        clip_eps=p.clip_eps,
-        clip_value=p.clip_value,
-        ent_coef=p.ent_coef,
-        vf_coef=p.vf_coef,
-        epochs=p.epochs,
-        minibatches=p.minibatches,
-        normalize_advantages=p.normalize_advantages,
-    )
-    return Learner(policy, hp, tx, sched)
+def make_learner(cfg: TrainConfig, policy: Policy, ppo: PPOConfig) -> Learner:
+    """A PPO learner for ``policy`` (its learning-rate schedule spans the whole run)."""
+    return Learner(policy, ppo, total_updates=cfg.cycles * ppo.epochs * ppo.minibatches)
 
 
-def make_learner(cfg: TrainConfig) -> Learner:
-    """The student's learner."""
-    return _ppo_learner(cfg, make_policy(cfg, make_env(cfg).action_space().n), cfg.ppo)
-
-
-def maze_optimal_return(level: Any, max_steps: int) -> jax.Array:
-    """Best achievable return of a maze level: ``1 - 0.9 * optimal_steps / max_steps`` (0 if
-    unsolvable or out of reach within ``max_steps``)."""
-    steps = optimal_steps(level)
-    ok = (steps < UNREACHABLE) & (steps <= max_steps)
-    return jnp.where(ok, 1.0 - 0.9 * steps.astype(jnp.float32) / max_steps, 0.0)
+def make_student(cfg: TrainConfig) -> Learner:
+    """The maze student's learner."""
+    return make_learner(cfg, make_policy(cfg, make_env(cfg).action_space().n), cfg.ppo)
 
 
 def make_editor(cfg: TrainConfig) -> MazeEditor:
-    t = cfg.teacher
-    return MazeEditor(cfg.env.height, cfg.env.width, n_walls=t.n_walls, noise_dim=t.noise_dim)
+    """The teacher's editor MDP for the student's maze size."""
+    e = cfg.env
+    return MazeEditor(height=e.height, width=e.width, **fields_of(cfg.teacher, EditorOptions))
 
 
 def make_teacher(cfg: TrainConfig) -> Learner:
     """The PAIRED teacher's learner (its own network, optimiser and learning rate)."""
-    t = cfg.teacher
     editor = make_editor(cfg)
-    policy = TeacherPolicy(
-        n_actions=editor.action_space().n, episode_length=editor.episode_length,
-        hidden=t.hidden, conv_filters=t.conv_filters, time_embed=t.time_embed,
-        head_hidden=t.head_hidden,
-    )  # fmt: skip
-    # the students' PPO options, with the teacher's own rate, discounting, entropy and epochs
-    ppo = dataclasses.replace(
-        cfg.ppo, lr=t.lr, gamma=t.gamma, gae_lambda=t.gae_lambda, ent_coef=t.ent_coef,
-        epochs=t.epochs, minibatches=t.minibatches,
-    )  # fmt: skip
-    return _ppo_learner(cfg, policy, ppo)
-
-
-def student_params(cfg: TrainConfig, state: Any) -> Any:
-    """The parameters of the evaluated student (PAIRED: the protagonist, student 0)."""
-    params = state.learner.params
-    if cfg.algorithm == "paired":
-        params = jax.tree.map(lambda x: x[0], params)
-    return params
+    policy = TeacherPolicy.of(cfg.teacher, editor.action_space().n, editor.episode_length)
+    return make_learner(cfg, policy, cfg.teacher.ppo)
 
 
 def make_team_policy(cfg: TrainConfig, team: str) -> MLPPolicy:
@@ -131,7 +79,7 @@ def make_team_policy(cfg: TrainConfig, team: str) -> MLPPolicy:
     space = make_env(cfg).action_space(team)
     return MLPPolicy(
         dist=D.for_space(space), n_actions=int(getattr(space, "n", 0)),
-        hidden=tuple(cfg.team_configs[team].hidden),
+        **fields_of(cfg.team_configs[team], MLPConfig),
     )  # fmt: skip
 
 
@@ -153,7 +101,7 @@ def make_multiteam(cfg: TrainConfig) -> MultiTeamDR:
                         f"{first}'s {a}; give the teams their own policies"
                     )
             continue
-        learners[name] = _ppo_learner(cfg, make_team_policy(cfg, team), tc.ppo)
+        learners[name] = make_learner(cfg, make_team_policy(cfg, team), tc.ppo)
         if tc.frozen:
             frozen.add(name)
     return MultiTeamDR(
@@ -162,10 +110,8 @@ def make_multiteam(cfg: TrainConfig) -> MultiTeamDR:
     )  # fmt: skip
 
 
-def make_algorithm(
-    cfg: TrainConfig,
-) -> DomainRandomisation | ReplayCurriculum | TeacherCurriculum | MultiTeamDR:
-    """The curriculum algorithm named by ``cfg.algorithm`` (multi-team PPO for Tag)."""
+def make_algorithm(cfg: TrainConfig) -> Curriculum:
+    """The curriculum named by ``cfg.algorithm`` (multi-team PPO for Tag games)."""
     if cfg.game != "maze":
         return make_multiteam(cfg)
     env = make_env(cfg)
@@ -173,7 +119,7 @@ def make_algorithm(
         return TeacherCurriculum(
             env=env,
             editor=make_editor(cfg),
-            students=make_learner(cfg),
+            students=make_student(cfg),
             teacher=make_teacher(cfg),
             n_students=cfg.paired.n_students,
             score=cfg.paired.score,
@@ -181,45 +127,30 @@ def make_algorithm(
             n_steps=cfg.n_steps,
             level_metrics=level_metrics,
         )
-    e = cfg.env
-    generator = functools.partial(
-        sample_dr_level,
-        height=e.height,
-        width=e.width,
-        n_walls=e.n_walls,
-        replace=e.walls_with_replacement,
-    )
     if cfg.algorithm in ("plr", "accel"):
         q = cfg.plr
-        hp = PLRHyper(
-            score=q.score, replay_prob=q.replay_prob, capacity=q.buffer_size,
-            staleness_coef=q.staleness_coef, temperature=q.temperature,
-            prioritization=q.prioritization, topk=q.topk, min_fill=q.min_fill, robust=q.robust,
-            parallel=q.parallel, accel=cfg.algorithm == "accel", n_edits=q.n_edits,
-            mutation_criterion=q.mutation_criterion,
-        )  # fmt: skip
         new = (
-            functools.partial(empty_level, height=e.height, width=e.width)
+            functools.partial(empty_level, height=env.height, width=env.width)
             if q.new_levels == "empty"
-            else generator
+            else env.generate
         )
-        mutator = functools.partial(mutate_level, n_edits=q.n_edits, move_agent=q.move_agent)
         return ReplayCurriculum(
             env=env,
-            learner=make_learner(cfg),
+            learner=make_student(cfg),
             n_envs=cfg.n_envs,
             n_steps=cfg.n_steps,
-            hp=hp,
+            config=q,
             generator=new,
-            mutator=mutator,
+            accel=cfg.algorithm == "accel",
+            mutator=functools.partial(mutate_level, n_edits=q.n_edits, move_agent=q.move_agent),
             level_metrics=level_metrics,
-            optimal_return=functools.partial(maze_optimal_return, max_steps=e.max_steps),
+            optimal_return=functools.partial(optimal_return, max_steps=env.max_steps),
         )
     return DomainRandomisation(
         env=env,
-        learner=make_learner(cfg),
+        learner=make_student(cfg),
         n_envs=cfg.n_envs,
         n_steps=cfg.n_steps,
-        generator=generator,
+        generator=env.generate,
         level_metrics=level_metrics,
     )

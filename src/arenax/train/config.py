@@ -1,8 +1,13 @@
-"""Typed, frozen training configurations, their validation, and named presets.
+"""The training configuration: the options of every part of a run, nested, and presets.
 
-Every field's docstring is its ``--help`` text (tyro). :func:`validate` runs before anything
-compiles and raises :class:`ConfigError` with one line naming the field, the value and what
-is allowed.
+Each option is defined once, in the dataclass of the thing it configures — the environment
+(:class:`~arenax.envs.maze.MazeEnv`, :class:`~arenax.envs.tag.TagEnv`…), the network
+(:class:`~arenax.nn.ModelConfig`), the learner (:class:`~arenax.rl.PPOConfig`), the
+curriculum (:class:`~arenax.curricula.PLRConfig`…) — with its docstring (its ``--help``
+text, via tyro) and its allowed values. :class:`TrainConfig` nests them and adds the run's
+own options and the rules that tie parts together. :func:`validate` runs before anything
+compiles and raises :class:`ConfigError` with one line naming the field's path, the value
+and what is allowed.
 """
 
 from __future__ import annotations
@@ -12,258 +17,69 @@ import json
 import math
 import types
 import typing
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from arenax.curricula.multiteam import TeamConfig
+from arenax.curricula.paired import PairedConfig, TeacherConfig
+from arenax.curricula.plr import PLRConfig
+from arenax.envs.maze import MazeEnv, resolve_mazes
+from arenax.envs.tag import GridTagEnv, TagEnv
+from arenax.nn.student import ModelConfig
+from arenax.options import POSITIVE, AtLeast, ConfigError, Problem, check, options_of
+from arenax.rl.ppo import PPOConfig
 
-class ConfigError(ValueError):
-    """A configuration value that is not allowed (one-line message)."""
+__all__ = [
+    "PRESETS",
+    "PRESET_DOCS",
+    "RESUMABLE_FIELDS",
+    "ConfigError",
+    "EnvConfig",
+    "EvalConfig",
+    "GridTagConfig",
+    "ModelConfig",
+    "PLRConfig",
+    "PPOConfig",
+    "PairedConfig",
+    "TagConfig",
+    "TeacherConfig",
+    "TeamConfig",
+    "TrainConfig",
+    "load_config",
+    "relevant_groups",
+    "resume_differences",
+    "save_config",
+    "validate",
+]
 
-
-@dataclasses.dataclass(frozen=True)
-class EnvConfig:
-    """The maze the student trains on."""
-
-    height: int = 13
-    """Interior rows."""
-    width: int = 13
-    """Interior columns."""
-    n_walls: int = 60
-    """Walls placed by the domain-randomisation generator."""
-    walls_with_replacement: bool = True
-    """Draw wall cells with replacement (the literature's DR: fewer distinct walls)."""
-    view_size: int = 5
-    """Side of the agent's egocentric view (odd)."""
-    max_steps: int = 250
-    """Episode step limit (truncation)."""
-    normalize_obs: bool = True
-    """Feed images as float32 divided by 10."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelConfig:
-    """The student network (conv + direction embedding + recurrent core + heads)."""
-
-    cell: Literal["lstm", "gru", "ff"] = "lstm"
-    """Recurrent core: LSTM, GRU, or a feed-forward ReLU layer."""
-    hidden: int = 256
-    """Units of the core."""
-    conv_filters: int = 16
-    """Filters of the 3x3 VALID convolution over the view."""
-    dir_embed: int = 5
-    """Size of the direction embedding."""
-    head_hidden: int = 32
-    """Hidden units (tanh) of the policy and value heads."""
-
-
-@dataclasses.dataclass(frozen=True)
-class PPOConfig:
-    """PPO hyperparameters."""
-
-    lr: float = 1e-4
-    """Adam learning rate."""
-    lr_schedule: Literal["constant", "linear"] = "constant"
-    """Learning-rate schedule: constant, or linear annealing to 0 over the run."""
-    adam_eps: float = 1e-5
-    """Adam epsilon."""
-    max_grad_norm: float = 0.5
-    """Global-norm gradient clipping."""
-    gamma: float = 0.995
-    """Discount."""
-    gae_lambda: float = 0.98
-    """GAE lambda."""
-    clip_eps: float = 0.2
-    """PPO ratio clipping (also clips the value loss)."""
-    clip_value: bool = True
-    """Use the clipped value loss."""
-    ent_coef: float = 1e-3
-    """Entropy bonus coefficient."""
-    vf_coef: float = 0.5
-    """Value loss coefficient."""
-    epochs: int = 5
-    """Passes over each rollout."""
-    minibatches: int = 1
-    """Minibatches per epoch (split by environment)."""
-    normalize_advantages: bool = True
-    """Normalise advantages per minibatch (over all devices)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class PLRConfig:
-    """Options of the replay curricula (``--algorithm plr`` or ``accel``)."""
-
-    score: Literal["max_mc", "pvl", "l1_vl", "oracle_regret"] = "max_mc"
-    """Level score: MaxMC, positive value loss, L1 value loss, or the shortest-path oracle regret."""
-    replay_prob: float = 0.5
-    """Probability of a replay cycle once the buffer is warm (sequential forms)."""
-    buffer_size: int = 4000
-    """Level buffer capacity."""
-    staleness_coef: float = 0.3
-    """Weight rho of the staleness distribution in the replay distribution."""
-    temperature: float = 0.3
-    """Temperature beta of the score prioritisation."""
-    prioritization: Literal["rank", "proportional", "topk"] = "rank"
-    """Score prioritisation: rank (h = 1/rank), proportional, or uniform over the top k."""
-    topk: int = 1
-    """k of the top-k prioritisation."""
-    min_fill: float = 0.5
-    """Fill ratio from which the buffer is replayed."""
-    robust: bool = True
-    """Robust PLR: no gradient update on new-level cycles."""
-    parallel: bool = False
-    """PLR∥ / ACCEL∥: new, replayed (and mutated) levels side by side in one rollout."""
-    new_levels: Literal["dr", "empty"] = "dr"
-    """Generator of new levels: domain randomisation, or empty mazes (ACCEL)."""
-    n_edits: int = 20
-    """ACCEL: edits per mutation."""
-    mutation_criterion: Literal["all", "easy", "hard"] = "all"
-    """ACCEL: mutate every replayed level, or the easiest / hardest half (two children each)."""
-    move_agent: bool = False
-    """ACCEL: edits may also move the agent."""
-
-
-@dataclasses.dataclass(frozen=True)
-class PairedConfig:
-    """Options of the teacher curricula (``--algorithm paired``)."""
-
-    n_students: int = 2
-    """Students: 2 for PAIRED (protagonist, antagonist), 1 for the minimax adversary, >= 3
-    for population PAIRED. Student 0 is the one evaluated."""
-    score: Literal["paired", "mean_relative", "population", "neg_return"] = "paired"
-    """Teacher reward: PAIRED regret, mean-relative regret, population regret, or the
-    negative return (minimax adversary)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class TeacherConfig:
-    """The PAIRED teacher: its editor MDP, network and PPO (its own learning rate)."""
-
-    n_walls: int = 60
-    """Wall-placement steps of the editor (the wall budget)."""
-    noise_dim: int = 50
-    """Random noise vector in the teacher's observation."""
-    conv_filters: int = 128
-    """Filters of the 3x3 convolution over the full map."""
-    time_embed: int = 10
-    """Size of the step-count embedding."""
-    hidden: int = 256
-    """LSTM units."""
-    head_hidden: int = 32
-    """Hidden units of the policy and value heads."""
-    lr: float = 1e-4
-    """Teacher Adam learning rate."""
-    gamma: float = 0.995
-    """Teacher discount."""
-    gae_lambda: float = 0.98
-    """Teacher GAE lambda."""
-    ent_coef: float = 0.05
-    """Teacher entropy bonus."""
-    epochs: int = 5
-    """Teacher PPO epochs."""
-    minibatches: int = 1
-    """Teacher PPO minibatches."""
-
-
-@dataclasses.dataclass(frozen=True)
-class TagConfig:
-    """Continuous Tag (``--game tag``); defaults are the reference game's."""
-
-    n_taggers: int = 1
-    """Taggers."""
-    n_runners: int = 10
-    """Runners."""
-    episode_length: int = 100
-    """Steps per episode (T)."""
-    arena: float = 10.0
-    """Side L of the walled square arena."""
-    tag_distance: float = 0.01
-    """Tagging distance as a fraction of L."""
-    max_speed: float = 1.0
-    """Speed limit (times the team's skill, 1)."""
-    accel_levels: int = 10
-    """Acceleration head: no-op + this many levels in [-max_accel, max_accel]."""
-    max_accel: float = 1.0
-    """Largest acceleration change."""
-    turn_levels: int = 10
-    """Turn head: no-op + this many levels in [-max_turn, max_turn]."""
-    max_turn: float = math.pi / 2
-    """Largest turn (radians)."""
-    k_nearest: int = 2
-    """Observe the k nearest agents still in the game (0: everyone)."""
-    tag_reward: float = 1.0
-    """Reward of a tagger per runner it tags."""
-    tag_penalty: float = -1.0
-    """Reward of a tagged runner."""
-    runner_step_reward: float = 0.0
-    """Reward of each runner in the game, every step."""
-    tagger_step_reward: float = 0.0
-    """Reward of each tagger, every step."""
-    end_reward: float = 1.0
-    """Reward of each runner still in the game at t = T."""
-    edge_reward: float = 0.0
-    """Reward of an agent whose move is clipped at the wall (negative: a penalty)."""
-    random_start: bool = True
-    """Uniform random start positions and directions per episode (False: one fixed start,
-    as in the original)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class GridTagConfig:
-    """Grid Tag (``--game grid-tag``): taggers chase one runner on integer cells."""
-
-    n_taggers: int = 10
-    """Taggers (there is one runner)."""
-    size: int = 10
-    """Cells are 0..size on both axes."""
-    episode_length: int = 100
-    """Steps per episode (T)."""
-    partial: bool = False
-    """The 6-number partial observation (own and target position, type, t/T) instead of
-    everyone's positions."""
-    tag_reward: float = 10.0
-    """Reward of every tagger when the runner is tagged."""
-    tag_penalty: float = 2.0
-    """The tagged runner receives minus this."""
-    tagger_step_reward: float = -0.01
-    """Reward of each tagger per step without a tag."""
-    runner_step_reward: float = 0.01
-    """Reward of the runner per step without a tag."""
-    wall_reward: float = -0.1
-    """Reward of an agent that bumps into the border."""
-    random_start: bool = False
-    """Uniform random start cells (False: taggers at the centre, the runner in a corner)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class TeamConfig:
-    """How one team of a many-agent game is driven and trained."""
-
-    policy: str = ""
-    """Name of the policy driving this team (default: the team's name). Teams with the same
-    policy name share one policy (their spaces must match; the first team's options apply
-    and the others' must be equal)."""
-    frozen: bool = False
-    """The team acts but does not learn (keeps its initial parameters)."""
-    hidden: tuple[int, ...] = (256, 256)
-    """Hidden layers (ReLU) of the actor and of the critic MLP."""
-    ppo: PPOConfig = PPOConfig(
-        lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=4, minibatches=4
-    )
-    """The policy's PPO hyperparameters."""
+#: the environments' options as configs (checked with their path by :func:`validate`)
+EnvConfig = options_of(MazeEnv, "EnvConfig", "The maze the student trains on.",
+                       n_walls=60, normalize_obs=True)  # fmt: skip
+TagConfig = options_of(TagEnv, "TagConfig", "Continuous Tag (``--game tag``).")
+GridTagConfig = options_of(
+    GridTagEnv, "GridTagConfig", "Grid Tag (``--game grid-tag``): taggers chase one runner."
+)
 
 
 @dataclasses.dataclass(frozen=True)
 class EvalConfig:
-    """Periodic held-out evaluation during training."""
+    """Periodic held-out evaluation during training (maze students)."""
 
     suite: str = "classic"
     """Held-out suite or maze names, comma-separated (``arenax list``)."""
-    episodes: int = 10
+    episodes: Annotated[int, POSITIVE] = 10
     """Episodes per maze."""
-    every: int = 500
+    every: Annotated[int, AtLeast(0)] = 500
     """Evaluate every this many cycles (0: never during training)."""
     greedy: bool = False
     """Greedy (argmax) actions instead of sampling."""
+
+    def problems(self) -> Iterator[Problem]:
+        try:
+            resolve_mazes(self.suite)
+        except ValueError as exc:
+            yield Problem("suite", self.suite, str(exc))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -277,32 +93,32 @@ class TrainConfig:
     game: Literal["maze", "tag", "grid-tag"] = "maze"
     """The environment: the maze (``env``), continuous Tag (``tag``) or grid Tag
     (``grid_tag``); Tag teams are configured by ``tagger`` and ``runner``."""
-    env: EnvConfig = EnvConfig()
+    env: EnvConfig = EnvConfig()  # noqa: RUF009 (frozen options, built by options_of)
     model: ModelConfig = ModelConfig()
     ppo: PPOConfig = PPOConfig()
     plr: PLRConfig = PLRConfig()
     paired: PairedConfig = PairedConfig()
     teacher: TeacherConfig = TeacherConfig()
     eval: EvalConfig = EvalConfig()
-    tag: TagConfig = TagConfig()
-    grid_tag: GridTagConfig = GridTagConfig()
+    tag: TagConfig = TagConfig()  # noqa: RUF009
+    grid_tag: GridTagConfig = GridTagConfig()  # noqa: RUF009
     tagger: TeamConfig = TeamConfig()
     runner: TeamConfig = TeamConfig()
-    n_envs: int = 32
+    n_envs: Annotated[int, POSITIVE] = 32
     """Parallel environments (global, over all devices)."""
-    n_steps: int = 256
+    n_steps: Annotated[int, POSITIVE] = 256
     """Steps per environment per cycle."""
-    total_steps: int = 245_760_000
+    total_steps: Annotated[int, POSITIVE] = 245_760_000
     """Budget in environment steps (rounded up to whole cycles)."""
     seed: int = 0
     """PRNG seed: the run is a deterministic function of it."""
-    devices: int = 1
+    devices: Annotated[int, POSITIVE] = 1
     """Devices to shard the environment batch over (must divide n_envs)."""
-    chunk: int = 10
+    chunk: Annotated[int, POSITIVE] = 10
     """Cycles per compiled chunk (host work happens between chunks)."""
-    checkpoint_every: int = 100
+    checkpoint_every: Annotated[int, POSITIVE] = 100
     """Save the latest checkpoint every this many cycles (and at the end)."""
-    archive_every: int = 1000
+    archive_every: Annotated[int, AtLeast(0)] = 1000
     """Also keep a permanent checkpoint every this many cycles (0: none)."""
     out_dir: Path = Path("runs")
     """Parent folder of run directories."""
@@ -326,9 +142,9 @@ class TrainConfig:
     @property
     def blocks(self) -> int:
         """Level blocks rolled out per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
-        if self.algorithm == "dr" or not self.plr.parallel:
+        if self.algorithm not in ("plr", "accel"):
             return 1
-        return 3 if self.algorithm == "accel" else 2
+        return self.plr.blocks(accel=self.algorithm == "accel")
 
     @property
     def steps_per_cycle(self) -> int:
@@ -363,6 +179,68 @@ class TrainConfig:
     @property
     def run_dir(self) -> Path:
         return self.out_dir / self.run_name
+
+    # ------------------------------------------------------------------ rules
+    def problems(self) -> Iterator[Problem]:
+        """The rules that tie parts of a run together (each part checks its own fields)."""
+        if not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
+            yield Problem("seed", self.seed, "must be an integer in [0, 2**32)")
+        for f in ("checkpoint_every", "archive_every"):
+            v = getattr(self, f)
+            if v % self.chunk:
+                yield Problem(f, v, f"must be a multiple of chunk={self.chunk} (work happens between chunks)")  # fmt: skip
+        if self.eval.every % self.chunk:
+            yield Problem("eval.every", self.eval.every, f"must be a multiple of chunk={self.chunk} (work happens between chunks)")  # fmt: skip
+        if self.n_envs % self.devices:
+            yield Problem("n_envs", self.n_envs, f"must be divisible by devices={self.devices}")
+            return
+        per_device = self.n_envs // self.devices
+        if "/" in self.name or self.name in (".", ".."):
+            yield Problem("name", self.name, "must be a plain folder name")
+        if self.game == "maze":
+            yield from self._maze_problems(per_device)
+        else:
+            yield from self._team_problems(per_device)
+
+    def _maze_problems(self, per_device: int) -> Iterator[Problem]:
+        if self.env.view_size < 3:
+            yield Problem("env.view_size", self.env.view_size, "must be >= 3 for the 3x3 convolution")  # fmt: skip
+        if per_device % self.ppo.minibatches:
+            yield Problem("ppo.minibatches", self.ppo.minibatches, f"must divide the environments per device ({per_device})")  # fmt: skip
+        cells = self.env.height * self.env.width - 2
+        if self.algorithm == "paired":
+            if not 0 <= self.teacher.n_walls <= cells:
+                yield Problem("teacher.n_walls", self.teacher.n_walls, f"must be in [0, {cells}]")
+            if per_device % self.teacher.ppo.minibatches:
+                yield Problem("teacher.ppo.minibatches", self.teacher.ppo.minibatches, f"must divide the environments per device ({per_device})")  # fmt: skip
+        if self.algorithm in ("plr", "accel"):
+            q = self.plr
+            if q.buffer_size < self.n_envs:
+                yield Problem("plr.buffer_size", q.buffer_size, f"must hold at least n_envs={self.n_envs} levels")  # fmt: skip
+            if q.topk > q.buffer_size:
+                yield Problem("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
+
+    def _team_problems(self, per_device: int) -> Iterator[Problem]:
+        if self.algorithm != "dr":
+            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with 'dr' (replay and teacher curricula are maze-only)")  # fmt: skip
+        if self.game == "tag":
+            agents = {"tagger": self.tag.n_taggers, "runner": self.tag.n_runners}
+        else:
+            agents = {"tagger": self.grid_tag.n_taggers, "runner": 1}
+        teams, policy_of = self.team_configs, self.team_policy()
+        for name in sorted(set(policy_of.values())):
+            users = [t for t in teams if policy_of[t] == name]
+            first = teams[users[0]]
+            for other in users[1:]:
+                for f in ("frozen", "hidden", "ppo"):
+                    a, b = getattr(first, f), getattr(teams[other], f)
+                    if a != b:
+                        yield Problem(f"{other}.{f}", b, f"must equal {users[0]}.{f} (both teams use policy {name!r})")  # fmt: skip
+            seqs = per_device * sum(agents[t] for t in users)
+            if seqs % first.ppo.minibatches:
+                yield Problem(f"{users[0]}.ppo.minibatches", first.ppo.minibatches, f"must divide the agent sequences of policy {name!r} per device ({seqs})")  # fmt: skip
+        if all(tc.frozen for tc in teams.values()):
+            yield Problem("tagger.frozen", True, "every team is frozen: nothing would learn")
 
 
 # Fields that may differ between a run and its resumption (budget, logging, outputs).
@@ -429,209 +307,45 @@ PRESETS: dict[str, TrainConfig] = {
 }  # fmt: skip
 
 
-# ------------------------------------------------------------------ validation
-def _err(field: str, value: Any, allowed: str) -> ConfigError:
-    return ConfigError(f"{field}={value!r}: {allowed}")
+#: one line per preset (``arenax train --help``)
+PRESET_DOCS: dict[str, str] = {
+    "maze-dr": "Domain randomisation on 13x13 mazes with 60 walls (the UED papers' DR baseline).",
+    "maze-plr": "Robust PLR (PLR⊥): replay high-regret levels (MaxMC); no update on new levels.",
+    "maze-pplr": "PLR∥: new and replayed levels side by side in one rollout.",
+    "maze-accel": "ACCEL: replay + mutation of replayed levels, starting from empty mazes.",
+    "maze-paccel": "ACCEL∥: new, replayed and mutated levels side by side in one rollout.",
+    "maze-paired": "PAIRED: a teacher builds levels; regret of protagonist vs antagonist.",
+    "maze-minimax": "Minimax adversary: the teacher minimises one student's return.",
+    "maze-ppaired": "Population PAIRED: three students, population regret.",
+    "tag-continuous": "Continuous Tag, the benchmark game: 10 taggers vs 100 runners.",
+    "tag-grid": "Grid Tag: 4 taggers and a runner on a 101 x 101 grid, one shared policy.",
+}
 
 
-def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainConfig:
-    """Check every value; raise :class:`ConfigError` naming the first bad field."""
-    from arenax.eval.heldout import resolve_mazes
-
-    def positive(field: str, v: Any) -> None:
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise _err(field, v, "must be a positive integer")
-
-    def in_range(field: str, v: float, lo: float, hi: float, lo_open: bool = False) -> None:
-        if (
-            not isinstance(v, (int, float))
-            or not math.isfinite(v)
-            or v > hi
-            or v < lo
-            or (lo_open and v == lo)
-        ):
-            br = "(" if lo_open else "["
-            raise _err(field, v, f"must be in {br}{lo}, {hi}]")
-
-    e = cfg.env
-    for f in ("height", "width", "max_steps", "view_size"):
-        positive(f"env.{f}", getattr(e, f))
-    if e.view_size % 2 == 0:
-        raise _err("env.view_size", e.view_size, "must be odd")
-    if not 0 <= e.n_walls <= e.height * e.width - 2:
-        raise _err("env.n_walls", e.n_walls, f"must be in [0, {e.height * e.width - 2}]")
-    m = cfg.model
-    if m.cell not in ("lstm", "gru", "ff"):
-        raise _err("model.cell", m.cell, "allowed: lstm, gru, ff")
-    for f in ("hidden", "conv_filters", "dir_embed", "head_hidden"):
-        positive(f"model.{f}", getattr(m, f))
-    if e.view_size < 3:
-        raise _err("env.view_size", e.view_size, "must be >= 3 for the 3x3 convolution")
-    p = cfg.ppo
-    _check_ppo("ppo", p, positive, in_range)
-    if cfg.algorithm not in ("dr", "plr", "accel", "paired"):
-        raise _err("algorithm", cfg.algorithm, "allowed: dr, plr, accel, paired")
-    if cfg.game not in ("maze", "tag", "grid-tag"):
-        raise _err("game", cfg.game, "allowed: maze, tag, grid-tag")
+def relevant_groups(cfg: TrainConfig) -> set[str]:
+    """Names of the nested option groups a run of ``cfg``'s game and algorithm reads."""
     if cfg.game != "maze":
-        _validate_tag(cfg, positive, in_range)
-    pa, te = cfg.paired, cfg.teacher
-    positive("paired.n_students", pa.n_students)
-    need = {"paired": 2, "mean_relative": 2, "population": 2, "neg_return": 1}
-    if pa.score not in need:
-        raise _err(
-            "paired.score", pa.score, "allowed: paired, mean_relative, population, neg_return"
+        return {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"}
+    groups = {"env", "model", "ppo", "eval"}
+    if cfg.algorithm in ("plr", "accel"):
+        groups.add("plr")
+    if cfg.algorithm == "paired":
+        groups |= {"paired", "teacher"}
+    return groups
+
+
+# ------------------------------------------------------------------ validation
+def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainConfig:
+    """Check every value; raise :class:`ConfigError` naming the first bad field by its path
+    (``ppo.gamma=1.5: must be in [0.0, 1.0]``)."""
+    d = cfg.devices
+    if available_devices is not None and isinstance(d, int) and d > available_devices:
+        raise ConfigError(
+            f"devices={d!r}: only {available_devices} available (on CPU set "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={d})"
         )
-    if pa.n_students < need[pa.score]:
-        raise _err(
-            "paired.n_students",
-            pa.n_students,
-            f"score {pa.score!r} needs at least {need[pa.score]}",
-        )
-    if cfg.algorithm == "paired" and not 0 <= te.n_walls <= e.height * e.width - 2:
-        raise _err("teacher.n_walls", te.n_walls, f"must be in [0, {e.height * e.width - 2}]")
-    for f in ("conv_filters", "time_embed", "hidden", "head_hidden", "epochs", "minibatches"):
-        positive(f"teacher.{f}", getattr(te, f))
-    if te.noise_dim < 0:
-        raise _err("teacher.noise_dim", te.noise_dim, "must be >= 0")
-    in_range("teacher.lr", te.lr, 0.0, 1.0, lo_open=True)
-    in_range("teacher.gamma", te.gamma, 0.0, 1.0)
-    in_range("teacher.gae_lambda", te.gae_lambda, 0.0, 1.0)
-    in_range("teacher.ent_coef", te.ent_coef, 0.0, 1e9)
-    if cfg.algorithm == "paired" and (cfg.n_envs // cfg.devices) % te.minibatches:
-        raise _err(
-            "teacher.minibatches",
-            te.minibatches,
-            f"must divide the environments per device ({cfg.n_envs // cfg.devices})",
-        )
-    q = cfg.plr
-    if q.score not in ("max_mc", "pvl", "l1_vl", "oracle_regret"):
-        raise _err("plr.score", q.score, "allowed: max_mc, pvl, l1_vl, oracle_regret")
-    if q.prioritization not in ("rank", "proportional", "topk"):
-        raise _err("plr.prioritization", q.prioritization, "allowed: rank, proportional, topk")
-    if q.new_levels not in ("dr", "empty"):
-        raise _err("plr.new_levels", q.new_levels, "allowed: dr, empty")
-    if q.mutation_criterion not in ("all", "easy", "hard"):
-        raise _err("plr.mutation_criterion", q.mutation_criterion, "allowed: all, easy, hard")
-    in_range("plr.replay_prob", q.replay_prob, 0.0, 1.0)
-    in_range("plr.staleness_coef", q.staleness_coef, 0.0, 1.0)
-    in_range("plr.temperature", q.temperature, 0.0, 1e9, lo_open=True)
-    in_range("plr.min_fill", q.min_fill, 0.0, 1.0)
-    positive("plr.topk", q.topk)
-    positive("plr.n_edits", q.n_edits)
-    if cfg.algorithm != "dr":
-        positive("plr.buffer_size", q.buffer_size)
-        if q.buffer_size < cfg.n_envs:
-            raise _err(
-                "plr.buffer_size", q.buffer_size, f"must hold at least n_envs={cfg.n_envs} levels"
-            )
-        if q.topk > q.buffer_size:
-            raise _err("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
-    for f in ("n_envs", "n_steps", "total_steps", "devices", "chunk", "checkpoint_every"):
-        positive(f, getattr(cfg, f))
-    if not isinstance(cfg.archive_every, int) or cfg.archive_every < 0:
-        raise _err("archive_every", cfg.archive_every, "must be an integer >= 0")
-    for f, v in (
-        ("checkpoint_every", cfg.checkpoint_every),
-        ("archive_every", cfg.archive_every),
-        ("eval.every", cfg.eval.every),
-    ):
-        if isinstance(v, int) and v % cfg.chunk:
-            raise _err(
-                f, v, f"must be a multiple of chunk={cfg.chunk} (work happens between chunks)"
-            )
-    if not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**32:
-        raise _err("seed", cfg.seed, "must be an integer in [0, 2**32)")
-    if available_devices is not None and cfg.devices > available_devices:
-        raise _err(
-            "devices", cfg.devices,
-            f"only {available_devices} available (on CPU set "
-            f"XLA_FLAGS=--xla_force_host_platform_device_count={cfg.devices})",
-        )  # fmt: skip
-    if cfg.n_envs % cfg.devices:
-        raise _err("n_envs", cfg.n_envs, f"must be divisible by devices={cfg.devices}")
-    if (cfg.n_envs // cfg.devices) % p.minibatches:
-        raise _err(
-            "ppo.minibatches", p.minibatches,
-            f"must divide the environments per device ({cfg.n_envs // cfg.devices})",
-        )  # fmt: skip
-    ev = cfg.eval
-    try:
-        resolve_mazes(ev.suite)
-    except ValueError as exc:
-        raise _err("eval.suite", ev.suite, str(exc)) from None
-    positive("eval.episodes", ev.episodes)
-    if not isinstance(ev.every, int) or ev.every < 0:
-        raise _err("eval.every", ev.every, "must be an integer >= 0")
-    if "/" in cfg.name or cfg.name in (".", ".."):
-        raise _err("name", cfg.name, "must be a plain folder name")
+    check(cfg)
     return cfg
-
-
-def _check_ppo(prefix: str, p: PPOConfig, positive: Any, in_range: Any) -> None:
-    """PPO hyperparameters of ``prefix`` (``ppo``, ``tagger.ppo``…)."""
-    in_range(f"{prefix}.lr", p.lr, 0.0, 1.0, lo_open=True)
-    if p.lr_schedule not in ("constant", "linear"):
-        raise _err(f"{prefix}.lr_schedule", p.lr_schedule, "allowed: constant, linear")
-    in_range(f"{prefix}.adam_eps", p.adam_eps, 0.0, 1.0, lo_open=True)
-    in_range(f"{prefix}.max_grad_norm", p.max_grad_norm, 0.0, 1e9, lo_open=True)
-    in_range(f"{prefix}.gamma", p.gamma, 0.0, 1.0)
-    in_range(f"{prefix}.gae_lambda", p.gae_lambda, 0.0, 1.0)
-    in_range(f"{prefix}.clip_eps", p.clip_eps, 0.0, 1e9, lo_open=True)
-    in_range(f"{prefix}.ent_coef", p.ent_coef, 0.0, 1e9)
-    in_range(f"{prefix}.vf_coef", p.vf_coef, 0.0, 1e9)
-    positive(f"{prefix}.epochs", p.epochs)
-    positive(f"{prefix}.minibatches", p.minibatches)
-
-
-def _validate_tag(cfg: TrainConfig, positive: Any, in_range: Any) -> None:
-    """The Tag game and team options."""
-    if cfg.algorithm != "dr":
-        raise _err(
-            "algorithm", cfg.algorithm,
-            f"game {cfg.game!r} trains with 'dr' (replay and teacher curricula are maze-only)",
-        )  # fmt: skip
-    if cfg.game == "tag":
-        t = cfg.tag
-        for f in ("n_taggers", "n_runners", "episode_length", "accel_levels", "turn_levels"):
-            positive(f"tag.{f}", getattr(t, f))
-        for f in ("arena", "max_speed"):
-            in_range(f"tag.{f}", getattr(t, f), 0.0, 1e9, lo_open=True)
-        in_range("tag.tag_distance", t.tag_distance, 0.0, 2.0)
-        n = t.n_taggers + t.n_runners
-        if not isinstance(t.k_nearest, int) or not 0 <= t.k_nearest <= n - 1:
-            raise _err("tag.k_nearest", t.k_nearest, f"must be in [0, {n - 1}] (0: everyone)")
-        agents = {"tagger": t.n_taggers, "runner": t.n_runners}
-    else:
-        g = cfg.grid_tag
-        for f in ("n_taggers", "size", "episode_length"):
-            positive(f"grid_tag.{f}", getattr(g, f))
-        agents = {"tagger": g.n_taggers, "runner": 1}
-    teams = cfg.team_configs
-    policy_of = cfg.team_policy()
-    for team, tc in teams.items():
-        _check_ppo(f"{team}.ppo", tc.ppo, positive, in_range)
-        if not tc.hidden or any(not isinstance(h, int) or h < 1 for h in tc.hidden):
-            raise _err(f"{team}.hidden", tc.hidden, "must be one or more positive integers")
-    for name in sorted(set(policy_of.values())):
-        users = [t for t in teams if policy_of[t] == name]
-        first = teams[users[0]]
-        for other in users[1:]:
-            oc = teams[other]
-            for f in ("frozen", "hidden", "ppo"):
-                if getattr(oc, f) != getattr(first, f):
-                    raise _err(
-                        f"{other}.{f}", getattr(oc, f),
-                        f"must equal {users[0]}.{f} (both teams use policy {name!r})",
-                    )  # fmt: skip
-        seqs = (cfg.n_envs // cfg.devices) * sum(agents[t] for t in users)
-        if cfg.n_envs % cfg.devices == 0 and seqs % first.ppo.minibatches:
-            raise _err(
-                f"{users[0]}.ppo.minibatches", first.ppo.minibatches,
-                f"must divide the agent sequences of policy {name!r} per device ({seqs})",
-            )  # fmt: skip
-    if all(tc.frozen for tc in teams.values()):
-        raise _err("tagger.frozen", True, "every team is frozen: nothing would learn")
 
 
 # ------------------------------------------------------------------ (de)serialisation
@@ -683,14 +397,15 @@ def resume_differences(saved: TrainConfig, new: TrainConfig) -> list[str]:
     """Fields (outside :data:`RESUMABLE_FIELDS`) whose values differ."""
     a, b = to_dict(saved), to_dict(new)
     out = []
+
+    def walk(x: Any, y: Any, path: str) -> None:
+        if isinstance(x, dict) and isinstance(y, dict):
+            for k in x:
+                walk(x[k], y.get(k), f"{path}.{k}" if path else k)
+        elif x != y:
+            out.append(f"{path}: {x!r} -> {y!r}")
+
     for k in a:
-        if k in RESUMABLE_FIELDS:
-            continue
-        if a[k] != b[k]:
-            if isinstance(a[k], dict):
-                out += [
-                    f"{k}.{kk}: {a[k][kk]!r} -> {b[k][kk]!r}" for kk in a[k] if a[k][kk] != b[k][kk]
-                ]
-            else:
-                out.append(f"{k}: {a[k]!r} -> {b[k]!r}")
+        if k not in RESUMABLE_FIELDS:
+            walk(a[k], b[k], k)
     return out

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from arenax.curricula.common import TrainState, cycle_key
+from arenax.curricula.common import Curriculum, TrainState, cycle_key
 
 AXIS = "data"
 
@@ -37,14 +37,6 @@ def replicate(tree: Any, mesh: Mesh) -> Any:
     return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
 
 
-def state_specs(algorithm: Any) -> Any:
-    """The algorithm's train-state placement (a pytree prefix of ``PartitionSpec``s):
-    ``algorithm.state_specs()`` when it keeps per-device state (environments that persist
-    between cycles), else everything replicated."""
-    fn = getattr(algorithm, "state_specs", None)
-    return fn() if fn is not None else PartitionSpec()
-
-
 def shardings(mesh: Mesh, specs: Any, tree: Any) -> Any:
     """One ``NamedSharding`` per leaf of ``tree`` from the spec prefix ``specs``."""
     is_spec = lambda x: isinstance(x, PartitionSpec)  # noqa: E731
@@ -62,12 +54,12 @@ def place(tree: Any, mesh: Mesh, specs: Any) -> Any:
     return jax.tree.map(lambda x: x.copy(), placed)
 
 
-def make_chunk(algorithm: Any, mesh: Mesh, n_envs: int, n_cycles: int) -> Callable:
+def make_chunk(algorithm: Curriculum, mesh: Mesh, n_envs: int, n_cycles: int) -> Callable:
     """``jit``-ed ``state -> (state, metrics)`` running ``n_cycles`` cycles.
 
     ``metrics`` leaves have a leading ``(n_cycles,)`` axis. The input state is donated.
-    The state is placed as :func:`state_specs` says (replicated unless the algorithm keeps
-    per-device state).
+    The state is placed as ``algorithm.state_specs`` says (replicated unless the
+    curriculum keeps per-device state).
     """
     n_dev = mesh.devices.size
     n_local = n_envs // n_dev
@@ -80,7 +72,7 @@ def make_chunk(algorithm: Any, mesh: Mesh, n_envs: int, n_cycles: int) -> Callab
 
         return jax.lax.scan(body, state, None, length=n_cycles)
 
-    specs = state_specs(algorithm)
+    specs = algorithm.state_specs(AXIS)
     sharded = jax.shard_map(
         chunk, mesh=mesh, in_specs=(specs,), out_specs=(specs, PartitionSpec()), check_vma=False
     )

@@ -1,7 +1,7 @@
 """The MiniGrid-faithful maze family: level, env, generators, mutators, editor, suites."""
 
-from arenax.envs.maze.editor import EditorObs, EditorState, MazeEditor
-from arenax.envs.maze.env import Actions, MazeEnv, MazeObs, MazeState
+from arenax.envs.maze.editor import EditorObs, EditorOptions, EditorState, MazeEditor
+from arenax.envs.maze.env import Actions, MazeEnv, MazeObs, MazeState, goal_reward
 from arenax.envs.maze.generators import empty_level, place_agent_and_goal, sample_dr_level
 from arenax.envs.maze.level import (
     MazeLevel,
@@ -16,16 +16,24 @@ from arenax.envs.maze.paths import (
     action_distance_map,
     distance_map,
     level_metrics,
+    optimal_return,
     optimal_steps,
     shortest_path_length,
 )
-from arenax.envs.maze.suites import HELDOUT_MAZES, SUITES, HeldoutMaze, resolve_suite
+from arenax.envs.maze.suites import (
+    HELDOUT_MAZES,
+    SUITES,
+    HeldoutMaze,
+    resolve_mazes,
+    resolve_suite,
+)
 
 __all__ = [
     "HELDOUT_MAZES",
     "SUITES",
     "Actions",
     "EditorObs",
+    "EditorOptions",
     "EditorState",
     "HeldoutMaze",
     "MazeEditor",
@@ -36,13 +44,16 @@ __all__ = [
     "action_distance_map",
     "distance_map",
     "empty_level",
+    "goal_reward",
     "is_valid",
     "level_metrics",
     "levels_equal",
     "mutate_level",
+    "optimal_return",
     "optimal_steps",
     "pad_level",
     "place_agent_and_goal",
+    "resolve_mazes",
     "resolve_suite",
     "sample_dr_level",
     "shortest_path_length",

@@ -15,7 +15,8 @@ vector ``(1, noise_dim) float32`` per step. Action: one interior cell index ``y 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Iterator
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +26,7 @@ from arenax.envs.core import Environment
 from arenax.envs.maze.env import full_map
 from arenax.envs.maze.generators import sample_cell
 from arenax.envs.maze.level import MazeLevel
+from arenax.options import POSITIVE, AtLeast, Problem, check_on_init
 from arenax.struct import pytree_dataclass
 
 
@@ -56,30 +58,34 @@ class EditorObs:
 
 
 @dataclasses.dataclass(frozen=True)
-class MazeEditor(Environment[None, EditorState]):
-    """PAIRED's level-building MDP for mazes of ``height x width``.
+class EditorOptions:
+    """What the teacher may do when it builds a maze (the editor's options)."""
 
-    Args:
-        height, width: interior size of the levels built.
-        n_walls: wall-placement steps (the wall budget).
-        noise_dim: size of the random noise vector in the observation.
-    """
+    n_walls: Annotated[int, AtLeast(0)] = 60
+    """Wall-placement steps of an editing episode (the wall budget)."""
+    noise_dim: Annotated[int, AtLeast(0)] = 50
+    """Size of the uniform noise vector in the teacher's observation."""
 
-    height: int = 13
-    width: int = 13
-    n_walls: int = 60
-    noise_dim: int = 50
+
+@dataclasses.dataclass(frozen=True)
+class MazeEditor(EditorOptions, Environment[None, EditorState]):
+    """PAIRED's level-building MDP for mazes of ``height x width`` (checked when built)."""
+
+    height: Annotated[int, POSITIVE] = 13
+    """Interior rows of the levels built."""
+    width: Annotated[int, POSITIVE] = 13
+    """Interior columns of the levels built."""
 
     teams = ("teacher",)
 
     def __post_init__(self) -> None:
-        if not 0 <= self.n_walls <= self.height * self.width - 2:
-            raise ValueError(
-                f"maze-editor: n_walls={self.n_walls} must be in "
-                f"[0, {self.height * self.width - 2}] (height*width - 2)"
-            )
-        if self.noise_dim < 0:
-            raise ValueError(f"maze-editor: noise_dim={self.noise_dim} must be >= 0")
+        check_on_init(self, "maze-editor")
+
+    def problems(self) -> Iterator[Problem]:
+        """``n_walls <= height * width - 2`` leaves room for the goal and the agent."""
+        cells = self.height * self.width - 2
+        if isinstance(self.n_walls, int) and not 0 <= self.n_walls <= cells:
+            yield Problem("n_walls", self.n_walls, f"must be in [0, {cells}] (height*width - 2)")
 
     @property
     def episode_length(self) -> int:
@@ -90,7 +96,7 @@ class MazeEditor(Environment[None, EditorState]):
         return spaces.Dict(
             (
                 ("image", spaces.Box(0, 10, (self.height + 2, self.width + 2, 3), jnp.uint8)),
-                ("time", spaces.Discrete(self.episode_length)),
+                ("time", spaces.Discrete(self.episode_length + 1)),  # 0 .. episode_length
                 ("noise", spaces.Box(0.0, 1.0, (self.noise_dim,))),
             )
         )

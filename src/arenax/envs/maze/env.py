@@ -23,8 +23,9 @@ moves it there on the terminating step), so only the observation returned *with*
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from enum import IntEnum
-from typing import Any
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -34,6 +35,7 @@ from arenax.envs import spaces
 from arenax.envs.core import Environment
 from arenax.envs.maze.generators import sample_dr_level
 from arenax.envs.maze.level import DIR_TO_VEC, MazeLevel
+from arenax.options import POSITIVE, Problem, check_on_init
 from arenax.struct import pytree_dataclass
 
 # MiniGrid's (object, colour, state) codes used by the maze.
@@ -54,6 +56,16 @@ class Actions(IntEnum):
     DROP = 4
     TOGGLE = 5
     DONE = 6
+
+
+def goal_reward(steps: Any, max_steps: int) -> Any:
+    """MiniGrid's reward for reaching the goal at step ``steps`` (1-based): ``1 - 0.9 *
+    steps / max_steps`` (a float array, or a float for Python numbers)."""
+    return 1.0 - 0.9 * steps / max_steps
+
+
+def _is_size(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
 
 
 @pytree_dataclass
@@ -90,45 +102,47 @@ class MazeObs:
 
 @dataclasses.dataclass(frozen=True)
 class MazeEnv(Environment[MazeLevel, MazeState]):
-    """Single-agent maze, one team ``"agent"`` of one agent.
+    """Single-agent maze, one team ``"agent"`` of one agent (static parameters; checked
+    when built)."""
 
-    Args:
-        height: interior rows (the outer wall is implicit).
-        width: interior columns.
-        view_size: side of the egocentric view, odd.
-        max_steps: episode step limit (truncation).
-        normalize_obs: images as ``float32`` divided by 10 instead of ``uint8``.
-        n_walls: wall budget of the default generator used by :meth:`generate`; ``None``
-            keeps the literature's density of 60 walls per 13 x 13 = 169 cells.
-    """
-
-    height: int = 13
-    width: int = 13
-    view_size: int = 5
-    max_steps: int = 250
+    height: Annotated[int, POSITIVE] = 13
+    """Interior rows (the outer wall is implicit)."""
+    width: Annotated[int, POSITIVE] = 13
+    """Interior columns."""
+    view_size: Annotated[int, POSITIVE] = 5
+    """Side of the agent's egocentric view (odd)."""
+    max_steps: Annotated[int, POSITIVE] = 250
+    """Episode step limit (truncation)."""
     normalize_obs: bool = False
+    """Images as float32 divided by 10 instead of uint8."""
     n_walls: int | None = None
+    """Walls placed by the default (domain-randomisation) generator; None keeps the
+    literature's density of 60 walls per 13 x 13 = 169 cells."""
+    walls_with_replacement: bool = True
+    """The default generator draws wall cells with replacement (the literature's DR: fewer
+    distinct walls than n_walls)."""
 
     teams = ("agent",)
 
     def __post_init__(self) -> None:
-        for name in ("height", "width", "view_size", "max_steps"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"maze: {name}={v!r} must be a positive integer")
-        if self.height * self.width < 2:
-            raise ValueError(
-                f"maze: height*width={self.height * self.width} must be >= 2 (agent and goal)"
-            )
-        if self.view_size % 2 != 1:
-            raise ValueError(f"maze: view_size={self.view_size} must be odd")
-        if self.n_walls is None:
+        if self.n_walls is None and _is_size(self.height) and _is_size(self.width):
             object.__setattr__(self, "n_walls", round(60 * self.height * self.width / 169))
-        if not 0 <= self.n_walls <= self.height * self.width - 2:
-            raise ValueError(
-                f"maze: n_walls={self.n_walls} must be in [0, {self.height * self.width - 2}]"
-                " (height*width - 2 leaves room for the agent and the goal)"
-            )
+        check_on_init(self, "maze")
+
+    def problems(self) -> Iterator[Problem]:
+        """Rules tying the fields together (see :mod:`arenax.options`)."""
+        if not (_is_size(self.height) and _is_size(self.width) and _is_size(self.view_size)):
+            return
+        if self.height * self.width < 2:
+            yield Problem("height*width", self.height * self.width, "must be >= 2 (agent and goal)")
+        if self.view_size % 2 != 1:
+            yield Problem("view_size", self.view_size, "must be odd")
+        cells = self.height * self.width - 2
+        if self.n_walls is not None and not 0 <= self.n_walls <= cells:
+            yield Problem(
+                "n_walls", self.n_walls,
+                f"must be in [0, {cells}] (height*width - 2 leaves room for the agent and the goal)",
+            )  # fmt: skip
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, team: str = "agent") -> spaces.Dict:
@@ -144,8 +158,11 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
 
     # ---------------------------------------------------------------- dynamics
     def generate(self, key: jax.Array) -> MazeLevel:
-        """A domain-randomised level: ``n_walls`` walls placed with replacement."""
-        return sample_dr_level(key, self.height, self.width, self.n_walls)
+        """A domain-randomised level: ``n_walls`` walls (drawn with replacement unless
+        ``walls_with_replacement`` is off), then the agent and the goal on free cells."""
+        return sample_dr_level(
+            key, self.height, self.width, self.n_walls, replace=self.walls_with_replacement
+        )
 
     def reset_state(self, key: jax.Array, level: MazeLevel) -> MazeState:
         del key  # the maze starts deterministically from its level
@@ -181,7 +198,7 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
             agent_dir=new_dir,
             time=time,
         )
-        reward = jnp.where(success, 1.0 - 0.9 * time.astype(jnp.float32) / self.max_steps, 0.0)
+        reward = jnp.where(success, goal_reward(time.astype(jnp.float32), self.max_steps), 0.0)
         truncated = time >= self.max_steps
         info = {"success": success}
         return new_state, {"agent": reward[None].astype(jnp.float32)}, success, truncated, info
@@ -208,10 +225,6 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
             image = image.astype(jnp.float32) / 10.0
         obs = MazeObs(image=image[None], direction=state.agent_dir[None].astype(jnp.int32))
         return {"agent": obs}
-
-    def full_map(self, state: MazeState | MazeLevel) -> jax.Array:
-        """Whole grid with border, agent shown: ``(H+2, W+2, 3) uint8`` (see :func:`full_map`)."""
-        return full_map(state.walls, state.goal_pos, state.agent_pos, state.agent_dir)
 
 
 def full_map(

@@ -208,8 +208,3 @@ def stack_levels(levels: list[MazeLevel]) -> MazeLevel:
     w = max(lv.width for lv in levels)
     padded = [pad_level(lv, h, w) for lv in levels]
     return jax.tree.map(lambda *xs: jnp.stack(xs), *padded)
-
-
-def wall_count(level: MazeLevel) -> jax.Array:
-    """Number of interior walls: ``(...) int32``."""
-    return jnp.sum(level.walls, axis=(-2, -1), dtype=jnp.int32)

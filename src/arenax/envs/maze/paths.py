@@ -11,6 +11,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from arenax.envs.maze.env import goal_reward
 from arenax.envs.maze.level import MazeLevel
 
 #: distance of unreachable cells and walls
@@ -97,6 +98,14 @@ def optimal_steps(level: MazeLevel) -> jax.Array:
     """Fewest actions (turns included) to solve the level: ``() int32``."""
     d = action_distance_map(level.walls, level.goal_pos)
     return d[level.agent_dir, level.agent_pos[1], level.agent_pos[0]]
+
+
+def optimal_return(level: MazeLevel, max_steps: int) -> jax.Array:
+    """Best achievable return of a level: the goal reward after :func:`optimal_steps`
+    (``() float32``; 0 if unsolvable or out of reach within ``max_steps``)."""
+    steps = optimal_steps(level)
+    ok = (steps < UNREACHABLE) & (steps <= max_steps)
+    return jnp.where(ok, goal_reward(steps.astype(jnp.float32), max_steps), 0.0)
 
 
 def level_metrics(level: MazeLevel) -> dict[str, jax.Array]:

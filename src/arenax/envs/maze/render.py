@@ -137,13 +137,16 @@ def random_episode_frames(
     """Frames of one episode of uniformly random actions on ``level`` (for GIFs)."""
     import jax
 
+    from arenax.envs.wrappers import SingleAgent
+
+    env = SingleAgent(env)
     step = jax.jit(env.step)
     _, state = env.reset(key, level)
     frames = [render(state, tile_size=tile, view_size=env.view_size)]
     for t in range(max_frames):
         k = jax.random.fold_in(key, t)
-        a = jax.random.randint(k, (1,), 0, 3)  # left, right, forward
-        _, state, _, term, trunc, _ = step(k, state, {"agent": a})
+        a = jax.random.randint(k, (), 0, 3)  # left, right, forward
+        _, state, _, term, trunc, _ = step(k, state, a)
         frames.append(render(state, tile_size=tile, view_size=env.view_size))
         if bool(term) or bool(trunc):
             break

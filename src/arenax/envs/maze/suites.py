@@ -339,3 +339,13 @@ def resolve_suite(name: str) -> tuple[str, ...]:
         f"unknown maze suite {name!r}; suites: {', '.join(SUITES)}; "
         f"mazes: {', '.join(HELDOUT_MAZES)}"
     )
+
+
+def resolve_mazes(spec: str) -> tuple[str, ...]:
+    """Maze names from a comma-separated list of suites and/or maze names (each once)."""
+    names: list[str] = []
+    for part in spec.split(","):
+        for n in resolve_suite(part.strip()):
+            if n not in names:
+                names.append(n)
+    return tuple(names)

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from collections.abc import Iterator
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -43,6 +44,7 @@ import numpy as np
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
+from arenax.options import POSITIVE, POSITIVE_REAL, In, Problem, check_on_init
 from arenax.struct import pytree_dataclass
 
 TWO_PI = 2.0 * math.pi
@@ -84,57 +86,58 @@ class TagState:
 
 @dataclasses.dataclass(frozen=True)
 class TagEnv(Environment[TagLevel, TagState]):
-    """Continuous Tag (defaults: the reference game's; see :data:`BENCHMARK` for the
-    benchmark configuration).
+    """Continuous Tag (static parameters, checked when built; defaults: the reference
+    game's; see :data:`BENCHMARK` for the benchmark configuration)."""
 
-    Args:
-        n_taggers, n_runners: team sizes.
-        episode_length: ``T``.
-        arena: ``L`` of generated levels.
-        tag_distance: tagging distance of generated levels (fraction of ``L``).
-        max_speed: speed limit before the team's skill multiplier.
-        accel_levels, max_accel: the acceleration head: no-op + ``linspace(-max, max, k)``.
-        turn_levels, max_turn: the turn head (radians).
-        k_nearest: observe the ``k`` nearest agents in the game, or everyone (``None``).
-        tag_reward, tag_penalty, runner_step_reward, tagger_step_reward, end_reward,
-            edge_reward: rewards (added).
-        random_start: generated levels draw positions and directions uniformly; ``False``
-            reproduces the original: the same start for every copy and episode.
-    """
-
-    n_taggers: int = 1
-    n_runners: int = 10
-    episode_length: int = 100
-    arena: float = 10.0
-    tag_distance: float = 0.01
-    max_speed: float = 1.0
-    accel_levels: int = 10
+    n_taggers: Annotated[int, POSITIVE] = 1
+    """Taggers."""
+    n_runners: Annotated[int, POSITIVE] = 10
+    """Runners."""
+    episode_length: Annotated[int, POSITIVE] = 100
+    """Steps per episode (T)."""
+    arena: Annotated[float, POSITIVE_REAL] = 10.0
+    """Side L of the walled square arena (of generated levels)."""
+    tag_distance: Annotated[float, In(0.0, 2.0)] = 0.01
+    """Tagging distance as a fraction of L (of generated levels)."""
+    max_speed: Annotated[float, POSITIVE_REAL] = 1.0
+    """Speed limit (times the team's skill)."""
+    accel_levels: Annotated[int, POSITIVE] = 10
+    """Acceleration head: no-op + this many levels in [-max_accel, max_accel]."""
     max_accel: float = 1.0
-    turn_levels: int = 10
+    """Largest acceleration change."""
+    turn_levels: Annotated[int, POSITIVE] = 10
+    """Turn head: no-op + this many levels in [-max_turn, max_turn]."""
     max_turn: float = math.pi / 2
+    """Largest turn (radians)."""
     k_nearest: int | None = 2
+    """Observe the k nearest agents still in the game (None: everyone, in index order)."""
     tag_reward: float = 1.0
+    """Reward of a tagger per runner it tags."""
     tag_penalty: float = -1.0
+    """Reward of a tagged runner."""
     runner_step_reward: float = 0.0
+    """Reward of each runner in the game, every step."""
     tagger_step_reward: float = 0.0
+    """Reward of each tagger, every step."""
     end_reward: float = 1.0
+    """Reward of each runner still in the game at t = T."""
     edge_reward: float = 0.0
+    """Reward of an agent whose move is clipped at the wall (negative: a penalty)."""
     random_start: bool = True
+    """Generated levels draw start positions and directions uniformly (False: one fixed
+    start for every copy and episode, as in the original)."""
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
 
     def __post_init__(self) -> None:
-        for f in ("n_taggers", "n_runners", "episode_length", "accel_levels", "turn_levels"):
-            v = getattr(self, f)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"tag: {f}={v!r} must be a positive integer")
-        if self.k_nearest is not None and not 1 <= self.k_nearest <= self.n_agents - 1:
-            raise ValueError(
-                f"tag: k_nearest={self.k_nearest} must be in [1, {self.n_agents - 1}] or None"
-            )
-        if self.arena <= 0 or self.max_speed <= 0:
-            raise ValueError("tag: arena and max_speed must be > 0")
+        check_on_init(self, "tag")
+
+    def problems(self) -> Iterator[Problem]:
+        """``k_nearest`` must leave someone to observe and not exceed the others."""
+        k, n = self.k_nearest, self.n_taggers + self.n_runners
+        if k is not None and not (isinstance(k, int) and 1 <= k <= n - 1):
+            yield Problem("k_nearest", k, f"must be in [1, {n - 1}] or None (everyone)")
 
     # ------------------------------------------------------------------ layout
     @property
@@ -153,7 +156,10 @@ class TagEnv(Environment[TagLevel, TagState]):
         return {"tagger": self.n_taggers, "runner": self.n_runners}[team]
 
     def observation_space(self, team: str = "runner") -> spaces.Box:
-        return spaces.Box(-1.0, 1.0, (self.obs_size,), jnp.float32)
+        """``(obs_size,) float32``. Positions, speeds and directions differ by at most 1 in
+        their units; an acceleration stays below the top speed in magnitude, so the
+        difference of two reaches ±2 (levels with skills <= 1, as generated)."""
+        return spaces.Box(-2.0, 2.0, (self.obs_size,), jnp.float32)
 
     def action_space(self, team: str = "runner") -> spaces.MultiDiscrete:
         return spaces.MultiDiscrete((self.accel_levels + 1, self.turn_levels + 1))

@@ -15,7 +15,7 @@ the nearest tagger's for the runner), own type, ``t/T`` — 6 numbers.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -23,6 +23,7 @@ import numpy as np
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
+from arenax.options import POSITIVE, check_on_init
 from arenax.struct import pytree_dataclass
 
 # stay, +x, -x, +y, -y
@@ -44,38 +45,37 @@ class GridTagState:
 
 @dataclasses.dataclass(frozen=True)
 class GridTagEnv(Environment[GridTagLevel, GridTagState]):
-    """Grid Tag with ``n_taggers`` taggers and one runner.
+    """Grid Tag with ``n_taggers`` taggers and one runner (static parameters, checked when
+    built)."""
 
-    Args:
-        n_taggers: taggers.
-        size: ``L``; cells are ``0..L`` on both axes.
-        episode_length: ``T``.
-        partial: the 6-number partial observation instead of the full one.
-        tag_reward, tag_penalty, tagger_step_reward, runner_step_reward, wall_reward: rewards
-            (the runner receives ``-tag_penalty`` when tagged).
-        random_start: generated levels draw start cells uniformly; ``False`` puts the
-            taggers at the centre and the runner in the corner ``(0, 0)``.
-    """
-
-    n_taggers: int = 10
-    size: int = 10
-    episode_length: int = 100
+    n_taggers: Annotated[int, POSITIVE] = 10
+    """Taggers (there is one runner)."""
+    size: Annotated[int, POSITIVE] = 10
+    """L: cells are 0..L on both axes."""
+    episode_length: Annotated[int, POSITIVE] = 100
+    """Steps per episode (T)."""
     partial: bool = False
+    """The 6-number partial observation (own and target position, type, t/T) instead of
+    everyone's positions."""
     tag_reward: float = 10.0
+    """Reward of every tagger when the runner is tagged."""
     tag_penalty: float = 2.0
+    """The tagged runner receives minus this."""
     tagger_step_reward: float = -0.01
+    """Reward of each tagger per step without a tag."""
     runner_step_reward: float = 0.01
+    """Reward of the runner per step without a tag."""
     wall_reward: float = -0.1
+    """Reward of an agent that bumps into the border."""
     random_start: bool = False
+    """Generated levels draw start cells uniformly (False: taggers at the centre, the runner
+    in the corner (0, 0))."""
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
 
     def __post_init__(self) -> None:
-        for f in ("n_taggers", "size", "episode_length"):
-            v = getattr(self, f)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"grid-tag: {f}={v!r} must be a positive integer")
+        check_on_init(self, "grid-tag")
 
     @property
     def n_agents(self) -> int:

@@ -4,7 +4,6 @@ and GIFs of whole episodes played by given policies or random actions."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -13,7 +12,6 @@ from PIL import Image, ImageDraw
 
 from arenax.envs.tag.continuous import TagEnv, TagState
 from arenax.envs.tag.grid import GridTagEnv, GridTagState
-from arenax.utils import save_gif
 
 TAGGER = (214, 39, 40)
 RUNNER = (31, 119, 180)
@@ -109,22 +107,4 @@ def episode_frames(
     return [frame(env, states[i], px) for i in keep]
 
 
-def run_episode_gif(
-    run_dir: Path, out: Path | None = None, seed: int = 0, greedy: bool = False, px: int = 320
-) -> tuple[Path, int]:
-    """GIF of one episode of a Tag run's latest policies; returns ``(path, frames)``."""
-    from arenax.eval.report import load_run
-    from arenax.train.build import make_algorithm
-
-    cfg, state, cycle = load_run(run_dir)
-    if cfg.game == "maze":
-        raise ValueError(f"{run_dir}: a maze run (use --buffer / --teacher, or arenax eval)")
-    algo = make_algorithm(cfg)
-    policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
-    params = {t: state.learner[algo.team_policy[t]].params for t in algo.teams}
-    frames = episode_frames(algo.env, jax.random.key(seed), policies, params, greedy, px)
-    path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif", fps=12)
-    return path, len(frames)
-
-
-__all__ = ["episode_frames", "frame", "run_episode_gif", "save_gif"]
+__all__ = ["episode_frames", "frame"]

@@ -18,18 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from arenax.envs.maze import HELDOUT_MAZES, MazeEnv, MazeLevel, resolve_suite
-from arenax.rl import distributions as D
-
-
-def resolve_mazes(spec: str) -> tuple[str, ...]:
-    """Maze names from a comma-separated list of suites and/or maze names."""
-    names: list[str] = []
-    for part in spec.split(","):
-        for n in resolve_suite(part.strip()):
-            if n not in names:
-                names.append(n)
-    return tuple(names)
+from arenax.envs.maze import HELDOUT_MAZES, MazeEnv, MazeLevel, resolve_mazes
+from arenax.envs.wrappers import SingleAgent
+from arenax.rl.policy import Policy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,25 +61,27 @@ def mean_ci(x: np.ndarray, z: float = 1.96) -> tuple[float, float, float]:
 @functools.partial(jax.jit, static_argnames=("env", "policy", "greedy", "record"))
 def play(
     env: MazeEnv,
-    policy: Any,
+    policy: Policy,
     params: Any,
     levels: MazeLevel,
     key: jax.Array,
     greedy: bool = False,
     record: bool = False,
 ) -> dict[str, jax.Array]:
-    """One episode per level (leading ``E``) until all end or ``env.max_steps``.
+    """One episode per level (leading ``E``) until all end or ``env.max_steps``; ``policy``
+    drives the single agent of ``env``'s team ``"agent"``.
 
     Returns ``return (E,)``, ``success (E,) bool``, ``length (E,) int32``; with ``record``,
     also ``trace (max_steps + 1, 3) int32``: agent ``x, y, dir`` of episode 0 per step.
     """
+    solo = SingleAgent(env)
     e = jax.tree.leaves(levels)[0].shape[0]
-    obs, state = jax.vmap(env.reset)(jax.random.split(key, e), levels)
+    obs, state = jax.vmap(solo.reset)(jax.random.split(key, e), levels)
     carry = policy.initial_carry(e)
     trace = jnp.full((env.max_steps + 1, 3), -1, jnp.int32)
 
     def pos(s: Any) -> jax.Array:
-        return jnp.concatenate([s.agent_pos[0], s.agent_dir[0][None]]).astype(jnp.int32)
+        return jnp.concatenate([s.agent_pos[0], s.agent_dir[:1]]).astype(jnp.int32)
 
     trace = trace.at[0].set(pos(state))
     init = dict(
@@ -101,13 +94,13 @@ def play(
         return (c["t"] < env.max_steps) & ~jnp.all(c["done"])
 
     def body(c: dict) -> dict:
-        o = jax.tree.map(lambda x: x[:, 0][None], c["obs"]["agent"])
+        o = jax.tree.map(lambda x: x[None], c["obs"])  # (T=1, E, ...)
         first = jnp.broadcast_to(c["t"] == 0, (1, e))
         carry, logits, _ = policy.apply(params, o, first, c["carry"])
         k = jax.random.fold_in(key, c["t"])
-        action = D.mode(logits[0]) if greedy else D.sample(k, logits[0])
-        obs, state, reward, term, trunc, _ = jax.vmap(env.step)(
-            jax.random.split(k, e), c["state"], {"agent": action[:, None]}
+        action = policy.dist.mode(logits[0]) if greedy else policy.dist.sample(k, logits[0])
+        obs, state, reward, term, trunc, _ = jax.vmap(solo.step)(
+            jax.random.split(k, e), c["state"], action
         )
         live = ~c["done"]
         t = c["t"] + 1
@@ -116,7 +109,7 @@ def play(
             trace = trace.at[t].set(jnp.where(live[0], pos(state), -1))
         return dict(
             obs=obs, state=state, carry=carry, t=t, done=c["done"] | term | trunc,
-            ret=c["ret"] + jnp.where(live, reward["agent"][:, 0], 0.0),
+            ret=c["ret"] + jnp.where(live, reward, 0.0),
             success=c["success"] | (live & term), length=c["length"] + live.astype(jnp.int32),
             trace=trace,
         )  # fmt: skip
@@ -129,7 +122,7 @@ def play(
 
 
 def evaluate(
-    policy: Any,
+    policy: Policy,
     params: Any,
     mazes: str | tuple[str, ...] = "classic",
     episodes: int = 10,
