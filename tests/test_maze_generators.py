@@ -94,7 +94,7 @@ def test_mutations_change_levels_and_zero_edits_is_identity():
 
 @given(seed=st.integers(0, 2**16), cells=st.lists(st.integers(0, 24), min_size=8, max_size=8))
 def test_editor_decodes_valid_levels(seed, cells):
-    env = MazeEditor(height=5, width=5, n_walls=6, noise_dim=4)
+    env = MazeEditor(height=5, width=5, n_walls=6, noise_dim=4, collisions="redirect")
     key = jax.random.key(seed)
     obs, s = env.reset(key, None)
     assert obs["teacher"].image.shape == (1, 7, 7, 3)
@@ -112,7 +112,7 @@ def test_editor_decodes_valid_levels(seed, cells):
 
 
 def test_editor_redirects_collisions():
-    env = MazeEditor(height=3, width=3, n_walls=7, noise_dim=0)
+    env = MazeEditor(height=3, width=3, n_walls=7, noise_dim=0, collisions="redirect")
     _, s = env.reset(jax.random.key(0), None)
     # walls everywhere but cells 7 and 8; then goal and agent both chosen on walls
     for t, c in enumerate([0, 1, 2, 3, 4, 5, 6, 0, 0]):

@@ -89,6 +89,8 @@ class ResumeArgs:
     """The run directory."""
     total_steps: int | None = None
     """New budget in env steps (default: the saved one)."""
+    total_updates: int | None = None
+    """New budget in student PPO updates (default: the saved one)."""
     devices: int | None = None
     """Devices to shard over (default: the saved number)."""
     progress: bool = True
@@ -267,6 +269,8 @@ def resume_cmd(args: ResumeArgs) -> None:
     changes: dict = {"resume": args.run_dir, "progress": args.progress}
     if args.total_steps is not None:
         changes["total_steps"] = args.total_steps
+    if args.total_updates is not None:
+        changes["total_updates"] = args.total_updates
     if args.devices is not None:
         changes["devices"] = args.devices
     train_cmd(dataclasses.replace(saved, **changes))

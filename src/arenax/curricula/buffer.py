@@ -17,11 +17,17 @@ Insertion (:func:`insert`): levels with a non-finite score (no finished episode)
 inserted; a level equal to one already in the buffer updates that entry instead of adding a
 copy (this also handles duplicates within a batch, which are inserted one after another);
 otherwise the level takes a free slot, or, when the buffer is full, replaces the entry of
-lowest replay probability if its score is at least that entry's.
+lowest replay probability if its score is at least that entry's. An inserted level is
+"just seen" (staleness 0), or inherits the staleness of the slot it takes
+(``inherit_staleness``, the reference library's rule).
+
+Equality compares every field of two levels, or every field but those named in ``ignore``
+(the reference library ignores the maze agent's direction).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
@@ -140,28 +146,63 @@ def sample(
 
 
 def update_scores(
-    buf: LevelBuffer, idx: jax.Array, scores: jax.Array, max_returns: jax.Array
+    buf: LevelBuffer,
+    idx: jax.Array,
+    scores: jax.Array,
+    max_returns: jax.Array,
+    skip: jax.Array | None = None,
 ) -> LevelBuffer:
     """Rescore replayed slots ``idx (n,)``; non-finite scores keep the old one. The running
-    best returns never decrease."""
+    best returns never decrease. ``skip (n,) bool`` leaves those slots untouched (a slot
+    that another level took since it was sampled)."""
     ok = jnp.isfinite(scores)
-    new_scores = jnp.where(ok, scores, buf.scores[idx])
-    best = jnp.maximum(buf.max_returns[idx], max_returns)
+    keep = jnp.zeros_like(ok) if skip is None else skip
+    new_scores = jnp.where(ok & ~keep, scores, buf.scores[idx])
+    best = jnp.where(keep, buf.max_returns[idx], jnp.maximum(buf.max_returns[idx], max_returns))
     return buf.replace(
         scores=buf.scores.at[idx].set(new_scores), max_returns=buf.max_returns.at[idx].set(best)
     )
 
 
-def _equal(levels: Any, level: Any) -> jax.Array:
-    """``(C,) bool``: which buffer levels equal ``level`` (every leaf identical)."""
+def _compared(level: Any, ignore: tuple[str, ...]) -> list[jax.Array]:
+    """The leaves of ``level`` that equality compares (all, or all fields but ``ignore``)."""
+    if ignore and dataclasses.is_dataclass(level):
+        return jax.tree.leaves(
+            [getattr(level, f.name) for f in dataclasses.fields(level) if f.name not in ignore]
+        )
+    return jax.tree.leaves(level)
+
+
+def _equal(levels: Any, level: Any, ignore: tuple[str, ...] = ()) -> jax.Array:
+    """``(C,) bool``: which buffer levels equal ``level`` (every compared leaf identical)."""
     eq = [
         jnp.all((a == b[None]).reshape(a.shape[0], -1), axis=1)
-        for a, b in zip(jax.tree.leaves(levels), jax.tree.leaves(level), strict=True)
+        for a, b in zip(_compared(levels, ignore), _compared(level, ignore), strict=True)
     ]
     out = eq[0]
     for e in eq[1:]:
         out = out & e
     return out
+
+
+def stored_best(buf: LevelBuffer, levels: Any, ignore: tuple[str, ...] = ()) -> jax.Array:
+    """The best return the buffer holds for each of ``levels`` (leaves ``(n, ...)``) that
+    equals one of its entries, ``-inf`` for the others: ``(n,) float32``. A level already in
+    the buffer is scored against its running best, not as if never played."""
+
+    def one(level: Any) -> jax.Array:
+        dup = _equal(buf.levels, level, ignore) & buf.filled
+        return jnp.where(jnp.any(dup), buf.max_returns[jnp.argmax(dup)], -jnp.inf)
+
+    return jax.vmap(one)(levels)
+
+
+def changed_slots(before: LevelBuffer, after: LevelBuffer) -> jax.Array:
+    """``(C,) bool``: slots whose level differs between two states of a buffer (a new level
+    took them)."""
+    return ~jax.vmap(lambda a, b: jnp.all(_equal(jax.tree.map(lambda x: x[None], a), b)))(
+        before.levels, after.levels
+    )
 
 
 def insert(
@@ -175,6 +216,8 @@ def insert(
     topk: int = 1,
     mutations: jax.Array | None = None,
     parents: jax.Array | None = None,
+    inherit_staleness: bool = False,
+    ignore: tuple[str, ...] = (),
 ) -> tuple[LevelBuffer, jax.Array]:
     """Insert a batch of ``n`` levels one after another (see the module docstring).
 
@@ -182,6 +225,9 @@ def insert(
         levels: leaves ``(n, ...)``.
         scores, max_returns: ``(n,) float32``.
         mutations, parents: ``(n,) int32`` (default 0 and -1).
+        inherit_staleness: a level that takes an occupied slot keeps that slot's staleness,
+            and an updated duplicate keeps its own (default: both are just seen).
+        ignore: level fields that equality ignores.
 
     Returns:
         ``(buffer, slots (n,) int32)``: where each level went, ``-1`` if it was not inserted.
@@ -193,7 +239,7 @@ def insert(
     def one(b: LevelBuffer, x: tuple) -> tuple[LevelBuffer, jax.Array]:
         level, score, best, mut, parent = x
         valid = jnp.isfinite(score)
-        dup = _equal(b.levels, level) & b.filled
+        dup = _equal(b.levels, level, ignore) & b.filled
         is_dup = jnp.any(dup)
         dup_slot = jnp.argmax(dup)
         free_slot = jnp.argmin(b.filled)  # first empty slot
@@ -206,12 +252,15 @@ def insert(
         clock = b.clock + valid.astype(jnp.int32)
         put = lambda arr, v: arr.at[slot].set(jnp.where(write, v, arr[slot]))  # noqa: E731
         new_best = jnp.where(is_dup, jnp.maximum(b.max_returns[slot], best), best)
+        seen = clock
+        if inherit_staleness:  # an occupied slot (or a duplicate) keeps its staleness
+            seen = jnp.where(is_dup | full, b.last_seen[slot], clock)
         b = b.replace(
             levels=jax.tree.map(
                 lambda a, v: a.at[slot].set(jnp.where(write & ~is_dup, v, a[slot])), b.levels, level
             ),
             scores=put(b.scores, score),
-            last_seen=put(b.last_seen, clock),
+            last_seen=put(b.last_seen, seen),
             max_returns=put(b.max_returns, new_best),
             mutations=put(b.mutations, jnp.where(is_dup, b.mutations[slot], mut)),
             parents=put(b.parents, jnp.where(is_dup, b.parents[slot], parent)),

@@ -6,6 +6,10 @@ One cycle::
     rollout <- the student plays n_steps steps; every ended episode auto-resets to the
                environment's next fresh level (no level is generated inside the rollout)
     student <- PPO update on the rollout
+
+With ``ppo.carry_over`` (the reference library's rule) the rollout starts from the recurrent
+state the previous cycle ended in, without a reset; that state is kept, split over devices
+with the environments, in the curriculum state.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import PartitionSpec
 
 from arenax.curricula.common import (
     STUDENT,
@@ -27,6 +32,7 @@ from arenax.curricula.common import (
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import AutoResetFromBatch, EpisodeStats
 from arenax.rl.learner import Learner
+from arenax.rl.ppo import bootstraps
 from arenax.rl.rollout import example_obs, per_env_keys, rollout, start_rollout
 
 
@@ -57,11 +63,25 @@ class DomainRandomisation(Curriculum):
     def _generate(self, key: jax.Array) -> Any:
         return (self.generator or self.env.generate)(key)
 
+    @property
+    def carry_over(self) -> bool:
+        return self.learner.config.carry_over
+
     def init(self, key: jax.Array) -> TrainState:
-        """A fresh student."""
+        """A fresh student (and a zero recurrent state per environment with carry-over)."""
         k_params, k_level = jax.random.split(key)
         example = example_obs(self.env, k_level, self._generate(k_level), "agent")
-        return TrainState.create(key, {STUDENT: self.learner.init(k_params, example)}, {})
+        own = {"carry": self.learner.policy.initial_carry(self.n_envs)} if self.carry_over else {}
+        return TrainState.create(key, {STUDENT: self.learner.init(k_params, example)}, own)
+
+    def state_specs(self, axis: str) -> Any:
+        """Replicated, but for a carried-over recurrent state: split with the environments."""
+        if not self.carry_over:
+            return PartitionSpec()
+        return TrainState(
+            learner=PartitionSpec(), curriculum={"carry": PartitionSpec(axis)},
+            cycle=PartitionSpec(), rng=PartitionSpec(),
+        )  # fmt: skip
 
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
@@ -77,11 +97,17 @@ class DomainRandomisation(Curriculum):
         )(per_env)  # leaves (n, n_steps + 1, ...)
 
         # 2. rollout
-        carry0 = self.learner.policy.initial_carry(env_ids.shape[0])
-        start = start_rollout(self.rollout_env, k_reset, levels, env_ids, carry0)
-        traj, _, episodes = rollout(
+        c = self.learner.config
+        if self.carry_over:
+            carry0 = state.curriculum["carry"]
+        else:
+            carry0 = self.learner.policy.initial_carry(env_ids.shape[0])
+        start = start_rollout(
+            self.rollout_env, k_reset, levels, env_ids, carry0, reset_carry=not self.carry_over
+        )
+        traj, end, episodes = rollout(
             self.rollout_env, self.learner.policy, student.params, k_roll, start, self.n_steps,
-            env_ids,
+            env_ids, bootstrap_truncation=bootstraps(c, self.env),
         )  # fmt: skip
 
         # 3. update the student
@@ -96,5 +122,7 @@ class DomainRandomisation(Curriculum):
             ),
             "env_steps": steps,
             "student_steps": steps,
+            "updates": jnp.int32(1),
         }
-        return state.next({STUDENT: student}, state.curriculum), metrics
+        own = {"carry": end.carry} if self.carry_over else {}
+        return state.next({STUDENT: student}, own), metrics

@@ -63,8 +63,9 @@ class MultiTeamDR(Curriculum):
         frozen: policies that act but do not learn.
         n_envs: global number of environments (over all devices).
         n_steps: rollout length per cycle.
-        bootstrap_truncation: bootstrap at the time limit; ``False`` (Tag) treats it as
-            terminal, since agents observe ``t/T`` and the game pays out at ``t = T``.
+        bootstrap_truncation: per team, bootstrap at the time limit; ``False`` (Tag's
+            default) treats it as terminal, since agents observe ``t/T`` and the game pays
+            out at ``t = T``.
     """
 
     env: Environment
@@ -73,7 +74,7 @@ class MultiTeamDR(Curriculum):
     frozen: frozenset[str] = frozenset()
     n_envs: int = 1
     n_steps: int = 1
-    bootstrap_truncation: bool = False
+    bootstrap_truncation: bool | dict[str, bool] = False
 
     # the progress bar's fields: label -> metric
     progress: ClassVar[dict[str, str]] = {"tagger return": "return/tagger", "tagged": "tagged"}
@@ -171,6 +172,7 @@ class MultiTeamDR(Curriculum):
         metrics.update(team_episode_metrics(episodes, axis_name))
         metrics["env_steps"] = jnp.int32(self.n_envs * self.n_steps)
         metrics["agent_steps"] = jnp.int32(self.n_envs * self.n_steps * n_agents)
+        metrics["updates"] = jnp.int32(1)
         return state.next(learners, {"rollout": end}), metrics
 
 

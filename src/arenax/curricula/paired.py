@@ -12,7 +12,9 @@ One cycle, as in the PAIRED paper's loop::
 
 Students share one architecture and are stacked along a leading axis and ``vmap``-ed, so a
 population costs one batched program. Each student and the teacher have their own
-optimiser (and learning rate).
+optimiser (and learning rate). With ``carry_over`` in a learner's PPO options (the
+reference library's rule) its rollouts start from the recurrent state its previous rollout
+ended in, kept in :class:`TeacherState`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Annotated, Any, Literal
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import PartitionSpec
 
 from arenax.collectives import psum
 from arenax.curricula.common import (
@@ -38,9 +41,10 @@ from arenax.envs.maze.editor import EditorOptions
 from arenax.envs.wrappers import AutoReplay, EpisodeStats, Wrapper
 from arenax.nn.teacher import TeacherNetConfig
 from arenax.options import POSITIVE, Problem
-from arenax.rl.learner import Learner
-from arenax.rl.ppo import PPOConfig
+from arenax.rl.learner import Learner, LearnerState
+from arenax.rl.ppo import PPOConfig, bootstraps
 from arenax.rl.rollout import example_obs, rollout, start_rollout
+from arenax.struct import pytree_dataclass
 
 #: students each teacher score needs at least
 MIN_STUDENTS = {"paired": 2, "mean_relative": 2, "population": 2, "neg_return": 1}
@@ -71,6 +75,21 @@ class TeacherConfig(EditorOptions, TeacherNetConfig):
 
     ppo: PPOConfig = PPOConfig(lr=1e-4, gamma=0.995, gae_lambda=0.98, ent_coef=0.05)
     """The teacher's PPO (its own learning rate, discounting and entropy bonus)."""
+
+
+@pytree_dataclass
+class TeacherState:
+    """The curriculum state of PAIRED: the teacher's learner state and the recurrent states
+    carried over between cycles (``{}`` unless a learner has ``carry_over``: then
+    ``"teacher" (N, ...)`` and/or ``"students" (n_students, N, ...)``)."""
+
+    learner: LearnerState
+    carry: dict[str, Any]
+
+    @property
+    def params(self) -> Any:
+        """The teacher's parameters."""
+        return self.learner.params
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,7 +137,27 @@ class TeacherCurriculum(Curriculum):
             jax.random.split(k_students, self.n_students)
         )
         teacher = self.teacher.init(k_teacher, example_obs(self.editor, k_env, None, "teacher"))
-        return TrainState.create(key, {STUDENT: students}, teacher)
+        carry = {}
+        if self.teacher.config.carry_over:
+            carry["teacher"] = self.teacher.policy.initial_carry(self.n_envs)
+        if self.students.config.carry_over:
+            one = self.students.policy.initial_carry(self.n_envs)
+            carry["students"] = jax.tree.map(lambda x: jnp.stack([x] * self.n_students), one)
+        return TrainState.create(key, {STUDENT: students}, TeacherState(teacher, carry))
+
+    def state_specs(self, axis: str) -> Any:
+        """Replicated, but for carried-over recurrent states: split with the environments."""
+        carry = {}
+        if self.teacher.config.carry_over:
+            carry["teacher"] = PartitionSpec(axis)
+        if self.students.config.carry_over:
+            carry["students"] = PartitionSpec(None, axis)
+        if not carry:
+            return PartitionSpec()
+        return TrainState(
+            learner=PartitionSpec(), curriculum=TeacherState(PartitionSpec(), carry),
+            cycle=PartitionSpec(), rng=PartitionSpec(),
+        )  # fmt: skip
 
     def student_params(self, state: TrainState) -> Any:
         """The protagonist's parameters (student 0)."""
@@ -126,17 +165,24 @@ class TeacherCurriculum(Curriculum):
 
     def generate(self, params: Any, key: jax.Array, ids: jax.Array) -> tuple[Any, Any, Any]:
         """The teacher builds one level per env ``ids``: ``(levels, traj, init carry)``."""
+        return self._build(params, key, ids)[:3]
+
+    def _build(
+        self, params: Any, key: jax.Array, ids: jax.Array, carry: Any = None
+    ) -> tuple[Any, Any, Any, Any]:
+        """:meth:`generate` starting from ``carry`` (carried over) or a zero state:
+        ``(levels, traj, start carry, end carry)``."""
         env = EpisodeStats(OneEpisode(self.editor))
         k_reset, k_roll = jax.random.split(key)
         n = ids.shape[0]
-        carry0 = self.teacher.policy.initial_carry(n)
-        start = start_rollout(env, k_reset, jnp.zeros((n,)), ids, carry0)
+        carry0 = self.teacher.policy.initial_carry(n) if carry is None else carry
+        start = start_rollout(env, k_reset, jnp.zeros((n,)), ids, carry0, reset_carry=carry is None)
         traj, end, _ = rollout(
             env, self.teacher.policy, params, k_roll, start, self.editor.episode_length, ids,
             team="teacher",
         )  # fmt: skip
         levels = jax.vmap(self.editor.decode)(end.env_state.inner)
-        return levels, traj, carry0
+        return levels, traj, carry0, end.carry
 
     def cycle(
         self, state: TrainState, key: jax.Array, ids: jax.Array, axis_name: str | None
@@ -144,27 +190,36 @@ class TeacherCurriculum(Curriculum):
         k_teach, k_students, k_update = jax.random.split(key, 3)
         n = ids.shape[0]
 
+        carried = state.curriculum.carry
+        carry = {}
+
         # 1. the teacher builds the levels
-        levels, t_traj, t_carry0 = self.generate(state.curriculum.params, k_teach, ids)
+        levels, t_traj, t_carry0, carry["teacher"] = self._build(
+            state.curriculum.params, k_teach, ids, carried.get("teacher")
+        )
 
         # 2-3. every student plays copies of each level, then learns from its own rollout
         env = EpisodeStats(AutoReplay(self.env))
+        sc = self.students.config
 
-        def student(learner_state: Any, k: jax.Array) -> tuple[Any, dict, Any, Any]:
+        def student(learner_state: Any, k: jax.Array, s_carry: Any) -> tuple:
             k_reset, k_roll, k_upd = jax.random.split(k, 3)
-            carry0 = self.students.policy.initial_carry(n)
-            start = start_rollout(env, k_reset, levels, ids, carry0)
-            traj, _, eps = rollout(
-                env, self.students.policy, learner_state.params, k_roll, start, self.n_steps, ids
-            )
+            carry0 = s_carry if sc.carry_over else self.students.policy.initial_carry(n)
+            start = start_rollout(env, k_reset, levels, ids, carry0, reset_carry=not sc.carry_over)
+            traj, end, eps = rollout(
+                env, self.students.policy, learner_state.params, k_roll, start, self.n_steps,
+                ids, bootstrap_truncation=bootstraps(sc, self.env),
+            )  # fmt: skip
             new_state, stats = self.students.update(learner_state, traj, carry0, k_upd, axis_name)
             mean_r, best_r = episode_returns(traj.reward, traj.done)
             returns = (jnp.where(jnp.isfinite(mean_r), mean_r, 0.0),
                        jnp.where(jnp.isfinite(best_r), best_r, 0.0))  # fmt: skip
-            return new_state, stats, returns, eps
+            return new_state, stats, returns, eps, end.carry
 
         keys = jax.random.split(k_students, self.n_students)
-        students, s_stats, (mean_r, best_r), eps = jax.vmap(student)(state.learner[STUDENT], keys)
+        students, s_stats, (mean_r, best_r), eps, carry["students"] = jax.vmap(student)(
+            state.learner[STUDENT], keys, carried.get("students", jnp.zeros((self.n_students,)))
+        )
 
         # 4. regret of each level -> the reward of the teacher's last step
         regret = teacher_score(self.score, mean_r, best_r)  # (n,)
@@ -173,7 +228,7 @@ class TeacherCurriculum(Curriculum):
 
         # 5. teacher update
         teacher, t_stats = self.teacher.update(
-            state.curriculum, t_traj, t_carry0, k_update, axis_name
+            state.curriculum.learner, t_traj, t_carry0, k_update, axis_name
         )
 
         total = jnp.float32(self.n_envs)
@@ -192,4 +247,6 @@ class TeacherCurriculum(Curriculum):
         metrics["student_steps"] = jnp.int32(student_steps)
         metrics["teacher_steps"] = jnp.int32(teacher_steps)
         metrics["env_steps"] = jnp.int32(student_steps + teacher_steps)
-        return state.next({STUDENT: students}, teacher), metrics
+        metrics["updates"] = jnp.int32(1)
+        kept = {k: carry[k] for k in carried}  # the carries that carry over
+        return state.next({STUDENT: students}, TeacherState(teacher, kept)), metrics

@@ -22,7 +22,9 @@ Parallel forms (PLR∥, ACCEL∥), one cycle::
     rollout <- the student plays every block in one batch
     student <- PPO update on the replay block only (once the buffer is warm)
     buffer  <- insert the new levels; rescore the replayed ones (or insert them when
-               cold); insert the children
+               cold) except those whose slot a new level just took; insert the children
+
+A level that equals a buffer entry is scored against that entry's best return (MaxMC).
 
 Multi-device: the buffer is global and identical on every device. Levels are sampled and
 generated from replicated keys, every device rolls out its slice of each block, and the
@@ -54,7 +56,7 @@ from arenax.envs.wrappers import AutoReplay, EpisodeStats
 from arenax.options import POSITIVE, POSITIVE_REAL, UNIT
 from arenax.rl.gae import gae
 from arenax.rl.learner import Learner, LearnerState, no_update_stats
-from arenax.rl.ppo import Trajectory
+from arenax.rl.ppo import Trajectory, bootstraps
 from arenax.rl.rollout import example_obs, rollout, start_rollout
 
 
@@ -90,6 +92,15 @@ class PLRConfig:
     """ACCEL: mutate every replayed level, or the easiest / hardest half (two children each)."""
     move_agent: bool = False
     """ACCEL: edits may also move the agent."""
+    inserted_staleness: Literal["zero", "inherit"] = "zero"
+    """Staleness of a level when it enters the buffer: zero (just seen), or inherited from
+    the entry it replaces (the reference UED library's rule)."""
+    duplicate_ignores: tuple[str, ...] = ()
+    """Level fields that duplicate detection ignores (the reference ignores ``agent_dir``:
+    two mazes that differ only in the agent's direction are one level)."""
+    cold_children: Literal["mutate", "new"] = "mutate"
+    """ACCEL∥ before the buffer is warm: the third block holds mutations of fresh levels, or
+    more fresh levels (the reference's rule)."""
 
     def blocks(self, accel: bool) -> int:
         """Level blocks rolled out side by side per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
@@ -214,10 +225,11 @@ class ReplayCurriculum(Curriculum):
         k_reset, k_roll = jax.random.split(key)
         carry0 = self.learner.policy.initial_carry(ids.shape[0])
         start = start_rollout(env, k_reset, levels, ids, carry0)
-        traj, _, episodes = rollout(
-            env, self.learner.policy, params, k_roll, start, self.n_steps, ids
-        )
         c = self.learner.config
+        traj, _, episodes = rollout(
+            env, self.learner.policy, params, k_roll, start, self.n_steps, ids,
+            bootstrap_truncation=bootstraps(c, self.env),
+        )  # fmt: skip
         adv, _ = gae(traj.reward, traj.value, traj.next_value, traj.terminated, traj.done,
                      c.gamma, c.gae_lambda)  # fmt: skip
         return Played(traj, carry0, adv, episodes)
@@ -237,9 +249,16 @@ class ReplayCurriculum(Curriculum):
     def _insert(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array,
                 mutations: jax.Array | None = None, parents: jax.Array | None = None) -> Any:  # fmt: skip
         c = self.config
-        buf, _ = B.insert(buf, levels, scores, best, c.staleness_coef, c.temperature,
-                          c.prioritization, c.topk, mutations, parents)  # fmt: skip
+        buf, _ = B.insert(
+            buf, levels, scores, best, c.staleness_coef, c.temperature, c.prioritization, c.topk,
+            mutations, parents, inherit_staleness=c.inserted_staleness == "inherit",
+            ignore=c.duplicate_ignores,
+        )  # fmt: skip
         return buf
+
+    def _best_before(self, buf: B.LevelBuffer, levels: Any) -> jax.Array:
+        """Best return the buffer holds for each level that is already in it, else -inf."""
+        return B.stored_best(buf, levels, self.config.duplicate_ignores)
 
     def _probs(self, buf: B.LevelBuffer) -> jax.Array:
         c = self.config
@@ -262,7 +281,39 @@ class ReplayCurriculum(Curriculum):
             "updated": updated.astype(jnp.float32),
             "env_steps": env_steps.astype(jnp.int32),
             "student_steps": jnp.where(updated, self.n_envs * self.n_steps, 0).astype(jnp.int32),
+            "updates": updated.astype(jnp.int32),
         }
+
+    def _update_buffer(
+        self, buf: B.LevelBuffer, blocks: dict[str, Any], idx: jax.Array, parent: jax.Array,
+        scores: dict[str, jax.Array], best: dict[str, jax.Array], warm: jax.Array,
+    ) -> tuple[B.LevelBuffer, jax.Array]:  # fmt: skip
+        """A parallel cycle's buffer update: insert the new levels; rescore the replayed
+        slots ``idx`` — except a slot a new level has just taken, which keeps the new level's
+        own score and best return — or, cold, insert the replay block as more new levels;
+        insert the children of the replayed levels (``parent``: each child's index in the
+        replay block). Returns the buffer and the fraction of replayed slots that new
+        levels took."""
+        c = self.config
+        replayed_mutations = buf.mutations[idx]
+        before = buf
+        buf = self._insert(buf, blocks["new"], scores["new"], best["new"])
+        taken = B.changed_slots(before, buf)[idx]
+        buf = jax.lax.cond(
+            warm,
+            lambda b: B.update_scores(b, idx, scores["replay"], best["replay"], skip=taken),
+            lambda b: self._insert(b, blocks["replay"], scores["replay"], best["replay"]),
+            buf,
+        )
+        if "children" in blocks:
+            mutated = warm | (c.cold_children == "mutate")
+            mutations = jnp.where(warm, replayed_mutations[parent], 0) + jnp.where(
+                mutated, c.n_edits, 0
+            )
+            parents = jnp.where(warm, idx[parent], -1)
+            buf = self._insert(buf, blocks["children"], scores["children"], best["children"],
+                               mutations, parents)  # fmt: skip
+        return buf, jnp.where(warm, jnp.mean(taken.astype(jnp.float32)), 0.0)
 
     # ------------------------------------------------------------------ cycles
     def cycle(
@@ -280,7 +331,6 @@ class ReplayCurriculum(Curriculum):
         buf, student = state.curriculum, state.learner[STUDENT]
         warm = B.fill_ratio(buf) >= c.min_fill
         replay = warm & (jax.random.uniform(k_coin) < c.replay_prob)
-        unseen = jnp.full((ids.shape[0],), -jnp.inf)  # best return of levels never played
 
         def replay_cycle(_: None) -> tuple:
             b, idx = B.sample(buf, k_levels, n, self._probs(buf))
@@ -297,7 +347,8 @@ class ReplayCurriculum(Curriculum):
                 kids_local = _take(kids, ids)
                 kids_played = self._play(trained.params, k_children, kids_local, ids)
                 kid_scores, kid_best = all_gather(
-                    self._score(kids_played, kids_local, unseen), axis_name
+                    self._score(kids_played, kids_local, self._best_before(b, kids_local)),
+                    axis_name,
                 )
                 mutations = b.mutations[idx][parent] + c.n_edits
                 b = self._insert(b, kids, kid_scores, kid_best, mutations, idx[parent])
@@ -312,7 +363,9 @@ class ReplayCurriculum(Curriculum):
                 trained, stats = student, no_update_stats()
             else:
                 trained, stats = self._train(student, played, k_update, axis_name)
-            scores, best = all_gather(self._score(played, local, unseen), axis_name)
+            scores, best = all_gather(
+                self._score(played, local, self._best_before(buf, local)), axis_name
+            )
             b = self._insert(buf, levels, scores, best)
             return trained, b, played.episodes, stats, local, jnp.bool_(not c.robust), jnp.int32(n * t)  # fmt: skip
 
@@ -336,16 +389,19 @@ class ReplayCurriculum(Curriculum):
         buf = _where(warm, sampled, buf)  # sampling stamps the replayed levels as seen
         replayed = _where(warm, _take(buf.levels, idx), self._new_levels(k_more_new))
         blocks = {"new": new, "replay": replayed}
+        parent = jnp.arange(n)
         if self.accel:
             blocks["children"], parent = self._children(k_mutate, replayed, buf.scores[idx])
+            if self.config.cold_children == "new":  # before warm-up: more fresh levels
+                fresh = self._new_levels(jax.random.fold_in(k_mutate, 1))
+                blocks["children"] = _where(warm, blocks["children"], fresh)
         layout = Blocks(tuple(blocks), n, ids.shape[0])
 
-        # 2. one rollout over every block; score each level
+        # 2. one rollout over every block; score each level (against its best return so far)
         local = layout.local(blocks, ids)
         played = self._play(student.params, k_play, local, layout.env_ids(ids))
-        unseen = jnp.full((layout.n_local,), -jnp.inf)
-        best_before = {b: unseen for b in layout.names}
-        best_before["replay"] = jnp.where(warm, buf.max_returns[idx][ids], -jnp.inf)
+        best_before = {b: self._best_before(buf, layout.part(local, b)) for b in layout.names}
+        best_before["replay"] = jnp.where(warm, buf.max_returns[idx][ids], best_before["replay"])
         scores, best = self._score(played, local, layout.concat(best_before))
         scores, best = layout.gather(scores, axis_name), layout.gather(best, axis_name)
 
@@ -363,21 +419,10 @@ class ReplayCurriculum(Curriculum):
         )
 
         # 4. update the buffer from every block
-        replayed_mutations = buf.mutations[idx]
-        buf = self._insert(buf, new, scores["new"], best["new"])
-        buf = jax.lax.cond(
-            warm,
-            lambda b: B.update_scores(b, idx, scores["replay"], best["replay"]),
-            lambda b: self._insert(b, replayed, scores["replay"], best["replay"]),
-            buf,
-        )
-        if self.accel:
-            mutations = jnp.where(warm, replayed_mutations[parent], 0) + c.n_edits
-            parents = jnp.where(warm, idx[parent], -1)
-            buf = self._insert(buf, blocks["children"], scores["children"], best["children"],
-                               mutations, parents)  # fmt: skip
+        buf, taken = self._update_buffer(buf, blocks, idx, parent, scores, best, warm)
 
         steps = jnp.int32(len(layout.names) * n * self.n_steps)
         metrics = self._metrics(buf, replay_part.episodes, stats, layout.part(local, "replay"),
                                 warm, warm, steps, axis_name)  # fmt: skip
+        metrics["buffer/replayed_taken"] = taken
         return state.next({STUDENT: student}, buf), metrics

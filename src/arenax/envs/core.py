@@ -41,6 +41,9 @@ class Environment(Generic[Level, State]):
     #: scalar ``info`` counters that :class:`~arenax.envs.wrappers.EpisodeStats` sums per
     #: episode (Tag: ``("tagged",)``)
     episode_sums: tuple[str, ...] = ()
+    #: agents observe the step count, so the time limit is part of the state (a learner
+    #: treats truncation as terminal by default)
+    observes_time: bool = False
 
     # --- to implement -----------------------------------------------------------------
     def reset_state(self, key: jax.Array, level: Level) -> State:

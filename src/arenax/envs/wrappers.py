@@ -40,6 +40,10 @@ class Wrapper(Environment):
     def episode_sums(self) -> tuple[str, ...]:  # type: ignore[override]
         return self.env.episode_sums
 
+    @property
+    def observes_time(self) -> bool:  # type: ignore[override]
+        return self.env.observes_time
+
     def observation_space(self, team: str = "agent") -> Any:
         return self.env.observation_space(team)
 

@@ -52,6 +52,15 @@ class PPOConfig:
     """Minibatches per epoch (split by sequence: environment, or environment x agent)."""
     normalize_advantages: bool = True
     """Normalise advantages per minibatch (over all devices)."""
+    bootstrap_truncation: bool | None = None
+    """At a time-limit truncation, bootstrap the value target from the value of the state
+    the episode was cut in (True), or treat the time limit as terminal (False: the reference
+    UED library's rule). None: the environment's rule — bootstrap, unless its agents observe
+    the time (Tag), which makes the limit part of the state."""
+    carry_over: bool = False
+    """Start each cycle's rollout from the recurrent state the previous cycle ended in, with
+    no reset, although a new episode begins there (the reference UED library's rule for DR
+    and PAIRED students and the teacher); False: a zero state at every episode start."""
 
 
 @pytree_dataclass
@@ -82,6 +91,13 @@ class Trajectory:
     done: jax.Array
     next_value: jax.Array
     mask: jax.Array
+
+
+def bootstraps(config: PPOConfig, env: Any) -> bool:
+    """Whether value targets bootstrap through ``env``'s time-limit truncations."""
+    if config.bootstrap_truncation is not None:
+        return config.bootstrap_truncation
+    return not env.observes_time
 
 
 def ppo_loss(

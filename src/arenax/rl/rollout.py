@@ -48,12 +48,14 @@ def reset_batch(env: Any, key: jax.Array, levels: Any, env_ids: jax.Array) -> tu
 
 
 def start_rollout(
-    env: Any, key: jax.Array, levels: Any, env_ids: jax.Array, carry: Any
+    env: Any, key: jax.Array, levels: Any, env_ids: jax.Array, carry: Any, reset_carry: bool = True
 ) -> RolloutCarry:
     """Reset ``N`` envs to ``levels`` (leading ``N``); every env starts an episode, with the
-    policy carry ``carry`` (the policy's initial carry, or per team in :func:`team_rollout`)."""
+    policy carry ``carry`` (the policy's initial carry, or per team in :func:`team_rollout`).
+    ``reset_carry=False`` keeps ``carry`` through the first step (no episode-start reset):
+    a recurrent state carried over from an earlier rollout."""
     obs, state = reset_batch(env, key, levels, env_ids)
-    return RolloutCarry(state, obs, jnp.ones(env_ids.shape, jnp.bool_), carry)
+    return RolloutCarry(state, obs, jnp.full(env_ids.shape, reset_carry, jnp.bool_), carry)
 
 
 def example_obs(env: Any, key: jax.Array, level: Any, team: str) -> Any:
@@ -72,6 +74,7 @@ def rollout(
     n_steps: int,
     env_ids: jax.Array,
     team: str = "agent",
+    bootstrap_truncation: bool = True,
 ) -> tuple[Trajectory, RolloutCarry, dict[str, Any]]:
     """``n_steps`` steps of ``N`` envs with one team's actions sampled from ``policy``.
 
@@ -82,6 +85,7 @@ def rollout(
         start: env states / obs with leading ``N``, ``first (N,)``, policy carry ``(B, ...)``.
         env_ids: ``(N,) int32`` global indices of these envs.
         team: the team the policy drives.
+        bootstrap_truncation: see :func:`team_rollout`.
 
     Returns:
         ``(trajectory (T, B), end carry, episodes)`` where ``episodes`` holds, per step and
@@ -90,7 +94,7 @@ def rollout(
     """
     trajs, end, episodes = team_rollout(
         env, {team: policy}, {team: params}, key, start.replace(carry={team: start.carry}),
-        n_steps, env_ids,
+        n_steps, env_ids, bootstrap_truncation,
     )  # fmt: skip
     episodes = {
         "done": episodes["done"], "return": episodes["returns"][team],
@@ -107,7 +111,7 @@ def team_rollout(
     start: RolloutCarry,
     n_steps: int,
     env_ids: jax.Array,
-    bootstrap_truncation: bool = True,
+    bootstrap_truncation: bool | dict[str, bool] = True,
 ) -> tuple[dict[str, Trajectory], RolloutCarry, dict[str, Any]]:
     """``n_steps`` steps of ``N`` envs where every team in ``policies`` acts.
 
@@ -124,7 +128,8 @@ def team_rollout(
         start: env states / obs with leading ``N``, ``first (N,)``, per-team carries.
         env_ids: ``(N,) int32`` global indices of these envs.
         bootstrap_truncation: bootstrap from ``V(final obs)`` at truncations; ``False``
-            treats the time limit as terminal (games whose agents observe ``t/T``).
+            treats the time limit as terminal (games whose agents observe ``t/T``, or the
+            reference UED library's rule); one flag, or one per team.
 
     Returns:
         ``(trajectories {team: (T, B_team)}, end carry, episodes)``; ``episodes`` holds
@@ -133,6 +138,9 @@ def team_rollout(
     """
     teams = tuple(policies)
     n_agents = {t: env.num_agents(t) for t in teams}
+    if isinstance(bootstrap_truncation, bool):
+        bootstrap_truncation = {t: bootstrap_truncation for t in teams}
+    booting = tuple(t for t in teams if bootstrap_truncation[t])
     dists = {t: policies[t].dist for t in teams}
 
     def team_obs(obs: Any, t: str) -> Any:
@@ -141,10 +149,12 @@ def team_rollout(
     def rep(x: jax.Array, t: str) -> jax.Array:
         return jnp.repeat(x, n_agents[t])  # (N,) -> (B,)
 
-    def values_of(obs: Any, first: jax.Array, carry: Any) -> dict[str, jax.Array]:
+    def values_of(
+        obs: Any, first: jax.Array, carry: Any, which: tuple[str, ...] = teams
+    ) -> dict[str, jax.Array]:
         return {
             t: policies[t].apply(params[t], team_obs(obs, t), rep(first, t)[None], carry[t])[2][0]
-            for t in teams
+            for t in which
         }
 
     def step(c: RolloutCarry, s: jax.Array) -> tuple[RolloutCarry, Any]:
@@ -166,9 +176,9 @@ def team_rollout(
             )  # fmt: skip
         obs, env_state, reward, term, trunc, info = jax.vmap(env.step)(k_env, c.env_state, actions)
         done = term | trunc
-        final = term if bootstrap_truncation else done  # no bootstrap past these steps
         active, out = info.get("active"), info.get("out")
         for t in teams:
+            final = term if bootstrap_truncation[t] else done  # no bootstrap past these steps
             gone = rep(final, t) if out is None else rep(final, t) | _flat(out[t])
             tr[t].update(
                 reward=_flat(reward[t]),
@@ -180,14 +190,18 @@ def team_rollout(
                 ),
             )  # fmt: skip
         boot = trunc & ~term
-        if bootstrap_truncation:
+        zeros = {t: jnp.zeros_like(tr[t]["value"]) for t in teams}
+        if booting:
             final_value = jax.lax.cond(
                 jnp.any(boot),
-                lambda: values_of(info["final_obs"], jnp.zeros_like(boot), carry),
-                lambda: {t: jnp.zeros_like(tr[t]["value"]) for t in teams},
+                lambda: {
+                    **zeros,
+                    **values_of(info["final_obs"], jnp.zeros_like(boot), carry, booting),
+                },
+                lambda: zeros,
             )
         else:
-            final_value = {t: jnp.zeros_like(tr[t]["value"]) for t in teams}
+            final_value = zeros
         ep = info["episode"]
         episodes = {
             "done": done,

@@ -32,7 +32,7 @@ from arenax.nn.teacher import TeacherPolicy
 from arenax.options import ConfigError, build, fields_of
 from arenax.rl.learner import Learner
 from arenax.rl.policy import Policy
-from arenax.rl.ppo import PPOConfig
+from arenax.rl.ppo import PPOConfig, bootstraps
 from arenax.train.config import TrainConfig
 
 
@@ -52,7 +52,7 @@ def make_policy(cfg: TrainConfig, n_actions: int = 7) -> StudentPolicy:
 
 def make_learner(cfg: TrainConfig, policy: Policy, ppo: PPOConfig) -> Learner:
     """A PPO learner for ``policy`` (its learning-rate schedule spans the whole run)."""
-    return Learner(policy, ppo, total_updates=cfg.cycles * ppo.epochs * ppo.minibatches)
+    return Learner(policy, ppo, total_updates=cfg.update_rounds * ppo.epochs * ppo.minibatches)
 
 
 def make_student(cfg: TrainConfig) -> Learner:
@@ -106,7 +106,8 @@ def make_multiteam(cfg: TrainConfig) -> MultiTeamDR:
             frozen.add(name)
     return MultiTeamDR(
         env=env, learners=learners, team_policy=team_policy, frozen=frozenset(frozen),
-        n_envs=cfg.n_envs, n_steps=cfg.n_steps, bootstrap_truncation=False,
+        n_envs=cfg.n_envs, n_steps=cfg.n_steps,
+        bootstrap_truncation={t: bootstraps(tc.ppo, env) for t, tc in cfg.team_configs.items()},
     )  # fmt: skip
 
 

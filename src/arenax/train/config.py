@@ -27,7 +27,16 @@ from arenax.curricula.plr import PLRConfig
 from arenax.envs.maze import MazeEnv, resolve_mazes
 from arenax.envs.tag import GridTagEnv, TagEnv
 from arenax.nn.student import ModelConfig
-from arenax.options import POSITIVE, AtLeast, ConfigError, Problem, check, options_of
+from arenax.options import (
+    POSITIVE,
+    AtLeast,
+    ConfigError,
+    Positive,
+    Problem,
+    Rule,
+    check,
+    options_of,
+)
 from arenax.rl.ppo import PPOConfig
 
 __all__ = [
@@ -52,6 +61,14 @@ __all__ = [
     "save_config",
     "validate",
 ]
+
+
+class _PositiveOrNone(Rule):
+    def __call__(self, v: Any) -> str | None:
+        return None if v is None else Positive()(v)
+
+
+POSITIVE_OR_NONE = _PositiveOrNone()
 
 #: the environments' options as configs (checked with their path by :func:`validate`)
 EnvConfig = options_of(MazeEnv, "EnvConfig", "The maze the student trains on.",
@@ -108,8 +125,19 @@ class TrainConfig:
     """Parallel environments (global, over all devices)."""
     n_steps: Annotated[int, POSITIVE] = 256
     """Steps per environment per cycle."""
-    total_steps: Annotated[int, POSITIVE] = 245_760_000
-    """Budget in environment steps (rounded up to whole cycles)."""
+    total_steps: Annotated[int | None, POSITIVE_OR_NONE] = 245_760_000
+    """Budget in environment steps, every step counted (rounded up to whole cycles; None:
+    no step budget)."""
+    total_updates: Annotated[int | None, POSITIVE_OR_NONE] = None
+    """Budget in PPO updates of the student (one per cycle that trains it: what the
+    reference UED library's budgets count; None: no update budget). The run stops at the
+    first budget reached."""
+    compat: Literal["arenax", "minimax"] = "arenax"
+    """``minimax``: the reference UED library's rules, all at once — the time limit is
+    terminal for value targets, DR and PAIRED rollouts start from the previous cycle's
+    recurrent state, inserted levels inherit the staleness of the slot they take, duplicate
+    mazes ignore the agent's direction, ACCEL∥'s cold third block holds fresh levels (the
+    editor's collision rule is the reference's already). It overrides those options."""
     seed: int = 0
     """PRNG seed: the run is a deterministic function of it."""
     devices: Annotated[int, POSITIVE] = 1
@@ -138,6 +166,11 @@ class TrainConfig:
     progress: bool = True
     """Show a live progress bar."""
 
+    def __post_init__(self) -> None:
+        if self.compat == "minimax":  # set the reference's rules (idempotent)
+            for f in ("ppo", "teacher", "plr"):
+                object.__setattr__(self, f, getattr(reference_rules(self), f))
+
     # ------------------------------------------------------------------ derived
     @property
     def blocks(self) -> int:
@@ -156,8 +189,18 @@ class TrainConfig:
 
     @property
     def cycles(self) -> int:
-        """Nominal number of cycles (the run stops once ``total_steps`` env steps are done)."""
-        return math.ceil(self.total_steps / self.steps_per_cycle)
+        """Nominal number of cycles: as many as the step budget needs, at most one per update
+        of the update budget."""
+        by_steps = math.ceil(self.total_steps / self.steps_per_cycle) if self.total_steps else None
+        if self.total_updates is None:
+            return by_steps or 1
+        return min(by_steps or self.total_updates, self.total_updates)
+
+    @property
+    def update_rounds(self) -> int:
+        """PPO updates of the student over the run (the learning-rate schedule's length): the
+        update budget, or one per nominal cycle."""
+        return self.total_updates if self.total_updates is not None else self.cycles
 
     @property
     def run_name(self) -> str:
@@ -183,6 +226,10 @@ class TrainConfig:
     # ------------------------------------------------------------------ rules
     def problems(self) -> Iterator[Problem]:
         """The rules that tie parts of a run together (each part checks its own fields)."""
+        if self.total_steps is None and self.total_updates is None:
+            yield Problem("total_steps", None, "set total_steps or total_updates (a budget)")
+        if self.ppo.carry_over and self.game == "maze" and self.algorithm not in ("dr", "paired"):
+            yield Problem("ppo.carry_over", True, "applies to dr and paired (replayed levels start from a zero state, as in the reference)")  # fmt: skip
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
             yield Problem("seed", self.seed, "must be an integer in [0, 2**32)")
         for f in ("checkpoint_every", "archive_every"):
@@ -243,9 +290,29 @@ class TrainConfig:
             yield Problem("tagger.frozen", True, "every team is frozen: nothing would learn")
 
 
+def reference_rules(cfg: TrainConfig) -> TrainConfig:
+    """``cfg`` with the reference UED library's (minimax's) rules wherever arenax's default
+    differs (see ``compat``); budgets and hyperparameters are left as they are."""
+    no_boot = {"bootstrap_truncation": False}
+    carry = {"carry_over": cfg.algorithm in ("dr", "paired")}
+    return dataclasses.replace(
+        cfg,
+        compat="arenax",
+        ppo=dataclasses.replace(cfg.ppo, **no_boot, **carry),
+        teacher=dataclasses.replace(
+            cfg.teacher, collisions="keep",
+            ppo=dataclasses.replace(cfg.teacher.ppo, **no_boot, **carry),
+        ),
+        plr=dataclasses.replace(
+            cfg.plr, inserted_staleness="inherit", duplicate_ignores=("agent_dir",),
+            cold_children="new",
+        ),
+    )  # fmt: skip
+
+
 # Fields that may differ between a run and its resumption (budget, logging, outputs).
 RESUMABLE_FIELDS = frozenset(
-    {"total_steps", "chunk", "checkpoint_every", "archive_every", "out_dir", "name",
+    {"total_steps", "total_updates", "chunk", "checkpoint_every", "archive_every", "out_dir", "name",
      "overwrite", "resume", "tensorboard", "wandb", "wandb_project", "progress", "eval", "devices"}
 )  # fmt: skip
 
@@ -257,32 +324,45 @@ _ACCEL = dataclasses.replace(
     _PLR, replay_prob=0.8, staleness_coef=0.5, new_levels="empty", n_edits=20
 )
 
+# The maze presets mirror the reference UED library's published configurations, whose
+# budget is 30,000 PPO updates of the student (≈246 M env steps for DR; more for the replay
+# curricula, which also roll out levels they do not train on).
+_PUBLISHED = {"total_steps": None, "total_updates": 30_000}
+
 PRESETS: dict[str, TrainConfig] = {
     # Domain randomisation as in the minimax / PLR / ACCEL papers' maze experiments:
     # 13x13, 60 walls with replacement, 32 envs x 256 steps, 30k updates (≈246 M steps).
-    "maze-dr": TrainConfig(),
+    "maze-dr": TrainConfig(**_PUBLISHED),
     # Robust PLR (PLR⊥) with MaxMC scores.
-    "maze-plr": TrainConfig(algorithm="plr", plr=_PLR, ppo=_PLR_PPO),
+    "maze-plr": TrainConfig(algorithm="plr", plr=_PLR, ppo=_PLR_PPO, **_PUBLISHED),
     # PLR∥: new and replayed levels side by side.
     "maze-pplr": TrainConfig(
         algorithm="plr",
         plr=dataclasses.replace(_PLR, staleness_coef=0.5, parallel=True),
         ppo=dataclasses.replace(_PLR_PPO, gae_lambda=0.95),
+        **_PUBLISHED,
     ),
     # ACCEL: empty starting levels, replay 0.8, 20 edits per mutation.
-    "maze-accel": TrainConfig(algorithm="accel", plr=_ACCEL, ppo=_PLR_PPO),
+    "maze-accel": TrainConfig(algorithm="accel", plr=_ACCEL, ppo=_PLR_PPO, **_PUBLISHED),
     # ACCEL∥: new, replayed and mutated levels side by side.
     "maze-paccel": TrainConfig(
         algorithm="accel",
         plr=dataclasses.replace(_ACCEL, parallel=True),
         ppo=dataclasses.replace(_PLR_PPO, lr=1e-4, ent_coef=1e-3),
+        **_PUBLISHED,
     ),
     # PAIRED: protagonist + antagonist, teacher rewarded with their regret.
-    "maze-paired": TrainConfig(algorithm="paired", paired=PairedConfig(2, "paired")),
+    "maze-paired": TrainConfig(
+        algorithm="paired", paired=PairedConfig(2, "paired"), **_PUBLISHED
+    ),
     # The minimax adversary: one student, the teacher maximises its negative return.
-    "maze-minimax": TrainConfig(algorithm="paired", paired=PairedConfig(1, "neg_return")),
+    "maze-minimax": TrainConfig(
+        algorithm="paired", paired=PairedConfig(1, "neg_return"), **_PUBLISHED
+    ),
     # Population PAIRED: three students, population regret.
-    "maze-ppaired": TrainConfig(algorithm="paired", paired=PairedConfig(3, "population")),
+    "maze-ppaired": TrainConfig(
+        algorithm="paired", paired=PairedConfig(3, "population"), **_PUBLISHED
+    ),
     # Tag, the benchmark configuration of GPU multi-agent RL: 10 taggers vs 100 runners in
     # a 20 x 20 arena, T = 500, 10 nearest agents observed; one policy per team.
     "tag-continuous": TrainConfig(

@@ -98,8 +98,10 @@ def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig,
             )
         saved = load_config(run_dir / "config.json")
         diffs = resume_differences(saved, cfg)
-        if cfg.ppo.lr_schedule == "linear" and saved.total_steps != cfg.total_steps:
-            diffs.append("total_steps (sets the linear learning-rate schedule)")
+        budget = ("total_steps", "total_updates")
+        changed = any(getattr(saved, f) != getattr(cfg, f) for f in budget)
+        if cfg.ppo.lr_schedule == "linear" and changed:
+            diffs.append("the budget (it sets the linear learning-rate schedule)")
         if diffs:
             raise ConfigError(
                 f"resume={str(run_dir)!r}: config differs from the saved run in {'; '.join(diffs)}"
@@ -130,7 +132,7 @@ def start_run(cfg: TrainConfig, run_dir: Path, resume: bool, console: Console) -
     if resume and ckpt.latest() is not None:
         abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
         state, record = ckpt.restore(abstract, mesh, specs=specs)
-        counters = {k: int(v) for k, v in record.items() if k.endswith("_steps")}
+        counters = {k: int(v) for k, v in record.items() if is_counter(k)}
         start = int(record["cycle"])
         console.print(
             f"[bold]resumed[/] {run_dir} at cycle {start} ({counters['env_steps']:,} env steps)"
@@ -193,7 +195,7 @@ def evaluate_when_due(run: Run, metrics: dict[str, np.ndarray], rows: list) -> N
 
 def checkpoint_when_due(run: Run, metrics: dict[str, np.ndarray], rows: list) -> None:
     """Save the latest checkpoint every ``checkpoint_every`` cycles and at the end."""
-    if run.cycle % run.cfg.checkpoint_every and run.counters["env_steps"] < run.cfg.total_steps:
+    if run.cycle % run.cfg.checkpoint_every and not finished(run.cfg, run.counters):
         return
     record = {"cycle": run.cycle, **run.counters, "config": to_dict(run.cfg)}
     run.ckpt.save(run.cycle, run.state, record)
@@ -209,10 +211,35 @@ def default_hooks(cfg: TrainConfig) -> list[Hook]:
 
 
 # ------------------------------------------------------------------ the chunk loop
+def is_counter(metric: str) -> bool:
+    """Per-cycle counts that rows accumulate: ``*_steps`` and ``updates``."""
+    return metric.endswith("_steps") or metric == "updates"
+
+
+def finished(cfg: TrainConfig, counters: dict[str, int]) -> bool:
+    """Whether a budget is spent (the first one reached ends the run)."""
+    steps = cfg.total_steps is not None and counters.get("env_steps", 0) >= cfg.total_steps
+    updates = cfg.total_updates is not None and counters.get("updates", 0) >= cfg.total_updates
+    return steps or updates
+
+
+def cycles_left(cfg: TrainConfig, counters: dict[str, int]) -> int:
+    """Cycles that may still run without passing a budget (at least one): a cycle takes
+    at least ``steps_per_cycle`` steps and makes at most one update."""
+    left = []
+    if cfg.total_steps is not None:
+        left.append(
+            math.ceil((cfg.total_steps - counters.get("env_steps", 0)) / cfg.steps_per_cycle)
+        )
+    if cfg.total_updates is not None:
+        left.append(cfg.total_updates - counters.get("updates", 0))
+    return max(1, min(left))
+
+
 def _rows(metrics: dict[str, np.ndarray], first_cycle: int, counters: dict[str, int]) -> list:
-    """One row per cycle; ``*_steps`` metrics are per-cycle counts, accumulated here."""
+    """One row per cycle; counters (:func:`is_counter`) are per-cycle counts, accumulated."""
     n = len(next(iter(metrics.values())))
-    steps = sorted(k for k in metrics if k.endswith("_steps"))
+    steps = sorted(k for k in metrics if is_counter(k))
     rows = []
     for i in range(n):
         for k in steps:
@@ -229,7 +256,7 @@ def _progress(run: Run) -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        TextColumn("{task.completed:,.0f}/{task.total:,.0f} steps"),
+        TextColumn("{task.completed:,.0f}/{task.total:,.0f} {task.fields[unit]}"),
         TextColumn("{task.fields[sps]} sps"),
         TextColumn("{task.fields[shown]}"),
         TimeElapsedColumn(),
@@ -262,14 +289,16 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
         return compiled[n]
 
     run.progress = _progress(run)
+    # the bar follows the update budget when there is one, else the step budget
+    unit = "updates" if cfg.total_updates is not None else "env_steps"
+    total = cfg.total_updates if unit == "updates" else cfg.total_steps
     with run.progress as progress:
         task = progress.add_task(
-            cfg.run_name, total=cfg.total_steps, completed=run.counters["env_steps"], sps="-",
-            shown="",
+            cfg.run_name, total=total, completed=run.counters.get(unit, 0), sps="-", shown="",
+            unit=unit.replace("env_", ""),
         )  # fmt: skip
-        while run.counters["env_steps"] < cfg.total_steps:
-            remaining = cfg.total_steps - run.counters["env_steps"]
-            n = min(cfg.chunk, math.ceil(remaining / cfg.steps_per_cycle))
+        while not finished(cfg, run.counters):
+            n = min(cfg.chunk, cycles_left(cfg, run.counters))
             fn = get_chunk(n)
             t0 = time.perf_counter()
             run.state, metrics = fn(run.state)
@@ -290,7 +319,7 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
             last = rows[-1]
             shown = run.algorithm.progress.items()
             progress.update(
-                task, completed=run.counters["env_steps"], sps=f"{sps:,.0f}",
+                task, completed=run.counters.get(unit, 0), sps=f"{sps:,.0f}",
                 shown="  ".join(f"{k} {_fmt(last[m])}" for k, m in shown),
             )  # fmt: skip
     run.progress = None

@@ -2,10 +2,17 @@
 
 Steps ``0 .. n_walls-1`` place a wall at the chosen interior cell (choosing a wall again
 changes nothing), step ``n_walls`` places the goal and step ``n_walls + 1`` the agent, with
-a uniformly random direction. A goal chosen on a wall, or an agent chosen on a wall or the
-goal, is redirected to a uniformly random free cell, so every finished episode decodes to a
-valid level (``n_walls <= H * W - 2`` guarantees free cells). The teacher's reward is 0 on
-every step: curricula put the regret on the last step.
+a uniformly random direction. Collisions (``collisions``):
+
+* ``"keep"`` (the reference UED library's rule, default): the goal and the agent go where
+  the teacher chose; a wall there is removed. Only an agent chosen on the goal is moved, to
+  a uniformly random free cell.
+* ``"redirect"``: a goal chosen on a wall, or an agent chosen on a wall or the goal, is
+  moved to a uniformly random free cell (the walls stay as built).
+
+Either way every finished episode decodes to a valid level (``n_walls <= H * W - 2``
+guarantees free cells). The teacher's reward is 0 on every step: curricula put the regret
+on the last step.
 
 Observation of team ``"teacher"`` (one agent): the full map with border in MiniGrid
 encoding ``(1, H+2, W+2, 3) uint8``, the step count ``(1,) int32`` and a fresh uniform noise
@@ -16,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -65,6 +72,9 @@ class EditorOptions:
     """Wall-placement steps of an editing episode (the wall budget)."""
     noise_dim: Annotated[int, AtLeast(0)] = 50
     """Size of the uniform noise vector in the teacher's observation."""
+    collisions: Literal["keep", "redirect"] = "keep"
+    """A goal or agent chosen on a wall: keep the teacher's cell and remove the wall (the
+    reference's rule), or redirect it to a random free cell."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,16 +134,23 @@ class MazeEditor(EditorOptions, Environment[None, EditorState]):
         t = state.time
         # walls
         walls = jnp.where(t < self.n_walls, walls.at[cell].set(True), walls)
-        # goal: the chosen cell if free, else a random free cell
-        goal = jnp.where(walls[cell], sample_cell(k_goal, ~walls), cell)
-        goal_xy = jnp.stack([goal % w, goal // w]).astype(jnp.int32)
-        goal_pos = jnp.where(t == self.n_walls, goal_xy, state.goal_pos)
-        # agent: the chosen cell if free and not the goal, else a random such cell
+        goal_step, last = t == self.n_walls, t == self.n_walls + 1
         g_flat = state.goal_pos[1] * w + state.goal_pos[0]
-        allowed = (~walls).at[g_flat].set(False)
-        agent = jnp.where(allowed[cell], cell, sample_cell(k_agent, allowed))
+        if self.collisions == "keep":  # the chosen cells; walls under them are removed
+            goal = cell
+            on_goal = last & (cell == g_flat)
+            allowed = (~walls).at[g_flat].set(False)
+            agent = jnp.where(on_goal, sample_cell(k_agent, allowed), cell)
+            walls = jnp.where(
+                goal_step | last, walls.at[jnp.where(on_goal, agent, cell)].set(False), walls
+            )
+        else:  # redirect: the chosen cell if free, else a random free cell
+            goal = jnp.where(walls[cell], sample_cell(k_goal, ~walls), cell)
+            allowed = (~walls).at[g_flat].set(False)
+            agent = jnp.where(allowed[cell], cell, sample_cell(k_agent, allowed))
+        goal_xy = jnp.stack([goal % w, goal // w]).astype(jnp.int32)
+        goal_pos = jnp.where(goal_step, goal_xy, state.goal_pos)
         agent_xy = jnp.stack([agent % w, agent // w]).astype(jnp.int32)
-        last = t == self.n_walls + 1
         new = EditorState(
             walls=walls.reshape(self.height, self.width),
             goal_pos=goal_pos,

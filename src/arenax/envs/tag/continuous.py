@@ -129,6 +129,7 @@ class TagEnv(Environment[TagLevel, TagState]):
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
+    observes_time = True  # t/T is in every observation
 
     def __post_init__(self) -> None:
         check_on_init(self, "tag")

@@ -73,6 +73,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
+    observes_time = True  # t/T is in every observation
 
     def __post_init__(self) -> None:
         check_on_init(self, "grid-tag")

@@ -1,0 +1,316 @@
+"""The reference UED library's rules as options, the buffer fix of PLR∥ / ACCEL∥, and budgets
+in PPO updates: each on a tiny case whose outcome is computed by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from arenax.curricula import buffer as B
+from arenax.envs import AutoReplay, EpisodeStats
+from arenax.envs.maze import MazeEditor, MazeEnv, MazeLevel
+from arenax.nn import StudentPolicy
+from arenax.rl.gae import gae
+from arenax.rl.rollout import rollout, start_rollout
+from arenax.train import PRESETS, ConfigError, EnvConfig, EvalConfig, ModelConfig, train
+from arenax.train.build import make_algorithm
+from arenax.train.config import TrainConfig, load_config, save_config, validate
+
+ROWS = ["#....", ".#...", "..#..", "...#.", "....#"]
+
+
+def maze(i: int, direction: int = 0) -> MazeLevel:
+    """Distinct 5 x 5 levels: the wall diagonal of ``ROWS`` with wall ``i`` removed."""
+    rows = [list(r) for r in ROWS]
+    rows[i][i] = "."
+    rows[4 - (i == 4)][0] = ">v<^"[direction]
+    rows[0][4] = "G"
+    return MazeLevel.from_ascii("\n".join("".join(r) for r in rows))
+
+
+def stack(levels: list[MazeLevel]) -> MazeLevel:
+    return jax.tree.map(lambda *x: jnp.stack(x), *levels)
+
+
+def small(preset: str, tmp_path: Path, **changes: object) -> TrainConfig:
+    cfg = PRESETS[preset]
+    cfg = dataclasses.replace(
+        cfg,
+        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
+        model=ModelConfig(hidden=16),
+        plr=dataclasses.replace(cfg.plr, buffer_size=8, n_edits=2),
+        n_envs=4, n_steps=16, chunk=2, checkpoint_every=2, archive_every=0,
+        eval=EvalConfig(every=0), out_dir=tmp_path, progress=False, tensorboard=False,
+        total_steps=None, total_updates=4,
+    )  # fmt: skip
+    return dataclasses.replace(cfg, **changes)
+
+
+# ---------------------------------------------------------------------- the PLR∥ buffer fix
+def test_parallel_rescoring_keeps_the_new_level_in_a_slot_it_just_took(tmp_path: Path) -> None:
+    """Capacity 4, scores [.9, .8, .7, .1]; slot 3 was replayed this cycle. A new level with
+    score .3 and best return 0 takes slot 3 (the lowest replay probability); the replay
+    block's rescoring of slot 3 (score .2, best .95) must not land on the new level."""
+    algo = make_algorithm(small("maze-pplr", tmp_path))
+    algo = dataclasses.replace(
+        algo, config=dataclasses.replace(algo.config, staleness_coef=0.0, buffer_size=4)
+    )
+    buf = B.create(maze(0), 4).replace(
+        levels=stack([maze(i) for i in range(4)]),
+        scores=jnp.array([0.9, 0.8, 0.7, 0.1], jnp.float32),
+        max_returns=jnp.array([0.5, 0.5, 0.5, 0.6], jnp.float32),
+        filled=jnp.ones((4,), jnp.bool_),
+        clock=jnp.int32(4),
+    )
+    new, replayed = stack([maze(4)]), stack([maze(3)])
+    idx = jnp.array([3], jnp.int32)
+    scores = {"new": jnp.array([0.3]), "replay": jnp.array([0.2])}
+    best = {"new": jnp.array([0.0]), "replay": jnp.array([0.95])}
+    out, taken = algo._update_buffer(
+        buf, {"new": new, "replay": replayed}, idx, jnp.arange(1), scores, best, jnp.bool_(True)
+    )
+    assert float(taken) == 1.0
+    assert bool(jnp.all(B._equal(jax.tree.map(lambda x: x[3:4], out.levels), maze(4))))
+    assert float(out.scores[3]) == pytest.approx(0.3)
+    assert float(out.max_returns[3]) == pytest.approx(0.0)
+    np.testing.assert_allclose(out.scores[:3], [0.9, 0.8, 0.7])
+    # a replayed slot that no new level took is rescored as before
+    idx2 = jnp.array([0], jnp.int32)
+    out2, taken2 = algo._update_buffer(
+        buf, {"new": new, "replay": stack([maze(0)])}, idx2, jnp.arange(1),
+        {"new": jnp.array([-jnp.inf]), "replay": jnp.array([0.2])},
+        {"new": jnp.array([-jnp.inf]), "replay": jnp.array([0.95])}, jnp.bool_(True),
+    )  # fmt: skip
+    assert float(taken2) == 0.0
+    assert float(out2.scores[0]) == pytest.approx(0.2)
+    assert float(out2.max_returns[0]) == pytest.approx(0.95)
+
+
+# ---------------------------------------------------------------------- budgets
+def test_update_budget_counts_only_cycles_that_train(tmp_path: Path) -> None:
+    cfg = small("maze-plr", tmp_path, total_updates=3, name="upd")
+    rows = train(cfg).rows
+    assert rows[-1]["updates"] == 3
+    assert sum(r["updated"] for r in rows) == 3
+    assert len(rows) > 3  # robust PLR also runs new-level cycles without an update
+    assert rows[-1]["env_steps"] == len(rows) * cfg.n_envs * cfg.n_steps
+    # the first budget reached ends the run
+    both = train(dataclasses.replace(cfg, name="both", total_steps=2 * 4 * 16)).rows
+    assert both[-1]["env_steps"] == 2 * 4 * 16
+    with pytest.raises(ConfigError, match="total_steps=None: set total_steps or total_updates"):
+        validate(dataclasses.replace(cfg, total_updates=None))
+
+
+def test_published_presets_budget_30000_updates() -> None:
+    for name, cfg in PRESETS.items():
+        if cfg.game == "maze":
+            assert (cfg.total_updates, cfg.total_steps) == (30_000, None), name
+            assert cfg.update_rounds == 30_000
+
+
+# ---------------------------------------------------------------------- time limits
+@pytest.mark.parametrize("boot", [True, False])
+def test_time_limit_bootstrapped_or_terminal(boot: bool) -> None:
+    """One env, max_steps 2, the agent only turns: step 2 truncates. Bootstrapped, the
+    target there is γ V(final obs); terminal, it is 0 (no reward)."""
+    env = MazeEnv(height=5, width=5, max_steps=2, normalize_obs=True)
+    wrapped = EpisodeStats(AutoReplay(env))
+    pol = StudentPolicy(cell="ff", hidden=8)
+    obs, _ = env.reset(jax.random.key(0), maze(0))
+    params = pol.init(jax.random.key(1), jax.tree.map(lambda x: x[None], obs["agent"]))
+    ids = jnp.arange(1, dtype=jnp.int32)
+    start = start_rollout(wrapped, jax.random.key(2), stack([maze(0)]), ids, pol.initial_carry(1))
+    traj, _, _ = rollout(wrapped, pol, params, jax.random.key(3), start, 2, ids,
+                         bootstrap_truncation=boot)  # fmt: skip
+    assert bool(traj.done[1, 0])
+    assert bool(traj.terminated[1, 0]) == (not boot)
+    gamma = 0.9
+    _, targets = gae(
+        traj.reward, traj.value, traj.next_value, traj.terminated, traj.done, gamma, 1.0
+    )
+    if boot:  # the target bootstraps from the value of the state the episode was cut in
+        assert float(traj.next_value[1, 0]) != 0.0
+        assert float(targets[1, 0]) == pytest.approx(gamma * float(traj.next_value[1, 0]))
+    else:
+        assert float(targets[1, 0]) == pytest.approx(0.0)
+
+
+# ---------------------------------------------------------------------- editor collisions
+def _build(editor: MazeEditor, cells: list[int]) -> MazeLevel:
+    state = editor.reset_state(jax.random.key(0), None)
+    for t, c in enumerate(cells):
+        state = editor.step_state(jax.random.key(t), state, {"teacher": jnp.int32(c)})[0]
+    return editor.decode(state)
+
+
+def test_editor_keeps_or_redirects_the_teachers_cells() -> None:
+    """3 x 3, walls at cells 0 and 4, then the goal on cell 4 (a wall), the agent on cell 0
+    (a wall). ``keep`` (the reference): goal (1, 1), agent (0, 0), both walls removed;
+    ``redirect``: both moved to free cells, the walls stay."""
+    keep = _build(MazeEditor(height=3, width=3, n_walls=2, noise_dim=0), [0, 4, 4, 0])
+    assert tuple(np.asarray(keep.goal_pos)) == (1, 1)
+    assert tuple(np.asarray(keep.agent_pos)) == (0, 0)
+    assert int(jnp.sum(keep.walls)) == 0
+    red = _build(
+        MazeEditor(height=3, width=3, n_walls=2, noise_dim=0, collisions="redirect"), [0, 4, 4, 0]
+    )
+    assert bool(red.walls[0, 0]) and bool(red.walls[1, 1])
+    for pos in (red.goal_pos, red.agent_pos):
+        x, y = np.asarray(pos)
+        assert not bool(red.walls[y, x])
+    # an agent chosen on the goal moves to a free cell under both rules
+    for rule in ("keep", "redirect"):
+        lv = _build(
+            MazeEditor(height=3, width=3, n_walls=1, noise_dim=0, collisions=rule), [0, 4, 4]
+        )
+        assert tuple(np.asarray(lv.goal_pos)) == (1, 1)
+        assert tuple(np.asarray(lv.agent_pos)) != (1, 1)
+        x, y = np.asarray(lv.agent_pos)
+        assert not bool(lv.walls[y, x])
+
+
+# ---------------------------------------------------------------------- recurrent state
+@dataclasses.dataclass(frozen=True)
+class Spy:
+    """Wraps a learner and reports the carry and ``first`` flags its update was given."""
+
+    inner: object
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def update(self, state, traj, carry, key, axis_name=None):
+        new, stats = self.inner.update(state, traj, carry, key, axis_name)
+        stats["spy_carry"] = jnp.sum(jnp.abs(carry[0]))
+        stats["spy_first"] = jnp.mean(traj.first[0].astype(jnp.float32))
+        return new, stats
+
+
+@pytest.mark.parametrize("carry_over", [False, True])
+def test_cycle_start_recurrent_state(carry_over: bool, tmp_path: Path) -> None:
+    cfg = small("maze-dr", tmp_path)
+    cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, carry_over=carry_over))
+    algo = make_algorithm(cfg)
+    algo = dataclasses.replace(algo, learner=Spy(algo.learner))
+    ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
+    step = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))
+    state = algo.init(jax.random.key(0))
+    state, m1 = step(state, jax.random.key(1))
+    _, m2 = step(state, jax.random.key(2))
+    assert float(m1["spy_carry"]) == 0.0  # the first cycle starts from zero either way
+    if carry_over:  # the second starts where the first ended, with no reset at step 0
+        ended = jnp.sum(jnp.abs(state.curriculum["carry"][0]))
+        assert float(ended) > 0 and float(m2["spy_carry"]) == pytest.approx(float(ended))
+        assert float(m2["spy_first"]) == 0.0
+    else:
+        assert state.curriculum == {}
+        assert float(m2["spy_carry"]) == 0.0 and float(m2["spy_first"]) == 1.0
+
+
+# ---------------------------------------------------------------------- buffer rules
+def _full_buffer() -> B.LevelBuffer:
+    return B.create(maze(0), 2).replace(
+        levels=stack([maze(0), maze(1)]),
+        scores=jnp.array([0.5, 0.1], jnp.float32),
+        last_seen=jnp.array([7, 3], jnp.int32),
+        max_returns=jnp.array([0.4, 0.8], jnp.float32),
+        filled=jnp.ones((2,), jnp.bool_),
+        clock=jnp.int32(10),
+    )
+
+
+@pytest.mark.parametrize("inherit", [False, True])
+def test_staleness_of_an_inserted_level(inherit: bool) -> None:
+    """A new level (score .3) replaces slot 1 (score .1, last seen at 3, clock 10)."""
+    buf, slots = B.insert(
+        _full_buffer(), stack([maze(2)]), jnp.array([0.3]), jnp.array([0.0]), 0.0, 1.0,
+        inherit_staleness=inherit,
+    )  # fmt: skip
+    assert slots.tolist() == [1]
+    assert int(buf.clock) == 11
+    assert int(buf.last_seen[1]) == (3 if inherit else 11)  # age 8 kept, or 0
+
+
+@pytest.mark.parametrize("ignore", [(), ("agent_dir",)])
+def test_duplicates_with_or_without_the_direction(ignore: tuple) -> None:
+    """Level 0 facing down instead of right: a new level, or the same maze (its entry is
+    rescored instead of a copy being added)."""
+    buf = B.create(maze(0), 3)
+    buf, _ = B.insert(buf, stack([maze(0)]), jnp.array([0.5]), jnp.array([0.1]), 0.0, 1.0)
+    buf, slots = B.insert(
+        buf, stack([maze(0, direction=1)]), jnp.array([0.7]), jnp.array([0.2]), 0.0, 1.0,
+        ignore=ignore,
+    )  # fmt: skip
+    if ignore:
+        assert slots.tolist() == [0] and int(jnp.sum(buf.filled)) == 1
+        assert float(buf.scores[0]) == pytest.approx(0.7)
+    else:
+        assert slots.tolist() == [1] and int(jnp.sum(buf.filled)) == 2
+    best = B.stored_best(buf, stack([maze(0, direction=1), maze(3)]), ignore)
+    assert float(best[0]) == pytest.approx(0.2) and float(best[1]) == -np.inf
+
+
+@pytest.mark.parametrize("cold", ["mutate", "new"])
+def test_accel_parallel_cold_third_block(cold: str, tmp_path: Path) -> None:
+    """Before warm-up the third block holds mutations of fresh levels (n_edits edits each),
+    or fresh levels (the reference): the buffer's entries say which."""
+    cfg = small("maze-paccel", tmp_path)
+    cfg = dataclasses.replace(
+        cfg, plr=dataclasses.replace(cfg.plr, cold_children=cold, buffer_size=64)
+    )
+    algo = make_algorithm(cfg)
+    ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
+    state, m = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))(
+        algo.init(jax.random.key(0)), jax.random.key(1)
+    )
+    assert float(m["updated"]) == 0.0  # cold
+    muts = set(np.asarray(state.curriculum.mutations)[np.asarray(state.curriculum.filled)].tolist())
+    assert muts == ({0, cfg.plr.n_edits} if cold == "mutate" else {0})
+
+
+# ---------------------------------------------------------------------- the switch
+def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
+    for name in ("maze-dr", "maze-pplr", "maze-paccel", "maze-paired"):
+        cfg = dataclasses.replace(PRESETS[name], compat="minimax")
+        assert cfg.ppo.bootstrap_truncation is False
+        assert cfg.teacher.ppo.bootstrap_truncation is False
+        assert cfg.teacher.collisions == "keep"
+        assert cfg.plr.inserted_staleness == "inherit"
+        assert cfg.plr.duplicate_ignores == ("agent_dir",)
+        assert cfg.plr.cold_children == "new"
+        assert cfg.ppo.carry_over == (cfg.algorithm in ("dr", "paired"))
+        validate(cfg)
+        # the options are in config.json, and a reloaded config is the same
+        save_config(cfg, tmp_path / "c.json")
+        assert json.loads((tmp_path / "c.json").read_text())["compat"] == "minimax"
+        assert load_config(tmp_path / "c.json") == cfg
+    # arenax's own defaults differ from the reference in each of these
+    base = PRESETS["maze-paccel"]
+    assert base.ppo.bootstrap_truncation is None and not base.ppo.carry_over
+    assert (base.plr.inserted_staleness, base.plr.duplicate_ignores, base.plr.cold_children) == (
+        "zero", (), "mutate",
+    )  # fmt: skip
+    with pytest.raises(ConfigError, match=r"ppo\.carry_over=True: applies to dr and paired"):
+        validate(dataclasses.replace(base, ppo=dataclasses.replace(base.ppo, carry_over=True)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ["maze-dr", "maze-pplr", "maze-paccel", "maze-paired"])
+def test_compat_runs_train_and_resume_exactly(preset: str, tmp_path: Path) -> None:
+    cfg = small(preset, tmp_path, compat="minimax", name="full", total_updates=4, chunk=1,
+                checkpoint_every=1)  # fmt: skip
+    if cfg.algorithm == "paired":
+        cfg = dataclasses.replace(cfg, teacher=dataclasses.replace(
+            cfg.teacher, n_walls=4, noise_dim=4, conv_filters=8, hidden=16))  # fmt: skip
+    full = train(cfg)
+    train(dataclasses.replace(cfg, name="half", total_updates=2))
+    res = train(dataclasses.replace(cfg, name="x"), resume=tmp_path / "half")
+    for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(res.state), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert full.rows[-1]["updates"] == 4
