@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterator
+from typing import Annotated, Literal
 
 import jax
 import jax.numpy as jnp
@@ -13,26 +15,37 @@ from rich.table import Table
 
 import arenax
 from arenax.envs import AutoReplay, AutoResetFromBatch, SingleAgent
+from arenax.options import AtLeast, IntIn, PositiveInts, Problem, check
 
 
 @dataclasses.dataclass(frozen=True)
 class EnvBenchArgs:
     """Maze env throughput: random-action rollouts with auto-reset."""
 
-    batches: tuple[int, ...] = (1, 16, 64, 256, 1024, 4096)
+    batches: Annotated[tuple[int, ...], PositiveInts()] = (1, 16, 64, 256, 1024, 4096)
     """Numbers of parallel environments to measure."""
-    steps: int = 256
+    steps: Annotated[int, IntIn(1, 100_000)] = 256
     """Steps per jitted rollout (one ``lax.scan``)."""
-    repeats: int = 5
+    repeats: Annotated[int, IntIn(1, 1000)] = 5
     """Timed rollouts after a warm-up one; the best is reported."""
-    reset: str = "batch"
+    reset: Literal["batch", "replay"] = "batch"
     """Auto-reset mode: ``batch`` (next of 4 pre-sampled levels per env) or ``replay``."""
-    height: int = 13
+    height: Annotated[int, IntIn(1, 256)] = 13
     """Maze interior rows."""
-    width: int = 13
+    width: Annotated[int, IntIn(1, 256)] = 13
     """Maze interior columns."""
-    n_walls: int = 60
+    n_walls: Annotated[int, AtLeast(0)] = 60
     """Walls of the domain-randomised levels."""
+
+    def problems(self) -> Iterator[Problem]:
+        if self.n_walls > self.height * self.width - 2:
+            yield Problem(
+                "n_walls", self.n_walls, f"must be in [0, {self.height * self.width - 2}]"
+            )
+        if max(self.batches, default=0) * self.steps > 2**31 - 1:
+            yield Problem(
+                "batches", self.batches, "batch x steps must stay below 2**31 (int32 counts)"
+            )
 
 
 def _rollout_fn(env, steps: int, batch: int):
@@ -67,8 +80,7 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
 
     The persistent compilation cache is deliberately not used: compile times are real.
     """
-    if args.reset not in ("batch", "replay"):
-        raise ValueError(f"reset={args.reset!r} must be 'batch' or 'replay'")
+    check(args)
     console = console or Console()
     base = arenax.make("maze", height=args.height, width=args.width, n_walls=args.n_walls)
     env = SingleAgent(AutoResetFromBatch(base) if args.reset == "batch" else AutoReplay(base))

@@ -1,26 +1,74 @@
-"""The ``arenax`` command line (tyro subcommands; ``arenax --help``)."""
+"""The ``arenax`` command line (tyro subcommands; ``arenax --help``).
+
+Every command checks its options before any work (the rules live with the options, as in
+the training config) and answers bad input with one line ``error: …`` and exit status 2;
+output paths are checked for writability before long work. A run interrupted by Ctrl-C /
+SIGTERM exits with 130 / 143 after saving a checkpoint. ``ARENAX_DEBUG=1`` shows the
+traceback behind an error line.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
+import io
+import os
+import sys
 import typing
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-import jax
-import numpy as np
 import tyro
 from rich.console import Console
 from rich.table import Table
 
 import arenax
-from arenax.benchmarking import EnvBenchArgs, env_throughput
+from arenax.benchmarking import EnvBenchArgs
+from arenax.options import POSITIVE, SEED, AtLeast, ConfigError, IntIn, OrNone, Problem, check
 from arenax.train.config import PRESET_DOCS, PRESETS, TrainConfig, relevant_groups
-from arenax.utils import save_gif
 
 console = Console()
+TAG_PRESETS = ("tag-continuous", "tag-grid")
+DEFAULT_GALLERY = Path("outputs/gallery.png")
 
 
+def _run_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[Problem]:
+    if run_dir is not None and not (Path(run_dir) / "config.json").is_file():
+        yield Problem(field, str(run_dir), "not a run directory (no config.json there)")
+
+
+def _file_problem(path: Path | None, field: str, suffixes: tuple[str, ...]) -> Iterator[Problem]:
+    from arenax.train.rundir import check_writable_file
+
+    if path is not None:
+        try:
+            check_writable_file(Path(path), field, suffixes)
+        except ConfigError as exc:
+            yield Problem(field, str(path), str(exc).split(": ", 1)[1])
+
+
+def _dir_problem(path: Path | None, field: str) -> Iterator[Problem]:
+    from arenax.train.rundir import check_writable_dir
+
+    if path is not None:
+        try:
+            check_writable_dir(Path(path), field)
+        except ConfigError as exc:
+            yield Problem(field, str(path), str(exc).split(": ", 1)[1])
+
+
+def _suite_problem(suite: str, field: str = "suite") -> Iterator[Problem]:
+    from arenax.envs.maze import resolve_mazes
+
+    try:
+        resolve_mazes(suite)
+    except ValueError as exc:
+        yield Problem(field, suite, str(exc))
+
+
+# ------------------------------------------------------------------ render
 @dataclasses.dataclass(frozen=True)
 class RenderArgs:
     """Write a PNG gallery of levels from a generator or a held-out suite, or a GIF of a
@@ -36,85 +84,71 @@ class RenderArgs:
     source: str = "maze/dr"
     """A generator (``arenax list``), a suite (``classic``, ``all``…), one held-out maze, or
     a Tag preset (``tag-continuous``, ``tag-grid``: a GIF of random-action play)."""
-    n: int = 16
-    """Levels to draw from a generator (or samples per procedural held-out maze: 1)."""
-    seed: int = 0
+    n: Annotated[int, IntIn(1, 1024)] = 16
+    """Levels to draw from a generator or a run (1 to 1024)."""
+    seed: Annotated[int, SEED] = 0
     """PRNG seed."""
-    out: Path = Path("outputs/gallery.png")
-    """PNG file to write."""
-    height: int = 13
+    out: Path = DEFAULT_GALLERY
+    """Image to write (PNG for galleries; GIF for Tag episodes)."""
+    height: Annotated[int, IntIn(1, 256)] = 13
     """Interior rows (generators only)."""
-    width: int = 13
+    width: Annotated[int, IntIn(1, 256)] = 13
     """Interior columns (generators only)."""
-    n_walls: int = 60
+    n_walls: Annotated[int, AtLeast(0)] = 60
     """Wall budget (``maze/dr`` generators only)."""
-    tile: int = 16
-    """Pixels per cell."""
-    columns: int = 4
-    """Images per gallery row."""
+    tile: Annotated[int, IntIn(1, 128)] = 16
+    """Pixels per cell (1 to 128)."""
+    columns: Annotated[int, IntIn(1, 64)] = 4
+    """Images per gallery row (1 to 64)."""
     episode_gif: Path | None = None
     """Also write a GIF of a random-action episode on the first level."""
     greedy: bool = False
     """Tag GIFs of a run: greedy (argmax) actions instead of sampling."""
 
+    @property
+    def tag(self) -> bool:
+        """Whether this draws a Tag episode (a preset's random play, or a Tag run's)."""
+        if self.source in TAG_PRESETS:
+            return True
+        return (
+            self.run_dir is not None
+            and not (self.buffer or self.teacher)
+            and (_run_game(self.run_dir) != "maze")
+        )
 
-@dataclasses.dataclass(frozen=True)
-class EvalArgs:
-    """Evaluate a run's latest checkpoint on held-out mazes (table + CSV, optional GIFs)."""
+    def problems(self) -> Iterator[Problem]:
+        from arenax.envs.maze import resolve_suite
 
-    run_dir: tyro.conf.Positional[Path]
-    """The run directory (holds config.json and checkpoints/)."""
-    suite: str = "all"
-    """Held-out suites and/or maze names, comma-separated (``arenax list``)."""
-    episodes: int = 100
-    """Episodes per maze."""
-    greedy: bool = False
-    """Greedy (argmax) actions instead of sampling."""
-    seed: int = 0
-    """PRNG seed of the evaluation."""
-    checkpoint: int | None = None
-    """Cycle of the checkpoint to load (default: the latest)."""
-    out: Path | None = None
-    """CSV to write (default: ``RUN_DIR/eval_<suite>.csv``)."""
-    gif_dir: Path | None = None
-    """Also write one episode GIF per maze into this folder."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ResumeArgs:
-    """Continue a run from its latest checkpoint with its saved config (same results as if
-    it had never stopped); only the budget, devices and outputs may change."""
-
-    run_dir: tyro.conf.Positional[Path]
-    """The run directory."""
-    total_steps: int | None = None
-    """New budget in env steps (default: the saved one)."""
-    total_updates: int | None = None
-    """New budget in student PPO updates (default: the saved one)."""
-    devices: int | None = None
-    """Devices to shard over (default: the saved number)."""
-    progress: bool = True
-    """Show a live progress bar."""
-
-
-@dataclasses.dataclass(frozen=True)
-class PlotArgs:
-    """Write learning-curve PNGs of a run (``RUN_DIR/plots`` by default)."""
-
-    run_dir: tyro.conf.Positional[Path]
-    """The run directory."""
-    out: Path | None = None
-    """Folder for the PNGs (default: ``RUN_DIR/plots``)."""
-    window: int = 0
-    """Moving-average window in cycles (0: about 1/50 of the run)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ListArgs:
-    """List registered environments, generators, mutators and held-out suites."""
+        yield from _run_problems(self.run_dir)
+        if self.buffer and self.teacher:
+            yield Problem("teacher", True, "draw either --buffer or --teacher, not both")
+        if (self.buffer or self.teacher) and self.run_dir is None:
+            yield Problem("buffer" if self.buffer else "teacher", True, "needs RUN_DIR")
+        if self.run_dir is None and self.source not in (*arenax.registry.GENERATORS, *TAG_PRESETS):
+            try:
+                resolve_suite(self.source)
+            except ValueError:
+                allowed = ", ".join(
+                    [*arenax.list_generators(), *TAG_PRESETS, *arenax.list_suites()]
+                )
+                yield Problem(
+                    "source", self.source, f"unknown; allowed: {allowed} or a held-out maze name"
+                )
+        if self.source.startswith("maze/dr") and self.n_walls > self.height * self.width - 2:
+            yield Problem(
+                "n_walls", self.n_walls, f"must be in [0, {self.height * self.width - 2}]"
+            )
+        if self.source in ("maze/four-rooms", "maze/crossing", "maze/perfect") and self.height < 3:
+            yield Problem("height", self.height, "this generator needs at least 3")
+        if self.out != DEFAULT_GALLERY:
+            yield from _file_problem(self.out, "out", (".gif",) if self.tag else (".png",))
+        yield from _file_problem(self.episode_gif, "episode_gif", (".gif",))
 
 
 def _levels_from(args: RenderArgs) -> tuple[list, list[str], list[int]]:
+    import jax
+    import numpy as np
+
     from arenax.envs.maze import HELDOUT_MAZES, level_metrics, resolve_suite
 
     key = jax.random.key(args.seed)
@@ -143,21 +177,17 @@ def _levels_from(args: RenderArgs) -> tuple[list, list[str], list[int]]:
     return levels, captions, limits
 
 
-TAG_PRESETS = ("tag-continuous", "tag-grid")
-
-
 def _tag_gif(args: RenderArgs) -> None:
     """GIF of one Tag episode: a run's policies, or random actions in a preset's game."""
+    import jax
+
     from arenax.envs.tag import render as TR
     from arenax.eval.report import run_episode_gif
+    from arenax.utils import save_gif
 
-    out = None if args.out == Path("outputs/gallery.png") else args.out
+    out = None if args.out == DEFAULT_GALLERY else args.out
     if args.run_dir is not None:
-        try:
-            path, n = run_episode_gif(args.run_dir, out, args.seed, args.greedy)
-        except (FileNotFoundError, ValueError) as exc:
-            console.print(f"[bold red]error:[/] {exc}")
-            raise SystemExit(2) from None
+        path, n = run_episode_gif(args.run_dir, out, args.seed, args.greedy)
         console.print(f"wrote {path} ({n} frames, the run's latest policies)")
         return
     from arenax.train.build import make_env
@@ -169,36 +199,29 @@ def _tag_gif(args: RenderArgs) -> None:
 
 
 def render_cmd(args: RenderArgs) -> None:
+    """Draw level galleries (PNG) or Tag episodes (GIF)."""
+    import jax
+
     from arenax.envs.maze import render as R
 
-    if args.source in TAG_PRESETS or (
-        args.run_dir is not None and not args.buffer and not args.teacher
-        and _run_game(args.run_dir) != "maze"
-    ):  # fmt: skip
+    if args.tag:
         _tag_gif(args)
         return
-
-    if args.buffer or args.teacher or args.run_dir is not None:
+    if args.run_dir is not None:
         from arenax.eval.report import buffer_gallery, teacher_gallery
 
-        if args.run_dir is None or args.buffer == args.teacher:
-            console.print("[bold red]error:[/] pass RUN_DIR with one of --buffer, --teacher")
-            raise SystemExit(2)
-        out = args.out if args.out != Path("outputs/gallery.png") else None
-        try:
-            if args.buffer:
-                path, n = buffer_gallery(args.run_dir, args.n, out, args.columns, args.tile)
-            else:
-                path, n = teacher_gallery(
-                    args.run_dir, args.n, out, args.columns, args.tile, args.seed
-                )
-        except (FileNotFoundError, ValueError) as exc:
-            console.print(f"[bold red]error:[/] {exc}")
-            raise SystemExit(2) from None
+        if not (args.buffer or args.teacher):
+            raise ConfigError(
+                f"run_dir={str(args.run_dir)!r}: a maze run; pass --buffer or --teacher"
+            )
+        out = args.out if args.out != DEFAULT_GALLERY else None
+        if args.buffer:
+            path, n = buffer_gallery(args.run_dir, args.n, out, args.columns, args.tile)
+        else:
+            path, n = teacher_gallery(args.run_dir, args.n, out, args.columns, args.tile, args.seed)
         what = "highest-priority buffer levels" if args.buffer else "levels from the teacher"
         console.print(f"wrote {path} ({n} {what})")
         return
-
     levels, captions, limits = _levels_from(args)
     images = [R.render(lv, tile_size=args.tile) for lv in levels]
     path = R.save_png(R.gallery(images, captions, columns=args.columns), args.out)
@@ -217,11 +240,106 @@ def _run_game(run_dir: Path) -> str:
 
     try:
         return load_config(Path(run_dir) / "config.json").game
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError, KeyError):
         return "maze"
 
 
+# ------------------------------------------------------------------ eval, resume, plot, list
+@dataclasses.dataclass(frozen=True)
+class EvalArgs:
+    """Evaluate a run's latest checkpoint on held-out mazes (table + CSV, optional GIFs)."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory (holds config.json and checkpoints/)."""
+    suite: str = "all"
+    """Held-out suites and/or maze names, comma-separated (``arenax list``)."""
+    episodes: Annotated[int, IntIn(1, 100_000)] = 100
+    """Episodes per maze (1 to 100,000)."""
+    greedy: bool = False
+    """Greedy (argmax) actions instead of sampling."""
+    seed: Annotated[int, SEED] = 0
+    """PRNG seed of the evaluation."""
+    checkpoint: Annotated[int | None, OrNone(AtLeast(0))] = None
+    """Cycle of the checkpoint to load (default: the latest)."""
+    out: Path | None = None
+    """CSV to write (default: ``RUN_DIR/eval_<suite>.csv``)."""
+    gif_dir: Path | None = None
+    """Also write one episode GIF per maze into this folder."""
+
+    def problems(self) -> Iterator[Problem]:
+        yield from _run_problems(self.run_dir)
+        yield from _suite_problem(self.suite)
+        yield from _file_problem(self.out, "out", (".csv",))
+        yield from _dir_problem(self.gif_dir, "gif_dir")
+        if self.out is None and (Path(self.run_dir) / "config.json").is_file():
+            yield from _dir_problem(self.run_dir, "run_dir")
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumeArgs:
+    """Continue a run from its latest readable checkpoint with its saved config (same
+    results as if it had never stopped); only the budget, devices and outputs may change."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory."""
+    total_steps: Annotated[int | None, OrNone(POSITIVE)] = None
+    """New budget in env steps (default: the saved one)."""
+    total_updates: Annotated[int | None, OrNone(POSITIVE)] = None
+    """New budget in student PPO updates (default: the saved one)."""
+    devices: Annotated[int | None, OrNone(POSITIVE)] = None
+    """Devices to shard over (default: the saved number)."""
+    checkpoint: Annotated[int | None, OrNone(AtLeast(0))] = None
+    """Resume from the checkpoint of this cycle (default: the newest readable one)."""
+    progress: bool = True
+    """Show a live progress bar."""
+
+    def problems(self) -> Iterator[Problem]:
+        yield from _run_problems(self.run_dir)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlotArgs:
+    """Write learning-curve PNGs of a run (``RUN_DIR/plots`` by default)."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory."""
+    out: Path | None = None
+    """Folder for the PNGs (default: ``RUN_DIR/plots``)."""
+    window: Annotated[int, AtLeast(0)] = 0
+    """Moving-average window in cycles (0: about 1/50 of the run)."""
+
+    def problems(self) -> Iterator[Problem]:
+        yield from _run_problems(self.run_dir)
+        if not (Path(self.run_dir) / "metrics.csv").is_file():
+            yield Problem("run_dir", str(self.run_dir), "has no metrics.csv yet (nothing to plot)")
+        yield from _dir_problem(self.out or Path(self.run_dir) / "plots", "out")
+
+
+@dataclasses.dataclass(frozen=True)
+class ListArgs:
+    """List registered environments, generators, mutators and held-out suites."""
+
+
+def eval_cmd(args: EvalArgs) -> None:
+    """Evaluate a maze run's student on held-out mazes (table, CSV, GIFs)."""
+    from arenax.eval.report import evaluate_run
+
+    evaluate_run(
+        args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
+        args.out, args.gif_dir, console,
+    )  # fmt: skip
+
+
+def plot_cmd(args: PlotArgs) -> None:
+    """Write a run's learning curves as PNGs."""
+    from arenax.eval.plots import plot_run
+
+    for p in plot_run(args.run_dir, args.out, args.window):
+        console.print(f"wrote {p}")
+
+
 def list_cmd(args: ListArgs) -> None:
+    """List environments, generators, mutators and held-out suites."""
     table = Table(title="arenax registry")
     table.add_column("kind")
     table.add_column("names")
@@ -230,93 +348,93 @@ def list_cmd(args: ListArgs) -> None:
     table.add_row("mutators", ", ".join(arenax.list_mutators()))
     for name, mazes in arenax.list_suites().items():
         table.add_row(f"suite {name}", ", ".join(mazes))
+    table.add_row("presets", ", ".join(PRESETS))
     console.print(table)
 
 
 def bench_cmd(args: EnvBenchArgs) -> None:
+    """Measure maze env throughput (compile time apart from steady-state steps/s)."""
+    from arenax.benchmarking import env_throughput
+
     env_throughput(args, console)
 
 
-def train_cmd(config: TrainConfig) -> None:
-    """Train a maze student or Tag teams; ``arenax train PRESET --help`` lists every option.
-
-    Args:
-        config: a preset and its overrides.
-    """
-    from arenax.train import ConfigError, NonFiniteLoss, train
+# ------------------------------------------------------------------ train, resume
+def _train(config: TrainConfig, checkpoint: int | None = None) -> None:
+    from arenax.train import train
     from arenax.utils import enable_compilation_cache
 
     enable_compilation_cache()
-    try:
-        result = train(config, console=console)
-    except (ConfigError, NonFiniteLoss) as exc:
-        console.print(f"[bold red]error:[/] {exc}")
-        raise SystemExit(2) from None
+    result = train(config, console=console, checkpoint=checkpoint)
+    if not result.rows:
+        console.print(f"nothing to do: {result.run_dir} has spent its budget")
+        return
     console.print(
         f"done: {result.run_dir} (compile {result.compile_seconds:.1f} s, "
         f"{result.steady_sps:,.0f} env steps/s)"
     )
 
 
+def train_cmd(config: TrainConfig) -> None:
+    """Train a preset (a maze curriculum or Tag teams); ``arenax train PRESET --help``
+    lists every option.
+
+    Args:
+        config: a preset and its overrides.
+    """
+    _train(config)
+
+
 def resume_cmd(args: ResumeArgs) -> None:
-    from arenax.train.config import load_config
+    """Continue a run from its newest readable checkpoint (optionally with a new budget)."""
+    from arenax.train.loop import load_saved_config
 
-    path = args.run_dir / "config.json"
-    if not path.exists():
-        console.print(f"[bold red]error:[/] {path} not found: not a run directory")
-        raise SystemExit(2)
-    saved = load_config(path)
+    saved = load_saved_config(args.run_dir)
     changes: dict = {"resume": args.run_dir, "progress": args.progress}
-    if args.total_steps is not None:
-        changes["total_steps"] = args.total_steps
-    if args.total_updates is not None:
-        changes["total_updates"] = args.total_updates
-    if args.devices is not None:
-        changes["devices"] = args.devices
-    train_cmd(dataclasses.replace(saved, **changes))
+    for f in ("total_steps", "total_updates", "devices"):
+        if getattr(args, f) is not None:
+            changes[f] = getattr(args, f)
+    _train(dataclasses.replace(saved, **changes), args.checkpoint)
 
 
-def eval_cmd(args: EvalArgs) -> None:
-    from arenax.eval.report import evaluate_run
-    from arenax.utils import enable_compilation_cache
-
-    enable_compilation_cache()
-    try:
-        evaluate_run(
-            args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
-            args.out, args.gif_dir, console,
-        )  # fmt: skip
-    except (FileNotFoundError, ValueError) as exc:
-        console.print(f"[bold red]error:[/] {exc}")
-        raise SystemExit(2) from None
+# ------------------------------------------------------------------ the entry point
+def _error(text: str, code: int = 2) -> typing.NoReturn:
+    console.print(f"[bold red]error:[/] {text}", highlight=False, soft_wrap=True)
+    raise SystemExit(code)
 
 
-def plot_cmd(args: PlotArgs) -> None:
-    from arenax.eval.plots import plot_run
+def guarded(fn: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A command that checks its options first, then answers the errors users cause in one
+    line (exit 2) and interrupts with the signal's status (130 / 143)."""
 
-    try:
-        paths = plot_run(args.run_dir, args.out, args.window)
-    except FileNotFoundError as exc:
-        console.print(f"[bold red]error:[/] {exc}")
-        raise SystemExit(2) from None
-    for p in paths:
-        console.print(f"wrote {p}")
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> None:
+        from arenax.train.loop import Interrupted, NonFiniteLoss
 
+        _STDERR.release()  # options parsed: the command's own output passes through
+        try:
+            for value in (*args, *kwargs.values()):
+                if isinstance(value, TrainConfig):
+                    import jax
 
-def main() -> None:
-    """Entry point of the ``arenax`` console script."""
-    tyro.extras.subcommand_cli_from_dict(
-        {
-            "train": train_cmd,
-            "resume": resume_cmd,
-            "eval": eval_cmd,
-            "plot": plot_cmd,
-            "render": render_cmd,
-            "bench": bench_cmd,
-            "list": list_cmd,
-        },
-        description="arenax: end-to-end accelerated RL (autocurricula, many-agent arenas).",
-    )
+                    from arenax.train.config import validate
+
+                    validate(value, available_devices=len(jax.devices()))
+                else:
+                    check(value)
+            fn(*args, **kwargs)
+        except (ConfigError, NonFiniteLoss, FileNotFoundError, ValueError) as exc:
+            if os.environ.get("ARENAX_DEBUG"):
+                raise
+            _error(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        except Interrupted as exc:
+            console.print(str(exc))
+            raise SystemExit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            console.print("aborted at once (second Ctrl-C); the last saved checkpoint is intact")
+            raise SystemExit(130) from None
+
+    return run
 
 
 def preset_type(name: str, preset: TrainConfig) -> type[TrainConfig]:
@@ -345,6 +463,90 @@ def _presets() -> dict[str, TrainConfig]:
         cls = preset_type(name, cfg)
         out[name] = cls(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)})
     return out
+
+
+COMMANDS: dict[str, Callable[[Any], None]] = {
+    "train": train_cmd,
+    "resume": resume_cmd,
+    "eval": eval_cmd,
+    "plot": plot_cmd,
+    "render": render_cmd,
+    "bench": bench_cmd,
+    "list": list_cmd,
+}
+
+
+class _HeldStderr(io.TextIOBase):
+    """Stderr held back while tyro parses (its error boxes become one line), then passed
+    through once a command runs."""
+
+    def __init__(self) -> None:
+        self.real: Any = None
+        self.held: list[str] = []
+        self.passing = True
+
+    def hold(self, real: Any) -> None:
+        self.real, self.held, self.passing = real, [], False
+
+    def write(self, text: str) -> int:
+        if self.passing:
+            return self.real.write(text)
+        self.held.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.real is not None:
+            self.real.flush()
+
+    def release(self) -> None:
+        if not self.passing and self.real is not None:
+            self.passing = True
+            self.real.write("".join(self.held))
+            self.held = []
+
+    def parse_error(self) -> str:
+        """The message of tyro's error box (its lines up to the box's separator), one line."""
+        lines = []
+        for line in "".join(self.held).splitlines()[1:]:  # below the box's title
+            if set(line.strip()) <= set("│─╰ "):  # the separator: the message ended
+                break
+            body = line.strip().strip("│").strip()
+            if body:
+                lines.append(body)
+        return " ".join(lines) or "could not parse the command line"
+
+
+_STDERR = _HeldStderr()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``arenax`` console script."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["--version"], ["-V"]):
+        console.print(f"arenax {arenax.__version__}")
+        return
+    preset = argv[1] if len(argv) >= 2 and argv[0] == "train" else "-"
+    if not preset.startswith("-") and preset not in PRESETS:
+        _error(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
+    _STDERR.hold(sys.stderr)
+    try:
+        with contextlib.redirect_stderr(_STDERR):
+            tyro.extras.subcommand_cli_from_dict(
+                {name: guarded(fn) for name, fn in COMMANDS.items()},
+                description=f"arenax {arenax.__version__}: end-to-end accelerated RL "
+                "(autocurricula, many-agent arenas). `arenax COMMAND --help` documents each "
+                "command.",
+                args=argv,
+            )
+    except SystemExit as exc:
+        if exc.code not in (0, None) and not _STDERR.passing:
+            where = " ".join(a for a in argv[:2] if not a.startswith("-"))
+            message = _STDERR.parse_error()
+            _STDERR.held = []
+            _error(f"{message} (arenax {where} --help)")
+        raise
+    finally:
+        _STDERR.release()
 
 
 # tyro reads the dataclass arguments from these annotations

@@ -61,22 +61,54 @@ class Rule:
         raise NotImplementedError
 
 
+#: the largest integer option: sizes and counts live in int32 arrays
+INT_MAX = 2**31 - 1
+
+
 @dataclasses.dataclass(frozen=True)
 class Positive(Rule):
-    """An integer ``>= 1``."""
+    """An integer in ``[1, 2**31 - 1]``."""
 
     def __call__(self, v: Any) -> str | None:
-        return None if _is_int(v) and v >= 1 else "must be a positive integer"
+        if _is_int(v) and 1 <= v <= INT_MAX:
+            return None
+        return "must be a positive integer" + (" below 2**31" if _is_int(v) and v > 0 else "")
 
 
 @dataclasses.dataclass(frozen=True)
 class AtLeast(Rule):
-    """An integer ``>= lo``."""
+    """An integer in ``[lo, 2**31 - 1]``."""
 
     lo: int
 
     def __call__(self, v: Any) -> str | None:
-        return None if _is_int(v) and v >= self.lo else f"must be an integer >= {self.lo}"
+        if _is_int(v) and self.lo <= v <= INT_MAX:
+            return None
+        return f"must be an integer >= {self.lo}" + (
+            " and below 2**31" if _is_int(v) and v > 0 else ""
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class IntIn(Rule):
+    """An integer in ``[lo, hi]``."""
+
+    lo: int
+    hi: int
+
+    def __call__(self, v: Any) -> str | None:
+        ok = _is_int(v) and self.lo <= v <= self.hi
+        return None if ok else f"must be an integer in [{self.lo}, {self.hi}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class OrNone(Rule):
+    """``None``, or a value the inner rule accepts."""
+
+    rule: Rule
+
+    def __call__(self, v: Any) -> str | None:
+        return None if v is None else self.rule(v)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,11 +134,16 @@ class PositiveInts(Rule):
     """A non-empty tuple of positive integers (layer sizes)."""
 
     def __call__(self, v: Any) -> str | None:
-        ok = isinstance(v, (tuple, list)) and len(v) > 0 and all(_is_int(h) and h >= 1 for h in v)
+        ok = (
+            isinstance(v, (tuple, list))
+            and len(v) > 0
+            and all(_is_int(h) and 1 <= h <= INT_MAX for h in v)
+        )
         return None if ok else "must be one or more positive integers"
 
 
 POSITIVE = Positive()
+SEED = IntIn(0, 2**32 - 1)
 UNIT = In(0.0, 1.0)  # probabilities, discounts, fractions
 LEARNING_RATE = In(0.0, 1.0, lo_open=True)
 NON_NEGATIVE = In(0.0, 1e9)

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
 from arenax.collectives import psum
+from arenax.envs.core import Environment
 from arenax.rl.learner import LearnerState
 from arenax.struct import pytree_dataclass
 
@@ -69,9 +70,11 @@ class Curriculum(Protocol):
     defaults).
 
     Attributes:
+        env: the (unwrapped) environment family the learners play.
         progress: the progress bar's fields, ``{label: metric}``.
     """
 
+    env: Environment
     progress: ClassVar[dict[str, str]] = {"return": "return", "solved": "solved"}
 
     def init(self, key: jax.Array) -> TrainState:

@@ -1,21 +1,45 @@
-"""Checkpoints with Orbax: the latest one plus periodic archives, written atomically.
+"""Checkpoints with Orbax: the latest one plus periodic archives, written atomically and
+verified when read.
 
 A checkpoint holds the whole :class:`~arenax.curricula.common.TrainState` (parameters,
-optimiser state, curriculum state, RNG, cycle counter) and a JSON record (step counters,
-the resolved config). Orbax writes into a temporary folder and renames it when complete,
-so a run killed while saving keeps its previous checkpoint; leftovers are cleaned up.
+optimiser state, curriculum state, RNG, cycle counter) and a JSON record (step counters, the
+resolved config, and a SHA-256 digest of the state's arrays). Orbax writes into a temporary
+folder and renames it when complete, so a run killed while saving keeps its previous
+checkpoint; leftovers are cleaned up. On restore the digest is checked; a checkpoint that
+cannot be read or does not match is reported in one line and the next older one is tried
+(:meth:`Checkpointer.restore_good`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
 from jax.sharding import Mesh, PartitionSpec
 
+from arenax.options import ConfigError
 from arenax.train.parallel import shardings
+
+
+class CheckpointError(ConfigError):
+    """No checkpoint of a run could be restored."""
+
+
+def state_digest(state: Any) -> str:
+    """SHA-256 over the dtype, shape and bytes of every leaf of ``state`` (host copies)."""
+    h = hashlib.sha256()
+    for leaf in jax.tree.leaves(jax.device_get(state)):
+        a = np.ascontiguousarray(np.asarray(leaf))
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
 
 
 class Checkpointer:
@@ -28,17 +52,23 @@ class Checkpointer:
     """
 
     def __init__(self, run_dir: Path, archive_every: int = 0) -> None:
-        self.directory = (Path(run_dir) / "checkpoints").absolute()
+        self.run_dir = Path(run_dir).absolute()
+        self.directory = self.run_dir / "checkpoints"
+        self.archive_every = archive_every
+        self.manager = self._manager()
+
+    def _manager(self) -> ocp.CheckpointManager:
         options = ocp.CheckpointManagerOptions(
             max_to_keep=1,
-            keep_period=archive_every or None,
+            keep_period=self.archive_every or None,
             cleanup_tmp_directories=True,
             enable_async_checkpointing=True,
         )
-        self.manager = ocp.CheckpointManager(self.directory, options=options)
+        return ocp.CheckpointManager(self.directory, options=options)
 
     def save(self, cycle: int, state: Any, record: dict[str, Any]) -> None:
         """Start writing the checkpoint of ``cycle`` (asynchronously; see :meth:`wait`)."""
+        record = {**record, "digest": state_digest(state)}
         self.manager.save(
             cycle,
             args=ocp.args.Composite(
@@ -67,7 +97,7 @@ class Checkpointer:
     ) -> tuple[Any, dict[str, Any]]:
         """``(state, record)`` of checkpoint ``cycle`` (default: the latest), placed on
         ``mesh`` as the ``PartitionSpec`` prefix ``specs`` says (default: replicated), or
-        on the first device without a mesh."""
+        on the first device without a mesh. Raises if its digest does not match."""
         step = self.latest() if cycle is None else cycle
         if step is None:
             raise FileNotFoundError(f"no checkpoint in {self.directory}")
@@ -86,7 +116,64 @@ class Checkpointer:
                 state=ocp.args.StandardRestore(target), record=ocp.args.JsonRestore()
             ),
         )
-        return out["state"], out["record"]
+        state, record = out["state"], out["record"]
+        digest = record.get("digest")
+        if digest is not None and digest != state_digest(state):
+            raise ValueError("its arrays do not match the digest saved with them")
+        return state, record
+
+    def restore_good(
+        self,
+        abstract_state: Any,
+        mesh: Mesh | None = None,
+        specs: Any = None,
+        cycle: int | None = None,
+        report: Callable[[str], None] = print,
+    ) -> tuple[Any, dict[str, Any]]:
+        """Restore checkpoint ``cycle``, or the newest one that reads and verifies: each
+        failure is reported in one line and the next older checkpoint (the latest, then the
+        archives) is tried. Unreadable checkpoints newer than the one restored are moved to
+        ``<run>/corrupt_checkpoints/`` so that the run continues from it. Raises
+        :class:`CheckpointError` if none works."""
+        steps = sorted(self.all_steps(), reverse=True)
+        if cycle is not None:
+            if cycle not in steps:
+                have = ", ".join(map(str, sorted(steps))) or "none"
+                raise CheckpointError(f"checkpoint={cycle}: no such checkpoint (have: {have})")
+            steps = [cycle]
+        if not steps:
+            raise CheckpointError(f"{self.directory}: no checkpoint to resume from")
+        bad = []
+        for step in steps:
+            try:
+                state, record = self.restore(abstract_state, mesh, step, specs)
+            except Exception as exc:  # an unreadable checkpoint: report, try an older one
+                why = (str(exc).strip().splitlines() or [""])[0][:160]
+                report(f"checkpoint {step} is unreadable ({type(exc).__name__}: {why})")
+                bad.append(step)
+                continue
+            if bad:
+                self._set_aside([s for s in bad if s > step])
+                report(f"resuming from the older checkpoint {step}")
+            return state, record
+        raise CheckpointError(
+            f"{self.directory}: no readable checkpoint ({', '.join(map(str, bad))} failed)"
+        )
+
+    def _set_aside(self, steps: list[int]) -> None:
+        """Move checkpoints out of the manager's folder (kept for inspection)."""
+        if not steps:
+            return
+        self.manager.wait_until_finished()
+        self.manager.close()
+        dest = self.run_dir / "corrupt_checkpoints"
+        dest.mkdir(exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for s in steps:
+            src = self.directory / str(s)
+            if src.exists():
+                shutil.move(str(src), str(dest / f"{s}-{stamp}"))
+        self.manager = self._manager()
 
     def close(self) -> None:
         self.manager.wait_until_finished()

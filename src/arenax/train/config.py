@@ -31,9 +31,9 @@ from arenax.options import (
     POSITIVE,
     AtLeast,
     ConfigError,
-    Positive,
+    IntIn,
+    OrNone,
     Problem,
-    Rule,
     check,
     options_of,
 )
@@ -63,12 +63,7 @@ __all__ = [
 ]
 
 
-class _PositiveOrNone(Rule):
-    def __call__(self, v: Any) -> str | None:
-        return None if v is None else Positive()(v)
-
-
-POSITIVE_OR_NONE = _PositiveOrNone()
+POSITIVE_OR_NONE = OrNone(POSITIVE)
 
 #: the environments' options as configs (checked with their path by :func:`validate`)
 EnvConfig = options_of(MazeEnv, "EnvConfig", "The maze the student trains on.",
@@ -85,8 +80,8 @@ class EvalConfig:
 
     suite: str = "classic"
     """Held-out suite or maze names, comma-separated (``arenax list``)."""
-    episodes: Annotated[int, POSITIVE] = 10
-    """Episodes per maze."""
+    episodes: Annotated[int, IntIn(1, 100_000)] = 10
+    """Episodes per maze (1 to 100,000)."""
     every: Annotated[int, AtLeast(0)] = 500
     """Evaluate every this many cycles (0: never during training)."""
     greedy: bool = False

@@ -3,7 +3,8 @@ Weights & Biases (when asked for).
 
 Rows are keyed by ``cycle``. When a run resumes from the checkpoint of cycle ``c``, rows
 after ``c`` (written before the interruption) are dropped so the files read as if the run
-had never stopped.
+had never stopped. A line that cannot be read (a crash mid-write tears the last one) is
+dropped with a warning.
 """
 
 from __future__ import annotations
@@ -15,25 +16,47 @@ from pathlib import Path
 from typing import Any
 
 
-def _truncate_jsonl(path: Path, max_cycle: int) -> list[dict[str, Any]]:
+def read_jsonl(path: Path, warn: Any = None) -> list[dict[str, Any]]:
+    """The rows of a JSONL log; unreadable lines are dropped (``warn(message)`` is told)."""
     rows = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                if row["cycle"] <= max_cycle:
-                    rows.append(row)
+    if not path.exists():
+        return rows
+    lines = path.read_text(errors="replace").splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            int(row["cycle"])
+        except (ValueError, KeyError, TypeError):
+            if warn is not None:
+                what = (
+                    "its last line (torn by an interrupted write)"
+                    if i == len(lines) - 1
+                    else f"line {i + 1}"
+                )
+                warn(f"{path.name}: dropped {what}")
+            continue
+        rows.append(row)
     return rows
+
+
+def _truncate_jsonl(path: Path, max_cycle: int, warn: Any = None) -> list[dict[str, Any]]:
+    return [r for r in read_jsonl(path, warn) if r["cycle"] <= max_cycle]
 
 
 class CsvJsonl:
     """One table as ``<name>.csv`` and ``<name>.jsonl`` in the run directory."""
 
-    def __init__(self, run_dir: Path, name: str, resume_cycle: int | None = None) -> None:
+    def __init__(
+        self, run_dir: Path, name: str, resume_cycle: int | None = None, warn: Any = None
+    ) -> None:
         self.csv_path = Path(run_dir) / f"{name}.csv"
         self.jsonl_path = Path(run_dir) / f"{name}.jsonl"
         self.columns: list[str] | None = None
-        rows = _truncate_jsonl(self.jsonl_path, resume_cycle) if resume_cycle is not None else []
+        rows = (
+            _truncate_jsonl(self.jsonl_path, resume_cycle, warn) if resume_cycle is not None else []
+        )
         self.jsonl_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         self.csv_path.write_text("")
         if rows:
@@ -68,10 +91,11 @@ class Logger:
         tensorboard: bool = True,
         wandb: bool = False,
         wandb_project: str = "arenax",
+        warn: Any = None,
     ) -> None:
         self.run_dir = Path(run_dir)
-        self.metrics = CsvJsonl(self.run_dir, "metrics", resume_cycle)
-        self.evals = CsvJsonl(self.run_dir, "eval", resume_cycle)
+        self.metrics = CsvJsonl(self.run_dir, "metrics", resume_cycle, warn)
+        self.evals = CsvJsonl(self.run_dir, "eval", resume_cycle, warn)
         self.tb = None
         if tensorboard:
             try:

@@ -11,8 +11,11 @@ repeat:  state, metrics <- chunk(state)          # K cycles, one compiled progra
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
-import shutil
+import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +29,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from arenax.curricula.common import Curriculum, TrainState
 from arenax.rl.evaluation import evaluate, summarize
-from arenax.train.build import make_algorithm, make_policy
+from arenax.train.build import make_algorithm, make_env, make_policy
 from arenax.train.checkpoint import Checkpointer
 from arenax.train.config import (
     ConfigError,
@@ -39,6 +42,7 @@ from arenax.train.config import (
 )
 from arenax.train.logging import Logger
 from arenax.train.parallel import AXIS, make_chunk, make_mesh, place
+from arenax.train.rundir import RunLock, make_new_run_dir
 
 # Host timing columns: everything else in a metrics row is a deterministic function of the
 # seed (bitwise on CPU), which the resume tests check.
@@ -47,6 +51,43 @@ TIMING_COLUMNS = ("wall_time", "sps")
 
 class NonFiniteLoss(RuntimeError):
     """A loss became NaN/inf; the run stopped and the last good checkpoint was kept."""
+
+
+class Interrupted(RuntimeError):
+    """SIGINT (Ctrl-C) or SIGTERM: the run finished its chunk, saved a checkpoint and
+    stopped. ``exit_code`` is 130 or 143, as the shell reports those signals."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class StopRequests:
+    """Turns the first SIGINT / SIGTERM into a request to stop after the current chunk; a
+    second SIGINT aborts at once (``KeyboardInterrupt``), a second SIGTERM terminates."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopRequests:
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.signum = signum
+        for sig in self.SIGNALS:  # the next signal acts at once
+            signal.signal(
+                sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
+            )
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
 
 
 @dataclasses.dataclass
@@ -85,67 +126,184 @@ Hook = Callable[[Run, dict[str, np.ndarray], list[dict[str, Any]]], None]
 
 
 # ------------------------------------------------------------------ preparing a run
-def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig, Path]:
-    """Validate ``cfg`` and make its run directory: a new one, an overwritten one, or (with
-    ``resume``) the existing run, whose saved config ``cfg`` may change only in budget,
-    logging and outputs. Writes ``config.json``; returns the config to run and the folder."""
+def check_extras(cfg: TrainConfig) -> None:
+    """Optional packages the run asks for, before anything is written."""
+    if cfg.wandb:
+        try:
+            import wandb  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                "wandb=True: Weights & Biases is not installed (pip install wandb), or pass --no-wandb"
+            ) from None
+
+
+def load_saved_config(run_dir: Path) -> TrainConfig:
+    """The config a run directory was trained with (a one-line :class:`ConfigError` when it
+    is missing, not JSON, or not a config of this arenax)."""
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise ConfigError(f"resume={str(run_dir)!r}: no config.json there (not a run directory)")
+    try:
+        return load_config(path)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except (ConfigError, TypeError, KeyError, AttributeError) as exc:
+        raise ConfigError(f"{path}: not a config of this arenax ({exc})") from None
+
+
+def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig, Path, RunLock]:
+    """Validate ``cfg``, then make and lock its run directory: a new one, an overwritten
+    one, or (with ``resume``) the existing run, whose saved config ``cfg`` may change only
+    in budget, logging and outputs. A new run's ``config.json`` is written now; a resumed
+    run's only once its checkpoint has been restored (:func:`start_run`). Returns the
+    config to run, the folder and its lock."""
     validate(cfg, available_devices=len(jax.devices()))
-    if resume is not None:
-        run_dir = Path(resume)
-        if not (run_dir / "config.json").exists():
-            raise ConfigError(
-                f"resume={str(run_dir)!r}: no config.json there (not a run directory)"
-            )
-        saved = load_config(run_dir / "config.json")
-        diffs = resume_differences(saved, cfg)
-        budget = ("total_steps", "total_updates")
-        changed = any(getattr(saved, f) != getattr(cfg, f) for f in budget)
-        if cfg.ppo.lr_schedule == "linear" and changed:
-            diffs.append("the budget (it sets the linear learning-rate schedule)")
-        if diffs:
-            raise ConfigError(
-                f"resume={str(run_dir)!r}: config differs from the saved run in {'; '.join(diffs)}"
-            )
-        cfg = dataclasses.replace(cfg, out_dir=run_dir.parent, name=run_dir.name)
-    else:
-        run_dir = cfg.run_dir
-        if run_dir.exists() and any(run_dir.iterdir()):
-            if not cfg.overwrite:
-                raise ConfigError(
-                    f"name={cfg.run_name!r}: {run_dir} exists; pass --resume {run_dir}, "
-                    "--overwrite, or another --name"
-                )
-            shutil.rmtree(run_dir)
-        run_dir.mkdir(parents=True, exist_ok=True)
-    save_config(cfg, run_dir / "config.json")
-    return cfg, run_dir
+    check_extras(cfg)
+    check_memory(cfg, make_algorithm(cfg))
+    if resume is None:
+        lock = make_new_run_dir(cfg.run_dir, cfg.overwrite)
+        save_config(cfg, cfg.run_dir / "config.json")
+        return cfg, cfg.run_dir, lock
+    run_dir = Path(resume)
+    saved = load_saved_config(run_dir)
+    diffs = resume_differences(saved, cfg)
+    budget = ("total_steps", "total_updates")
+    changed = any(getattr(saved, f) != getattr(cfg, f) for f in budget)
+    if cfg.ppo.lr_schedule == "linear" and changed:
+        diffs.append("the budget (it sets the linear learning-rate schedule)")
+    if diffs:
+        raise ConfigError(
+            f"resume={str(run_dir)!r}: config differs from the saved run in {'; '.join(diffs)}"
+        )
+    cfg = dataclasses.replace(cfg, out_dir=run_dir.parent, name=run_dir.name)
+    return cfg, run_dir, RunLock.acquire(run_dir)
 
 
-def start_run(cfg: TrainConfig, run_dir: Path, resume: bool, console: Console) -> Run:
+def check_budget_left(cfg: TrainConfig, counters: dict[str, int], cycle: int) -> None:
+    """A resumed run's budget must not be below what it has done already."""
+    for field, counter in (("total_steps", "env_steps"), ("total_updates", "updates")):
+        budget, done = getattr(cfg, field), counters.get(counter, 0)
+        if budget is not None and budget < done:
+            raise ConfigError(
+                f"{field}={budget}: below the {done:,} {counter.replace('_', ' ')} this run "
+                f"has done (cycle {cycle}); pass a larger --{field.replace('_', '-')}"
+            )
+
+
+def start_run(
+    cfg: TrainConfig, run_dir: Path, resume: bool, console: Console,
+    checkpoint: int | None = None,
+) -> Run:  # fmt: skip
     """Build the curriculum and the mesh, then a fresh train state, or (``resume``) the
-    latest checkpoint's with its counters."""
+    latest readable checkpoint's (or ``checkpoint``'s) with its counters."""
     algorithm = make_algorithm(cfg)
     mesh = make_mesh(cfg.devices)
     specs = algorithm.state_specs(AXIS)
     ckpt = Checkpointer(run_dir, cfg.archive_every)
     counters = {"env_steps": 0}
-    if resume and ckpt.latest() is not None:
-        abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
-        state, record = ckpt.restore(abstract, mesh, specs=specs)
-        counters = {k: int(v) for k, v in record.items() if is_counter(k)}
-        start = int(record["cycle"])
-        console.print(
-            f"[bold]resumed[/] {run_dir} at cycle {start} ({counters['env_steps']:,} env steps)"
-        )
-    else:
-        state = place(algorithm.init(jax.random.key(cfg.seed)), mesh, specs)
-        start = 0
+    warn = lambda text: console.print(f"[yellow]warning:[/] {text}")  # noqa: E731
+    try:
+        if resume and (ckpt.all_steps() or checkpoint is not None):
+            abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
+            state, record = ckpt.restore_good(abstract, mesh, specs, checkpoint, warn)
+            counters = {k: int(v) for k, v in record.items() if is_counter(k)}
+            start = int(record["cycle"])
+            check_budget_left(cfg, counters, start)
+            console.print(
+                f"[bold]resumed[/] {run_dir} at cycle {start} ({counters['env_steps']:,} env steps)"
+            )
+        else:
+            state = place(algorithm.init(jax.random.key(cfg.seed)), mesh, specs)
+            start = 0
+    except BaseException:
+        ckpt.close()
+        raise
+    if resume and finished(cfg, counters):  # the budget is spent: change nothing
+        ckpt.close()
+        raise NothingToDo(state)
+    if resume:  # the restore worked: now the run directory may change
+        save_config(cfg, run_dir / "config.json")
     logger = Logger(
         run_dir, to_dict(cfg), resume_cycle=start, tensorboard=cfg.tensorboard,
-        wandb=cfg.wandb, wandb_project=cfg.wandb_project,
+        wandb=cfg.wandb, wandb_project=cfg.wandb_project, warn=warn,
     )  # fmt: skip
     return Run(cfg, run_dir, algorithm, mesh, ckpt, logger, console, state, start, counters,
-               ckpt.latest())  # fmt: skip
+               start if resume else None)  # fmt: skip
+
+
+class NothingToDo(Exception):
+    """A resumed run whose budget is already spent (carries its restored state)."""
+
+    def __init__(self, state: TrainState) -> None:
+        super().__init__("the budget is spent")
+        self.state = state
+
+
+class OutOfMemory(ConfigError):
+    """The device ran out of memory (a one-line message with what to lower)."""
+
+
+def check_compiled_memory(compiled: Any, cfg: TrainConfig) -> None:
+    """Refuse a compiled chunk whose memory (XLA's analysis, where the backend gives one)
+    exceeds one device's."""
+    try:
+        m = compiled.memory_analysis()
+        need = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+        need -= m.alias_size_in_bytes
+    except Exception:  # no analysis on this backend: the lower bound checked before stands
+        return
+    have, what = device_memory()
+    if need > 0.9 * have:
+        raise OutOfMemory(
+            f"n_envs={cfg.n_envs}: the compiled chunk of cycles needs {need / 2**30:,.1f} GiB "
+            f"per device, more than the {have / 2**30:,.1f} GiB of {what}; lower --n-envs, "
+            "--n-steps or --chunk"
+        )
+
+
+def device_memory() -> tuple[int, str]:
+    """``(bytes, what)`` one device can hold: the accelerator's limit, or the host's RAM."""
+    dev = jax.devices()[0]
+    stats = dev.memory_stats() if hasattr(dev, "memory_stats") else None
+    if stats and stats.get("bytes_limit"):
+        return int(stats["bytes_limit"]), f"{dev.device_kind} memory"
+    pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    return int(pages * size), "host memory"
+
+
+def _bytes(tree: Any) -> int:
+    return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
+
+
+def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
+    """Refuse, before anything is allocated or compiled, a run whose train state and
+    per-cycle trajectories cannot fit one device (a lower bound of what it needs)."""
+    try:
+        state = _bytes(jax.eval_shape(algorithm.init, jax.random.key(0)))
+        env = make_env(cfg)
+        level = jax.eval_shape(env.generate, jax.random.key(0))
+        obs = _bytes(jax.eval_shape(lambda lv: env.reset(jax.random.key(0), lv)[0], level))
+    except (OverflowError, MemoryError, ValueError, TypeError) as exc:
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise ConfigError(f"the run's arrays cannot be built (sizes too large?): {why}") from None
+    per_device = cfg.n_envs // cfg.devices
+    trajectory = cfg.blocks * per_device * cfg.n_steps * (obs + 64)
+    need = state + trajectory
+    have, what = device_memory()
+    if need <= 0.8 * have:
+        return
+    gib = lambda b: f"{b / 2**30:,.1f} GiB"  # noqa: E731
+    if state > 0.4 * have:
+        raise ConfigError(
+            f"the train state alone needs {gib(state)} per device, more than {what} allows "
+            f"({gib(have)}); lower the network's sizes or plr.buffer_size"
+        )
+    fit = max(cfg.devices, int(cfg.n_envs * 0.5 * have / need) // cfg.devices * cfg.devices)
+    raise ConfigError(
+        f"n_envs={cfg.n_envs}: one cycle needs at least {gib(need)} per device (state "
+        f"{gib(state)} + trajectories {gib(trajectory)}), more than the {gib(have)} of {what}; "
+        f"try --n-envs {fit} or fewer --n-steps"
+    )
 
 
 # ------------------------------------------------------------------ hooks
@@ -280,9 +438,14 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
     def get_chunk(n: int) -> Any:
         nonlocal compile_s
         if n not in compiled:
+            run.print(
+                f"compiling a chunk of {n} cycles (the first run of a configuration takes "
+                "roughly 5-20 s on a CPU; later runs load it from the compilation cache) ..."
+            )
             t0 = time.perf_counter()
             fn = make_chunk(run.algorithm, run.mesh, cfg.n_envs, n)
             compiled[n] = fn.lower(run.state).compile()
+            check_compiled_memory(compiled[n], cfg)
             dt = time.perf_counter() - t0
             compile_s += dt
             run.print(f"compiled a chunk of {n} cycles in {dt:.1f} s")
@@ -292,7 +455,7 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
     # the bar follows the update budget when there is one, else the step budget
     unit = "updates" if cfg.total_updates is not None else "env_steps"
     total = cfg.total_updates if unit == "updates" else cfg.total_steps
-    with run.progress as progress:
+    with StopRequests() as stop, run.progress as progress:
         task = progress.add_task(
             cfg.run_name, total=total, completed=run.counters.get(unit, 0), sps="-", shown="",
             unit=unit.replace("env_", ""),
@@ -322,9 +485,26 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
                 task, completed=run.counters.get(unit, 0), sps=f"{sps:,.0f}",
                 shown="  ".join(f"{k} {_fmt(last[m])}" for k, m in shown),
             )  # fmt: skip
+            if stop.signum is not None:
+                _stop(run, stop.signum)
     run.progress = None
     steady = steady_steps / steady_time if steady_time else math.nan
     return TrainResult(run.run_dir, run.state, all_rows, compile_s, steady)
+
+
+def _stop(run: Run, signum: int) -> None:
+    """Save the current state (if the last chunk did not) and raise :class:`Interrupted`."""
+    if run.last_good != run.cycle:
+        record = {"cycle": run.cycle, **run.counters, "config": to_dict(run.cfg)}
+        run.ckpt.save(run.cycle, run.state, record)
+        run.last_good = run.cycle
+    run.ckpt.wait()
+    name = "SIGINT" if signum == signal.SIGINT else "SIGTERM"
+    raise Interrupted(
+        f"{name}: stopped after cycle {run.cycle} ({run.counters['env_steps']:,} env steps) "
+        f"and saved a checkpoint; continue with: arenax resume {run.run_dir}",
+        130 if signum == signal.SIGINT else 143,
+    )
 
 
 def _fmt(x: float) -> str:
@@ -332,10 +512,17 @@ def _fmt(x: float) -> str:
 
 
 def train(
-    cfg: TrainConfig, resume: Path | None = None, console: Console | None = None
+    cfg: TrainConfig,
+    resume: Path | None = None,
+    console: Console | None = None,
+    checkpoint: int | None = None,
 ) -> TrainResult:
     """Train according to ``cfg``; with ``resume`` (or ``cfg.resume``), continue the run in
-    that directory.
+    that directory from its newest readable checkpoint (or ``checkpoint``).
+
+    The run directory is locked for the life of the call (a second writer is refused).
+    SIGINT / SIGTERM end the current chunk, save a checkpoint and raise
+    :class:`Interrupted`.
 
     On resume the saved config is used; ``cfg`` may differ from it only in budget, logging
     and output fields (:data:`~arenax.train.config.RESUMABLE_FIELDS`), otherwise this raises
@@ -343,10 +530,27 @@ def train(
     """
     console = console or Console()
     resume = resume if resume is not None else cfg.resume
-    cfg, run_dir = prepare_run_dir(cfg, resume)
-    run = start_run(cfg, run_dir, resume is not None, console)
+    cfg, run_dir, lock = prepare_run_dir(cfg, resume)
     try:
-        return run_chunks(run, default_hooks(cfg))
+        if lock.reclaimed:
+            console.print(f"reclaimed the lock of {run_dir} left by {lock.reclaimed} (not running)")
+        try:
+            try:
+                run = start_run(cfg, run_dir, resume is not None, console, checkpoint)
+            except NothingToDo as done:
+                return TrainResult(run_dir, done.state, [], 0.0, math.nan)
+            try:
+                return run_chunks(run, default_hooks(cfg))
+            finally:
+                run.ckpt.close()
+                run.logger.close()
+        except jax.errors.JaxRuntimeError as exc:
+            if "RESOURCE_EXHAUSTED" not in str(exc):
+                raise
+            raise OutOfMemory(
+                f"out of device memory ({str(exc).splitlines()[0][:120]}); lower --n-envs, "
+                f"--n-steps, --chunk or the level / network sizes (the run directory {run_dir} "
+                "keeps its last checkpoint)"
+            ) from None
     finally:
-        run.ckpt.close()
-        run.logger.close()
+        lock.release()

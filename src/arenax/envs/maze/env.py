@@ -137,6 +137,12 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
             yield Problem("height*width", self.height * self.width, "must be >= 2 (agent and goal)")
         if self.view_size % 2 != 1:
             yield Problem("view_size", self.view_size, "must be odd")
+        if self.view_size > 2 * max(self.height, self.width) + 1:
+            yield Problem(
+                "view_size", self.view_size,
+                f"must be at most {2 * max(self.height, self.width) + 1} (twice the maze: "
+                "any larger view sees only the outer wall beyond)",
+            )  # fmt: skip
         cells = self.height * self.width - 2
         if self.n_walls is not None and not 0 <= self.n_walls <= cells:
             yield Problem(

@@ -1,0 +1,319 @@
+"""Run safety: one writer per run directory, safe overwrites, checkpoints verified with a
+fallback, torn logs, Ctrl-C / SIGTERM with a checkpoint and exact resumption, one-line
+errors for bad input to every command."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arenax import cli
+from arenax.train import ConfigError, EnvConfig, EvalConfig, ModelConfig, TrainConfig, train
+from arenax.train.checkpoint import Checkpointer
+from arenax.train.logging import read_jsonl
+from arenax.train.rundir import RunBusy, RunLock
+from helpers import CACHE_DIR, assert_same, learning_rows
+
+TINY = TrainConfig(
+    env=EnvConfig(height=5, width=5, n_walls=4, max_steps=20),
+    model=ModelConfig(hidden=16),
+    n_envs=4, n_steps=16, total_steps=4 * 16 * 8, chunk=1, checkpoint_every=2,
+    archive_every=4, eval=EvalConfig(every=0), progress=False, tensorboard=False,
+)  # fmt: skip
+
+CLI_TINY = [
+    "--env.height", "5", "--env.width", "5", "--env.n-walls", "4", "--env.max-steps", "20",
+    "--model.hidden", "16", "--n-envs", "4", "--n-steps", "16", "--chunk", "1",
+    "--checkpoint-every", "1", "--archive-every", "0", "--eval.every", "0", "--no-progress",
+    "--no-tensorboard",
+]  # fmt: skip
+
+
+def tiny(tmp_path: Path, **changes: object) -> TrainConfig:
+    return dataclasses.replace(TINY, out_dir=tmp_path, **changes)
+
+
+def spawn(tmp_path: Path, name: str, cycles: int) -> subprocess.Popen:
+    """``arenax train maze-dr`` on the tiny shapes in a child process."""
+    args = [
+        sys.executable, "-m", "arenax.cli", "train", "maze-dr", *CLI_TINY, "--out-dir",
+        str(tmp_path), "--name", name, "--total-steps", str(4 * 16 * cycles),
+    ]  # fmt: skip
+    env = {**os.environ, "ARENAX_CACHE": str(CACHE_DIR)}
+    return subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def wait_for_rows(path: Path, rows: int, proc: subprocess.Popen, timeout: float = 180) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        if path.exists() and len(read_jsonl(path)) >= rows:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{path}: fewer than {rows} rows (exit {proc.poll()})")
+
+
+# ---------------------------------------------------------------------- one writer
+def test_lock_refuses_a_second_writer_and_reclaims_a_dead_ones(tmp_path: Path) -> None:
+    run = tmp_path / "r"
+    run.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from arenax.train.rundir import RunLock; "
+         f"lock = RunLock.acquire({str(run)!r}); print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        owner = RunLock.owner(run)
+        assert owner is not None and f"pid {holder.pid}" in owner
+        with pytest.raises(RunBusy, match=rf"in use by .*pid {holder.pid}"):
+            RunLock.acquire(run)
+    finally:
+        holder.send_signal(signal.SIGKILL)  # dies holding it: the OS frees the lock
+        holder.wait()
+    assert RunLock.owner(run) is None
+    lock = RunLock.acquire(run)  # the dead owner's text is reported as reclaimed
+    assert lock.reclaimed is not None and f"pid {holder.pid}" in lock.reclaimed
+    lock.release()
+    assert RunLock.acquire(run).reclaimed is None  # a clean release leaves no owner
+
+
+@pytest.mark.slow
+def test_live_run_refuses_resume_and_overwrite_then_resumes_after_sigkill(tmp_path: Path) -> None:
+    proc = spawn(tmp_path, "live", cycles=400)
+    try:
+        wait_for_rows(tmp_path / "live" / "metrics.jsonl", 2, proc)
+        with pytest.raises(RunBusy, match=rf"in use by .* pid {proc.pid}"):
+            train(tiny(tmp_path), resume=tmp_path / "live")
+        with pytest.raises(RunBusy, match="refusing to delete it"):
+            train(tiny(tmp_path, name="live", overwrite=True))
+        assert (tmp_path / "live" / "metrics.jsonl").exists()  # nothing was deleted
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    # the dead process's lock is stale: resuming reclaims it (and runs two more cycles)
+    ck = Checkpointer(tmp_path / "live")
+    done = ck.latest()
+    ck.close()
+    res = train(tiny(tmp_path, total_steps=4 * 16 * (done + 2)), resume=tmp_path / "live")
+    assert [r["cycle"] for r in res.rows] == [done + 1, done + 2]
+    assert RunLock.owner(tmp_path / "live") is None
+
+
+# ---------------------------------------------------------------------- overwrite
+def test_overwrite_replaces_only_arenax_runs(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("precious")
+    with pytest.raises(ConfigError, match=r"not an arenax run .* refusing to delete it"):
+        train(tiny(tmp_path, name="mine", overwrite=True))
+    assert (mine / "thesis.tex").read_text() == "precious"
+    train(tiny(tmp_path, name="run", total_steps=4 * 16 * 2))
+    (tmp_path / "run" / "marker").write_text("old")
+    res = train(tiny(tmp_path, name="run", total_steps=4 * 16 * 2, overwrite=True))
+    assert res.rows[-1]["cycle"] == 2 and not (tmp_path / "run" / "marker").exists()
+    assert not list(tmp_path.glob(".run.overwritten-*"))  # the old run was moved aside, deleted
+
+
+# ---------------------------------------------------------------------- checkpoints, logs
+def _corrupt(step_dir: Path) -> None:
+    """Flip bytes in the middle of every array file of a checkpoint."""
+    files = [p for p in (step_dir / "state").rglob("*") if p.is_file() and p.stat().st_size > 64]
+    assert files, step_dir
+    for p in files:
+        data = bytearray(p.read_bytes())
+        for i in range(len(data) // 3, len(data) // 3 + 16):
+            data[i] ^= 0xFF
+        p.write_bytes(bytes(data))
+
+
+@pytest.mark.slow
+def test_corrupt_latest_checkpoint_falls_back_to_an_archive(tmp_path: Path) -> None:
+    full = train(tiny(tmp_path, name="full"))
+    train(tiny(tmp_path, name="half", total_steps=4 * 16 * 6))
+    ck = Checkpointer(tmp_path / "half")
+    steps = ck.all_steps()
+    ck.close()
+    assert steps == [4, 6]  # the archive (every 4) and the latest
+    _corrupt(tmp_path / "half" / "checkpoints" / "6")
+    res = train(tiny(tmp_path), resume=tmp_path / "half")
+    assert res.rows[0]["cycle"] == 5  # resumed from the archive of cycle 4
+    assert list((tmp_path / "half" / "corrupt_checkpoints").iterdir())
+    # the logs read as if the run had never stopped, and equal the uninterrupted run
+    rows = read_jsonl(tmp_path / "half" / "metrics.jsonl")
+    assert [r["cycle"] for r in rows] == list(range(1, 9))
+    assert_same(learning_rows(rows), learning_rows(full.rows))
+
+
+def test_every_checkpoint_unreadable_is_one_line(tmp_path: Path) -> None:
+    train(tiny(tmp_path, name="r", total_steps=4 * 16 * 2, archive_every=0))
+    _corrupt(tmp_path / "r" / "checkpoints" / "2")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "r").iterdir() if p.is_file()}
+    with pytest.raises(ConfigError, match=r"no readable checkpoint \(2 failed\)"):
+        train(tiny(tmp_path), resume=tmp_path / "r")
+    # nothing in the run directory was rewritten (config.json, logs) by the failed resume
+    after = {p.name: p.read_bytes() for p in (tmp_path / "r").iterdir() if p.is_file()}
+    assert {k: v for k, v in after.items() if k != ".lock"} == {
+        k: v for k, v in before.items() if k != ".lock"
+    }
+    with pytest.raises(ConfigError, match=r"checkpoint=7: no such checkpoint \(have: 2\)"):
+        train(tiny(tmp_path), resume=tmp_path / "r", checkpoint=7)
+
+
+@pytest.mark.slow
+def test_torn_log_line_is_dropped_and_rows_are_not_duplicated(tmp_path: Path, capsys) -> None:
+    full = train(tiny(tmp_path, name="full"))
+    train(tiny(tmp_path, name="half", total_steps=4 * 16 * 5))
+    log = tmp_path / "half" / "metrics.jsonl"
+    log.write_text(log.read_text() + '{"cycle": 6, "env_st')  # a crash mid-write
+    res = train(tiny(tmp_path), resume=tmp_path / "half")
+    assert "metrics.jsonl: dropped its last line" in capsys.readouterr().out
+    rows = read_jsonl(log)
+    assert [r["cycle"] for r in rows] == list(range(1, 9))
+    assert_same(learning_rows(rows), learning_rows(full.rows))
+    assert res.rows[0]["cycle"] == 6  # from the checkpoint of cycle 5 (the end of "half")
+
+
+def test_resume_budget_below_what_was_done_is_refused(tmp_path: Path) -> None:
+    train(tiny(tmp_path, name="r", total_steps=4 * 16 * 4, checkpoint_every=2, archive_every=0))
+    with pytest.raises(
+        ConfigError, match=r"total_steps=64: below the 256 env steps this run has done"
+    ):
+        train(tiny(tmp_path, total_steps=64), resume=tmp_path / "r")
+    files = lambda: {p.name: p.read_bytes() for p in (tmp_path / "r").iterdir() if p.is_file()}  # noqa: E731
+    before = files()
+    res = train(tiny(tmp_path, total_steps=4 * 16 * 4), resume=tmp_path / "r")
+    assert res.rows == []  # the budget is spent: nothing to do, nothing rewritten
+    after = files()
+    assert {k: v for k, v in after.items() if k != ".lock"} == {
+        k: v for k, v in before.items() if k != ".lock"
+    }
+
+
+# ---------------------------------------------------------------------- signals
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_saves_then_resume_equals_uninterrupted(
+    sig: signal.Signals, code: int, tmp_path: Path
+) -> None:
+    proc = spawn(tmp_path, "sig", cycles=400)
+    wait_for_rows(tmp_path / "sig" / "metrics.jsonl", 3, proc)
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == code, out
+    assert f"continue with: arenax resume {tmp_path / 'sig'}" in " ".join(out.split())
+    assert "Traceback" not in out
+    done = len(read_jsonl(tmp_path / "sig" / "metrics.jsonl"))
+    assert 3 <= done < 400
+    ck = Checkpointer(tmp_path / "sig")
+    assert ck.latest() == done  # the stop saved the cycle it reached
+    ck.close()
+    total = 4 * 16 * (done + 3)
+    res = train(tiny(tmp_path, total_steps=total), resume=tmp_path / "sig")
+    assert res.rows[0]["cycle"] == done + 1
+    ref = train(tiny(tmp_path, name="ref", total_steps=total, checkpoint_every=1, archive_every=0))
+    rows = read_jsonl(tmp_path / "sig" / "metrics.jsonl")
+    assert_same(learning_rows(rows), learning_rows(ref.rows))
+
+
+# ---------------------------------------------------------------------- bad input
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys, *args: str) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "argv", ["arenax", *args])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    out = capsys.readouterr()
+    return exc.value.code, out.out + out.err
+
+
+BAD = [
+    (["train", "maze-foo"], "unknown preset 'maze-foo'; presets: maze-dr"),
+    (["train", "maze-dr", "--n-envs", "0"], "n_envs=0: must be a positive integer"),
+    (["train", "maze-dr", "--n-envs", "abc"], "Error parsing --n-envs"),
+    (["train", "maze-dr", "--model.cell", "rnn"], "invalid choice 'rnn' for argument '--model.cell'"),
+    (["train", "maze-dr", "--seed", "-1"], "seed=-1: must be an integer in [0, 2**32)"),
+    (["train", "maze-dr", "--devices", "64"], "devices=64: only"),
+    (["train", "maze-dr", "--total-steps", "None"], None),  # with the preset's updates: fine
+    (["train", "maze-dr", "--total-updates", "None", "--total-steps", "None"],
+     "set total_steps or total_updates"),
+    (["train", "maze-dr", "--n-envs", "100000000"], "n_envs=100000000: one cycle needs at least"),
+    (["train", "maze-dr", "--wandb"], "wandb=True: Weights & Biases is not installed"),
+    (["train", "tag-grid", "--grid-tag.size", "0"], "grid_tag.size=0: must be a positive integer"),
+    (["train", "maze-dr", "--model.hidden", "99999999999999"], "must be a positive integer below 2**31"),
+    (["train", "maze-dr", "--env.view-size", "999"], "env.view_size=999: must be at most 27"),
+    (["train", "maze-plr", "--plr.buffer-size", "99999999"], "the train state alone needs"),
+    (["resume", "MISSING"], "not a run directory"),
+    (["resume", "MISSING", "--total-steps", "-5"], "total_steps=-5: must be a positive integer"),
+    (["eval", "MISSING"], "not a run directory"),
+    (["eval", "RUN", "--episodes", "0"], "episodes=0: must be an integer in [1, 100000]"),
+    (["eval", "RUN", "--suite", "bogus"], "suite='bogus': unknown maze suite"),
+    (["eval", "RUN", "--out", "FILE/x.csv"], "out="),
+    (["eval", "RUN", "--out", "x.txt"], "must end with .csv"),
+    (["eval", "RUN", "--checkpoint", "-1"], "checkpoint=-1: must be an integer >= 0"),
+    (["plot", "MISSING"], "not a run directory"),
+    (["plot", "RUN", "--window", "-1"], "window=-1: must be an integer >= 0"),
+    (["render", "--source", "bogus"], "source='bogus': unknown; allowed:"),
+    (["render", "--columns", "0"], "columns=0: must be an integer in [1, 64]"),
+    (["render", "--tile", "0"], "tile=0: must be an integer in [1, 128]"),
+    (["render", "--n", "0"], "n=0: must be an integer in [1, 1024]"),
+    (["render", "--n-walls", "500"], "n_walls=500: must be in [0, 167]"),
+    (["render", "--out", "x.jpg"], "out='x.jpg': must end with .png"),
+    (["render", "--out", "FILE/g.png"], "is not a folder"),
+    (["render", "--buffer"], "buffer=True: needs RUN_DIR"),
+    (["render", "RUN", "--buffer", "--teacher"], "draw either --buffer or --teacher"),
+    (["render", "RUN"], "a maze run; pass --buffer or --teacher"),
+    (["bench", "--reset", "bogus"], "invalid choice 'bogus' for argument '--reset'"),
+    (["bench", "--batches", "0"], "batches=(0,): must be one or more positive integers"),
+    (["bench", "--steps", "0"], "steps=0: must be an integer in [1, 100000]"),
+    (["list", "--bogus"], "Unrecognized options: --bogus"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def a_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    train(dataclasses.replace(TINY, out_dir=root, name="run", total_steps=4 * 16 * 2))
+    return root / "run"
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD)
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str], message: str | None, a_run: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    subst = {"RUN": str(a_run), "MISSING": str(tmp_path / "missing"), "FILE/x.csv": str(afile / "x.csv"),
+             "FILE/g.png": str(afile / "g.png")}  # fmt: skip
+    argv = [subst.get(a, a) for a in argv]
+    if message is None:  # a valid value: parsing succeeds (stopped before training by --help)
+        code, _ = run_cli(monkeypatch, capsys, *argv, "--help")
+        assert code == 0
+        return
+    monkeypatch.chdir(tmp_path)
+    code, out = run_cli(
+        monkeypatch, capsys, *argv, *(["--out-dir", str(tmp_path)] if argv[0] == "train" else [])
+    )
+    text = out.strip()
+    assert code == 2, text
+    assert text.startswith("error:") and "\n" not in text, text
+    assert message in " ".join(text.split()), text
+    assert "Traceback" not in text
+    assert not (tmp_path / "maze-dr").exists() and not list(tmp_path.glob("dr-*"))  # no run dir
+
+
+def test_version_and_help_describe_every_command(capsys) -> None:
+    assert subprocess.run([sys.executable, "-m", "arenax.cli", "--version"], capture_output=True,
+                          text=True).stdout.startswith("arenax ")  # fmt: skip
+    out = subprocess.run([sys.executable, "-m", "arenax.cli", "--help"], capture_output=True,
+                         text=True).stdout  # fmt: skip
+    for name, fn in cli.COMMANDS.items():
+        first = " ".join(fn.__doc__.split())[:20]
+        assert name in out and first.split()[0] in out, (name, out)
