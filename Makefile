@@ -10,6 +10,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[test]"
+	# WarpDrive's own Tag games, the reference of tests/test_tag_warpdrive.py: its NumPy path
+	# only (no CUDA, torch or numba), with the gym it imports its spaces from
+	$(BIN)/pip install --quiet --no-deps rl-warp-drive==2.7.1 gym==0.26.2 gym_notices cloudpickle
 	touch $(STAMP)
 
 setup: $(STAMP)

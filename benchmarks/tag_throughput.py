@@ -53,7 +53,7 @@ CASES: dict[str, TrainConfig] = {
     "continuous-1000x105-all": _case(_TC, 1000, 10, 4, n_taggers=5, k_nearest=None),
     "continuous-1x1000": _case(_TC, 1, 100, 4, n_taggers=100, n_runners=900),
     "grid-partial-2000x1000": _case(
-        _TG, 2000, 2, 16, n_taggers=999, size=100, partial=True, tag_penalty=5.0
+        _TG, 2000, 2, 16, n_taggers=999, size=100, partial=True, tag_penalty=-5.0
     ),
 }
 

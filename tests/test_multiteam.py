@@ -4,6 +4,7 @@ and shared policies, validation, and a short learning test."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 from pathlib import Path
@@ -115,12 +116,12 @@ def test_team_rollout_matches_an_independent_replay() -> None:
                 "tagger": tr.action[t, e * 2 : e * 2 + 2],
                 "runner": rr.action[t, e * 5 : e * 5 + 5],
             }
-            was_active = np.asarray(s.active[2:])
+            was_active = np.asarray(s.in_game[2:])  # in the game during this step
             s, rew, term, trunc, _ = env.step_state(None, s, act)
             np.testing.assert_allclose(rr.reward[t, e * 5 : e * 5 + 5], rew["runner"], atol=1e-6)
             np.testing.assert_allclose(tr.reward[t, e * 2 : e * 2 + 2], rew["tagger"], atol=1e-6)
             np.testing.assert_array_equal(rr.mask[t, e * 5 : e * 5 + 5], was_active)
-            out = was_active & ~np.asarray(s.active[2:])
+            out = was_active & ~np.asarray(s.in_game[2:])  # left the game at this step
             done = bool(term | trunc)
             np.testing.assert_array_equal(rr.terminated[t, e * 5 : e * 5 + 5], out | done)
             np.testing.assert_array_equal(tr.terminated[t, e * 2 : e * 2 + 2], done)
@@ -141,7 +142,10 @@ def test_presets_train_a_few_cycles(tmp_path: Path, preset: str) -> None:
     assert [r["cycle"] for r in res.rows] == [1, 2, 3, 4]
     agents = 8 if preset == "tag-continuous" else 3
     assert res.rows[-1]["env_steps"] == 4 * 4 * 8
-    assert res.rows[-1]["agent_steps"] == 4 * 4 * 8 * agents
+    # every agent slot, and the agents in the game (tagged runners leave continuous Tag)
+    assert res.rows[-1]["agent_slot_steps"] == 4 * 4 * 8 * agents
+    in_game, slots = res.rows[-1]["agent_steps"], res.rows[-1]["agent_slot_steps"]
+    assert in_game == slots if preset == "tag-grid" else 0 < in_game <= slots
     names = ["tagger", "runner"] if preset == "tag-continuous" else ["shared"]
     for name in names:
         assert all(np.isfinite(r[f"{name}/loss"]) for r in res.rows)
@@ -286,9 +290,18 @@ def test_cli_tag_train_resume_render_plot(
     for name in ("teams", "losses-shared"):
         assert (tmp_path / "g" / "plots" / f"{name}.png").stat().st_size > 1000
     capsys.readouterr()
-    with pytest.raises(SystemExit):
-        run_cli("eval", str(tmp_path / "g"))
-    assert "held-out evaluation is for maze students" in " ".join(capsys.readouterr().out.split())
+    # Tag runs are evaluated against trained, random and scripted opponents
+    run_cli("eval", str(tmp_path / "g"), "--episodes", "6", "--gif-dir", str(tmp_path / "gifs"))
+    out = " ".join(capsys.readouterr().out.split())
+    assert "tags/ep" in out and "scripted" in out
+    with (tmp_path / "g" / "eval_tag.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["taggers"], r["runners"]) for r in rows] == [
+        ("trained", "trained"), ("trained", "random"), ("trained", "scripted"),
+        ("random", "trained"), ("scripted", "trained"), ("random", "random"),
+    ]  # fmt: skip
+    assert all(int(r["episodes"]) == 6 and 0 <= float(r["any_tag"]) <= 1 for r in rows)
+    assert len(list((tmp_path / "gifs").glob("*.gif"))) == 6
 
 
 def test_frames_colour_teams_and_grey_tagged_runners() -> None:

@@ -1,205 +1,116 @@
-"""Continuous Tag against a plain NumPy (per-agent loop) reference of the game's rules."""
+"""Continuous Tag: hand-checked cases of WarpDrive's rules (the step-by-step comparison with
+WarpDrive's own code is in ``test_tag_warpdrive.py``) and exact nearest neighbours."""
 
 from __future__ import annotations
-
-import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from arenax.envs.tag import TagEnv, TagLevel
-
-
-class Reference:
-    """The rules, one agent at a time (own code, written from the issue's description).
-    Float32 like the environment, so that "speed hits its maximum" is decided the same way."""
-
-    def __init__(self, env: TagEnv, level: TagLevel) -> None:
-        self.e = env
-        self.a = env.n_agents
-        self.nt = env.n_taggers
-        f32 = np.float32
-        self.pos = np.array(level.pos, f32)
-        self.dir = np.array(level.direction, f32)
-        self.speed = np.zeros(self.a, f32)
-        self.acc = np.zeros(self.a, f32)
-        self.active = np.ones(self.a, bool)
-        self.t = 0
-        self.L = np.float32(level.arena)
-        self.td = np.float32(level.tag_distance)
-        self.skill = [
-            np.float32(level.skill[0] if i < self.nt else level.skill[1]) for i in range(self.a)
-        ]
-
-    def table(self, k: int, mx: float, i: int) -> np.float32:
-        return np.float32(0.0 if i == 0 else np.linspace(-mx, mx, k)[i - 1])
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, bool, bool]:
-        e, r = self.e, np.zeros(self.a)
-        was_active = self.active.copy()
-        for i in range(self.a):
-            self.acc[i] += self.table(e.accel_levels, e.max_accel, actions[i, 0])
-            if self.active[i]:
-                self.dir[i] = np.mod(
-                    self.dir[i] + self.table(e.turn_levels, e.max_turn, actions[i, 1]),
-                    np.float32(2 * math.pi),
-                )
-            else:
-                self.dir[i] = 0.0
-            top = np.float32(e.max_speed) * self.skill[i]
-            self.speed[i] = (
-                np.clip(self.speed[i] + self.acc[i], np.float32(0), top) if self.active[i] else 0.0
-            )
-            if self.speed[i] <= 0.0 or self.speed[i] >= top:
-                self.acc[i] = 0.0
-            # cos/sin from XLA's float32 implementation: numpy's can differ in the last bit,
-            # which decides whether an agent at a wall grazes it (an edge hit) or not
-            heading = np.array([jnp.cos(self.dir[i]), jnp.sin(self.dir[i])], np.float32)
-            new = self.pos[i] + self.speed[i] * heading
-            clipped = np.clip(new, np.float32(0), self.L)
-            if self.active[i] and np.any(clipped != new):
-                r[i] += e.edge_reward
-            self.pos[i] = clipped
-        self.t += 1
-        end = self.t >= e.episode_length
-        for j in range(self.nt, self.a):
-            if not was_active[j]:
-                continue
-            r[j] += e.runner_step_reward
-            d = [np.linalg.norm(self.pos[j] - self.pos[k]) for k in range(self.nt)]
-            k = int(np.argmin(d))
-            if d[k] < self.td * self.L:
-                r[j] += e.tag_penalty
-                r[k] += e.tag_reward  # every tag is paid, several per tagger included
-                self.active[j] = False
-                self.speed[j] = 0.0
-                self.acc[j] = 0.0
-            elif end:
-                r[j] += e.end_reward
-        r[: self.nt] += e.tagger_step_reward
-        return r, not self.active[self.nt :].any(), end
-
-    def rank_key(self, i: int, j: int) -> int:
-        """The env's nearness rule: float32 d², its low index-width bits dropped."""
-        dx = np.float32(self.pos[j, 0] - self.pos[i, 0])
-        dy = np.float32(self.pos[j, 1] - self.pos[i, 1])
-        d2 = np.float32(dx * dx + dy * dy)
-        return int(np.array(d2, np.float32).view(np.int32)) >> max(1, (self.a - 1).bit_length())
-
-    def observe(self) -> np.ndarray:
-        e, out = self.e, []
-        scale = math.sqrt(2) * self.L
-        for i in range(self.a):
-            if not self.active[i]:
-                out.append(np.zeros(e.obs_size))
-                continue
-            others = [j for j in range(self.a) if j != i]
-            if e.k_nearest is not None:
-                others = [j for j in others if self.active[j]]
-                others.sort(key=lambda j: (self.rank_key(i, j), j))
-                others = others[: e.k_nearest]
-            rows = np.zeros((7, e.n_observed))
-            for c, j in enumerate(others):
-                rows[:, c] = [
-                    (self.pos[j, 0] - self.pos[i, 0]) / scale,
-                    (self.pos[j, 1] - self.pos[i, 1]) / scale,
-                    (self.speed[j] - self.speed[i]) / e.max_speed,
-                    (self.acc[j] - self.acc[i]) / e.max_speed,
-                    (self.dir[j] - self.dir[i]) / (2 * math.pi),
-                    1.0 if j < self.nt else 0.0,
-                    1.0 if self.active[j] else 0.0,
-                ]
-            out.append(np.concatenate([rows.reshape(-1), [self.t / e.episode_length]]))
-        return np.stack(out)
+from arenax.envs.tag import TagEnv, TagLevel, kernels
+from arenax.envs.tag.kernels import k_nearest
 
 
-def run_both(env: TagEnv, level: TagLevel, steps: int, seed: int, actions_fn=None) -> int:
-    ref = Reference(env, level)
-    state = env.reset_state(None, level)
-    step = jax.jit(env.step_state)
-    observe = jax.jit(env.observe)
-    rng = np.random.default_rng(seed)
-    tags = 0
-    for t in range(steps):
-        obs = observe(state)
-        got = np.concatenate([obs["tagger"], obs["runner"]])
-        np.testing.assert_allclose(got, ref.observe(), atol=2e-5, err_msg=f"obs at t={t}")
-        acts = (
-            actions_fn(t, rng)
-            if actions_fn
-            else np.stack(
-                [
-                    rng.integers(0, env.accel_levels + 1, env.n_agents),
-                    rng.integers(0, env.turn_levels + 1, env.n_agents),
-                ],
-                -1,
-            )
-        )
-        action = {
-            "tagger": jnp.asarray(acts[: env.n_taggers]),
-            "runner": jnp.asarray(acts[env.n_taggers :]),
-        }
-        state, rew, term, trunc, info = step(None, state, action)
-        r, rterm, rtrunc = ref.step(acts)
-        np.testing.assert_allclose(np.asarray(state.pos), ref.pos, atol=2e-4, err_msg=f"pos t={t}")
-        np.testing.assert_allclose(np.asarray(state.speed), ref.speed, atol=1e-5)
-        np.testing.assert_array_equal(np.asarray(state.active), ref.active)
-        np.testing.assert_allclose(
-            np.concatenate([rew["tagger"], rew["runner"]]), r, atol=1e-5, err_msg=f"reward t={t}"
-        )
-        assert bool(term) == rterm and bool(trunc) == rtrunc
-        tags += int(info["tagged"])
-        if rterm or rtrunc:
-            break
-    return tags
+def _level(pos: list[list[float]], arena: float = 10.0, margin: float = 0.5) -> TagLevel:
+    a = len(pos)
+    return TagLevel(pos=jnp.array(pos, jnp.float32), direction=jnp.zeros(a, jnp.float32),
+                    skill=jnp.ones(2, jnp.float32), arena=jnp.float32(arena),
+                    tag_margin=jnp.float32(margin))  # fmt: skip
 
 
-@pytest.mark.parametrize("k_nearest", [2, None])
-def test_matches_reference_on_random_actions(k_nearest: int | None) -> None:
-    env = TagEnv(n_taggers=2, n_runners=6, episode_length=30, arena=4.0, tag_distance=0.08,
-                 k_nearest=k_nearest, edge_reward=-0.5, runner_step_reward=0.01,
-                 tagger_step_reward=-0.01)  # fmt: skip
-    total = 0
-    for seed in range(4):
-        total += run_both(env, env.generate(jax.random.key(seed)), 30, seed)
-    assert total > 0  # tags happened and were checked
+NOOP = {"tagger": jnp.zeros((1, 2), jnp.int32), "runner": jnp.zeros((4, 2), jnp.int32)}
 
 
-def test_one_tagger_tags_several_runners_in_one_step_and_end_reward() -> None:
-    env = TagEnv(
-        n_taggers=1, n_runners=4, episode_length=3, arena=10.0, tag_distance=0.05, k_nearest=None
-    )
+def test_one_tagger_tags_several_runners_in_one_step_observed_before_tagging() -> None:
+    env = TagEnv(n_taggers=1, n_runners=4, episode_length=3, arena=10.0, tag_distance=0.05)
     # three runners within 0.5 of the tagger, one far away
-    pos = jnp.array([[5.0, 5.0], [5.2, 5.0], [5.0, 5.3], [4.8, 4.9], [9.0, 9.0]], jnp.float32)
-    level = TagLevel(pos=pos, direction=jnp.zeros(5), skill=jnp.ones(2), arena=jnp.float32(10.0),
-                     tag_distance=jnp.float32(0.05))  # fmt: skip
-    still = lambda t, rng: np.zeros((5, 2), np.int64)  # noqa: E731
-    assert run_both(env, level, 3, 0, still) == 3
+    level = _level([[5.0, 5.0], [5.2, 5.0], [5.0, 5.3], [4.8, 4.9], [9.0, 9.0]])
     state = env.reset_state(None, level)
-    noop = {"tagger": jnp.zeros((1, 2), jnp.int32), "runner": jnp.zeros((4, 2), jnp.int32)}
-    state, rew, term, trunc, info = env.step_state(None, state, noop)
-    assert float(rew["tagger"][0]) == 3.0 and int(info["tagged"]) == 3
+    state, rew, term, trunc, info = env.step_state(None, state, NOOP)
+    assert float(rew["tagger"][0]) == 3.0 and int(info["tagged"]) == 3  # paid for each
     np.testing.assert_allclose(rew["runner"], [-1, -1, -1, 0])
-    state, rew, *_ = env.step_state(None, state, noop)
-    state, rew, term, trunc, _ = env.step_state(None, state, noop)
+    np.testing.assert_array_equal(info["out"]["runner"], [True, True, True, False])
+    # observed before tagging: the tagged runners still see and are seen normally
+    obs = env.observe(state)
+    assert np.all(np.asarray(obs["runner"][:3]).any(axis=-1))
+    in_game_flags = np.asarray(obs["tagger"][0]).reshape(-1)[6 * 4 : 7 * 4]
+    np.testing.assert_array_equal(in_game_flags, [1, 1, 1, 1])
+    # the next step: the tagged runners are out (zero observation, seen out by others)
+    state, rew, *_ = env.step_state(None, state, NOOP)
+    obs = env.observe(state)
+    np.testing.assert_array_equal(np.asarray(obs["runner"][:3])[:, : 5 * 4], 0)
+    np.testing.assert_array_equal(np.asarray(obs["tagger"][0]).reshape(-1)[24:28], [0, 0, 0, 1])
+    state, rew, term, trunc, _ = env.step_state(None, state, NOOP)
     np.testing.assert_allclose(rew["runner"], [0, 0, 0, 1.0])  # end-of-game reward at t = T
     assert bool(trunc) and not bool(term)
-    # out-of-game runners see zeros; masks report who was in the game
-    obs = env.observe(state)
-    assert np.all(np.asarray(obs["runner"][:3]) == 0) and np.any(np.asarray(obs["runner"][3]) != 0)
 
 
-def test_observation_layout_and_sizes() -> None:
+def test_runners_that_stay_are_tagged_again() -> None:
+    env = TagEnv(n_taggers=1, n_runners=4, episode_length=3, tag_distance=0.05,
+                 runners_leave=False)  # fmt: skip
+    state = env.reset_state(None, _level([[5.0, 5.0], [5.2, 5.0], [9, 9], [1, 1], [9, 1]]))
+    for _ in range(3):
+        state, rew, term, _, info = env.step_state(None, state, NOOP)
+        np.testing.assert_allclose(rew["runner"][0], -1.0 + (1.0 if int(state.time) == 3 else 0))
+        assert int(info["tagged"]) == 1 and not bool(term)
+
+
+def test_observation_layout_sizes_and_starts() -> None:
     env = TagEnv(n_taggers=10, n_runners=100, k_nearest=10)
     assert env.obs_size == 71  # the benchmark's 7 x 10 + 1
     obs, _ = env.reset(jax.random.key(0), env.generate(jax.random.key(0)))
     assert obs["tagger"].shape == (10, 71) and obs["runner"].shape == (100, 71)
     assert env.action_space("runner").nvec == (11, 11)
-    # fixed start: every copy starts the same
+    # starts face one of the four axes (WarpDrive's rule); a fixed start never changes
+    level = env.generate(jax.random.key(3))
+    m = np.mod(np.asarray(level.direction, np.float64), np.pi / 2)
+    assert np.all(np.minimum(m, np.pi / 2 - m) < 1e-6)
     fixed = TagEnv(random_start=False)
     a, b = fixed.generate(jax.random.key(1)), fixed.generate(jax.random.key(2))
     np.testing.assert_array_equal(a.pos, b.pos)
     with pytest.raises(ValueError, match="k_nearest"):
         TagEnv(n_taggers=1, n_runners=1, k_nearest=2)
+
+
+@given(seed=st.integers(0, 2**16), a=st.integers(3, 40), k=st.integers(1, 6),
+       crowd=st.booleans())  # fmt: skip
+def test_k_nearest_is_an_exact_sort(seed: int, a: int, k: int, crowd: bool) -> None:
+    """The same neighbours, in the same order, as a stable sort of squared float32
+    distances (equal ones to the lower index), agents out of the game skipped: the CPU
+    kernel exactly; the pure-JAX path too, up to distances one rounding apart (XLA may fuse
+    the multiply-add)."""
+    k = min(k, a - 1)
+    rng = np.random.default_rng(seed)
+    pos = rng.random((a, 2), np.float32) * (1.0 if crowd else 20.0)
+    if crowd:  # exact ties: agents on the same spots
+        pos[rng.integers(0, a, a // 2)] = pos[0]
+    active = rng.random(a) < 0.8
+    want_o, want_v = kernels.reference(pos, active, k)
+    got_o, got_v = map(np.asarray, jax.jit(lambda p, m: k_nearest(p, m, k))(pos, active))
+    assert kernels.cpu_kernel_available(), "the suite checks the CPU kernel"
+    np.testing.assert_array_equal(got_v, want_v)
+    np.testing.assert_array_equal(np.where(got_v, got_o, 0), want_o)
+    jax_o, jax_v = map(
+        np.asarray, jax.jit(lambda p, m: kernels.k_nearest_jax(p, m, k))(pos, active)
+    )
+    np.testing.assert_array_equal(jax_v, want_v)
+    d2 = ((pos[None] - pos[:, None]) ** 2).sum(-1).astype(np.float64)
+    for i in range(a):
+        for m in np.nonzero(jax_o[i] != want_o[i])[0]:  # only one rounding apart
+            x, y = d2[i, jax_o[i, m]], d2[i, want_o[i, m]]
+            assert abs(x - y) <= 4e-7 * max(x, y), (i, m, x, y)
+
+
+def test_kernel_is_batched_like_the_jax_path() -> None:
+    """Under vmap (the env batch) the kernel sees a leading batch axis."""
+    rng = np.random.default_rng(0)
+    pos = rng.random((5, 30, 2), np.float32) * 10
+    active = rng.random((5, 30)) < 0.9
+    got = jax.jit(jax.vmap(lambda p, m: k_nearest(p, m, 4)))(pos, active)
+    for e in range(5):
+        want = kernels.reference(pos[e], active[e], 4)
+        np.testing.assert_array_equal(np.asarray(got[1][e]), want[1])
+        np.testing.assert_array_equal(np.where(got[1][e], got[0][e], 0), want[0])

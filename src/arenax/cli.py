@@ -18,7 +18,7 @@ import sys
 import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import tyro
 from rich.console import Console
@@ -247,14 +247,23 @@ def _run_game(run_dir: Path) -> str:
 # ------------------------------------------------------------------ eval, resume, plot, list
 @dataclasses.dataclass(frozen=True)
 class EvalArgs:
-    """Evaluate a run's latest checkpoint on held-out mazes (table + CSV, optional GIFs)."""
+    """Evaluate a run's latest checkpoint: a maze student on held-out mazes, or Tag teams
+    against trained, random and scripted opponents on held-out starts (table + CSV,
+    optional GIFs)."""
 
     run_dir: tyro.conf.Positional[Path]
     """The run directory (holds config.json and checkpoints/)."""
     suite: str = "all"
-    """Held-out suites and/or maze names, comma-separated (``arenax list``)."""
+    """Maze runs: held-out suites and/or maze names, comma-separated (``arenax list``)."""
+    opponents: tuple[Literal["trained", "random", "scripted"], ...] = (
+        "trained",
+        "random",
+        "scripted",
+    )
+    """Tag runs: the drivers the trained teams meet (the trained team itself, uniformly
+    random actions, scripted chasers / fleers)."""
     episodes: Annotated[int, IntIn(1, 100_000)] = 100
-    """Episodes per maze (1 to 100,000)."""
+    """Episodes per maze, or per Tag matchup (1 to 100,000)."""
     greedy: bool = False
     """Greedy (argmax) actions instead of sampling."""
     seed: Annotated[int, SEED] = 0
@@ -321,9 +330,17 @@ class ListArgs:
 
 
 def eval_cmd(args: EvalArgs) -> None:
-    """Evaluate a maze run's student on held-out mazes (table, CSV, GIFs)."""
+    """Evaluate a run: a maze student on held-out mazes, Tag teams against opponents."""
     from arenax.eval.report import evaluate_run
 
+    if _run_game(args.run_dir) != "maze":
+        from arenax.eval.teams import evaluate_tag_run
+
+        evaluate_tag_run(
+            args.run_dir, args.episodes, tuple(args.opponents), args.greedy, args.seed,
+            args.checkpoint, args.out, args.gif_dir, console,
+        )  # fmt: skip
+        return
     evaluate_run(
         args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
         args.out, args.gif_dir, console,

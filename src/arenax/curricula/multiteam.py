@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
+from arenax.collectives import psum
 from arenax.curricula.common import Curriculum, TrainState, ended_means
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import AutoReplay, EpisodeStats, with_replay_level
@@ -168,10 +169,13 @@ class MultiTeamDR(Curriculum):
             )
             metrics.update({f"{name}/{k}": v for k, v in st.items()})
 
-        n_agents = sum(self.env.num_agents(t) for t in self.teams)
         metrics.update(team_episode_metrics(episodes, axis_name))
         metrics["env_steps"] = jnp.int32(self.n_envs * self.n_steps)
-        metrics["agent_steps"] = jnp.int32(self.n_envs * self.n_steps * n_agents)
+        # agents in the game, step by step (tagged runners that left are not counted)
+        in_game = sum(jnp.sum(trajs[t].mask) for t in self.teams)
+        metrics["agent_steps"] = psum(in_game, axis_name).astype(jnp.int32)
+        n_agents = sum(self.env.num_agents(t) for t in self.teams)  # and every agent slot
+        metrics["agent_slot_steps"] = jnp.int32(self.n_envs * self.n_steps * n_agents)
         metrics["updates"] = jnp.int32(1)
         return state.next(learners, {"rollout": end}), metrics
 

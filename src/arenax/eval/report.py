@@ -171,6 +171,7 @@ def run_episode_gif(
 ) -> tuple[Path, int]:
     """GIF of one episode of a Tag run's latest policies; returns ``(path, frames)``."""
     from arenax.envs.tag.render import episode_frames
+    from arenax.eval.teams import team_actor
     from arenax.train.build import make_algorithm
 
     cfg, state, cycle = load_run(run_dir)
@@ -179,6 +180,7 @@ def run_episode_gif(
     algo = make_algorithm(cfg)
     policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
     params = {t: state.learner[algo.team_policy[t]].params for t in algo.teams}
-    frames = episode_frames(algo.env, jax.random.key(seed), policies, params, greedy, px)
+    act = team_actor(algo.env, dict.fromkeys(algo.teams, "trained"), policies, params, greedy)
+    frames = episode_frames(algo.env, jax.random.key(seed), act, px)
     path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif", fps=12)
     return path, len(frames)

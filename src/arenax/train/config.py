@@ -25,7 +25,7 @@ from arenax.curricula.multiteam import TeamConfig
 from arenax.curricula.paired import PairedConfig, TeacherConfig
 from arenax.curricula.plr import PLRConfig
 from arenax.envs.maze import MazeEnv, resolve_mazes
-from arenax.envs.tag import GridTagEnv, TagEnv
+from arenax.envs.tag import BENCHMARK, GridTagEnv, TagEnv
 from arenax.nn.student import ModelConfig
 from arenax.options import (
     POSITIVE,
@@ -362,11 +362,7 @@ PRESETS: dict[str, TrainConfig] = {
     # a 20 x 20 arena, T = 500, 10 nearest agents observed; one policy per team.
     "tag-continuous": TrainConfig(
         game="tag",
-        tag=TagConfig(
-            n_taggers=10, n_runners=100, episode_length=500, arena=20.0, tag_distance=0.02,
-            accel_levels=20, max_accel=0.1, turn_levels=20, max_turn=3 * math.pi / 4,
-            k_nearest=10, tag_reward=10.0, tag_penalty=-10.0,
-        ),
+        tag=TagConfig(**BENCHMARK),
         n_envs=100, n_steps=100, total_steps=10_000_000, chunk=1, checkpoint_every=10,
         archive_every=100, eval=EvalConfig(every=0),
     ),

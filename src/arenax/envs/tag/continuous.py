@@ -1,39 +1,50 @@
-"""Continuous Tag: taggers chase runners in a walled square arena (many agents per env).
+"""Continuous Tag: taggers chase runners in a walled square arena — WarpDrive's
+``TagContinuous``, rule for rule (checked against WarpDrive's own code in
+``tests/test_tag_warpdrive.py``).
 
-Facts of the reference game (GPU multi-agent RL's Tag benchmark), reproduced here:
+One step, in WarpDrive's order (``still`` = the agents in the game during this step):
 
-* arena ``[0, L]^2`` with walls: positions are clipped, never wrapped; an agent whose move
-  is clipped receives ``edge_reward`` (0 by default; make it negative to penalise);
-* per agent: position, speed, direction (radians in ``[0, 2π)``), accumulated
-  acceleration, still-in-game flag; actions are two discrete heads, acceleration change and
-  turn, index 0 = no-op, indices ``1..k`` = ``linspace(-max, max, k)``;
-* step, in order: ``accel += Δa``; ``dir = (dir + Δturn) mod 2π`` (0 when out); ``speed =
-  clip(speed + accel, 0, max_speed * skill(team))`` (0 when out); ``accel = 0`` whenever the
-  speed hits 0 or its maximum; ``pos += speed * (cos dir, sin dir)``, clipped to the arena;
-* tagging: a runner still in the game whose nearest tagger is closer than
-  ``tag_distance * L`` is tagged: it gets ``tag_penalty`` and leaves the game, and that
-  tagger gets ``tag_reward`` — once per runner it tags (a scatter-add, so one tagger
-  tagging several runners in one step is paid for each; the CUDA original could lose them);
-* every step, runners in the game get ``runner_step_reward``, taggers
-  ``tagger_step_reward``; runners still in the game at ``t = T`` get ``end_reward``;
-* the episode is truncated at ``t = T`` and terminated when no runner is left.
+1. ``accel += Δa``; ``dir = (dir + Δturn) mod 2π`` (0 when out); ``speed = clip(speed +
+   accel, 0, max_speed · skill)`` (0 when out); ``accel = 0`` whenever the speed is 0 or at
+   its maximum; ``pos += speed · (cos dir, sin dir)``, clipped to ``[0, L]²``; an agent in the
+   game whose move left the arena gets ``edge_reward`` (≤ 0).
+2. The observation is taken now, **before** tagging: a runner tagged in this step still
+   observes normally and is seen in the game by the others (its speed and acceleration are
+   not reset).
+3. Tagging: each runner in the game whose nearest tagger (lowest index on ties) is closer
+   than ``tag_distance · L`` is tagged: the runner gets ``tag_penalty`` (≤ 0) and that tagger
+   ``tag_reward`` (≥ 0) — once per runner, so a tagger tagging several runners is paid for
+   each. With ``runners_leave`` the runner leaves the game (from the next step on it
+   neither moves nor is observed); otherwise it stays and can be tagged again.
+4. Agents in the game get their team's step reward (``tagger_step_reward`` ≤ 0,
+   ``runner_step_reward`` ≥ 0); at ``t = T`` runners still in the game get ``end_reward``.
+5. Terminated when no runner is left in the game; truncated at ``t = T``.
 
-Observation of each agent, relative to itself, for each observed other agent:
-``Δx/(√2 L), Δy/(√2 L), Δspeed/max_speed, Δaccel/max_speed, Δdir/(2π), is-tagger,
-in-game``, laid out feature by feature (all ``Δx`` first, …), then ``t/T``. Either all
-other agents (``k_nearest=None``, in index order) or the ``k`` nearest agents still in the
-game, nearest first, zero-padded. An agent out of the game sees zeros.
+Observation of an agent, per observed other agent, feature by feature (all ``Δx`` first…):
+``Δx/(√2 L), Δy/(√2 L), Δspeed/max_speed, Δaccel/max_speed, Δdir/(2π)``, then each
+other's type (1 tagger, 0 runner) and in-game flag, then ``t/T``. Either everyone else in
+index order (``k_nearest=None``, WarpDrive's ``use_full_observation``) or the ``k`` nearest
+agents in the game, nearest first — exactly: ranked by squared float32 distance, equal ones
+to the lower index (:mod:`arenax.envs.tag.kernels`: a fused CPU kernel, JAX elsewhere) —
+zero-padded when fewer remain. An agent out of the game
+sees zeros, except, with the full observation, the others' types and flags (as in
+WarpDrive).
 
-Agents are one array axis: taggers are agents ``0 .. n_taggers-1``, runners the rest; the
-teams ``"tagger"`` and ``"runner"`` are slices of it. ``info["active"]`` holds, per team,
-which agents were in the game at the start of the step (their step counts for learning),
-``info["out"]`` which left it at this step (their last step), ``info["tagged"]`` how many
-runners were tagged.
+Agents are one array axis: taggers are agents ``0 .. n_taggers-1``, runners the rest (the
+teams ``"tagger"`` and ``"runner"`` are slices; WarpDrive draws which ids are taggers at
+random — a relabelling, agents of a team being interchangeable). ``info["active"]`` marks,
+per team, the agents in the game during the step, ``info["out"]`` those that leave at it,
+``info["tagged"]`` counts tags.
+
+Every constructor parameter of WarpDrive's ``TagContinuous`` has an equivalent here (see
+:meth:`TagEnv.from_warpdrive`); ``seed`` and ``env_backend`` have none (keys and JAX
+replace them).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Iterator
 from typing import Annotated, Any
@@ -44,10 +55,21 @@ import numpy as np
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
-from arenax.options import POSITIVE, POSITIVE_REAL, In, Problem, check_on_init
+from arenax.envs.tag.kernels import k_nearest, tag_observation
+from arenax.options import (
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_REAL,
+    AtLeast,
+    In,
+    OrNone,
+    Problem,
+    check_on_init,
+)
 from arenax.struct import pytree_dataclass
 
 TWO_PI = 2.0 * math.pi
+NON_POSITIVE = In(-1e9, 0.0)
 
 
 @pytree_dataclass
@@ -59,73 +81,106 @@ class TagLevel:
         direction: ``(A,) float32`` start directions in ``[0, 2π)``.
         skill: ``(2,) float32`` max-speed multipliers of taggers and runners.
         arena: ``() float32`` side ``L``.
-        tag_distance: ``() float32`` tagging distance as a fraction of ``L``.
+        tag_margin: ``() float32`` tagging distance (absolute: ``tag_distance · L``).
     """
 
     pos: jax.Array
     direction: jax.Array
     skill: jax.Array
     arena: jax.Array
-    tag_distance: jax.Array
+    tag_margin: jax.Array
 
 
 @pytree_dataclass
 class TagState:
-    """Per-env state; agent arrays have a leading ``A`` axis."""
+    """Per-env state; agent arrays have a leading ``A`` axis.
+
+    ``active``: in the game at the last observation (before that step's tags);
+    ``tagged``: tagged at the last step (with ``runners_leave``, out from the next step).
+    """
 
     pos: jax.Array
     speed: jax.Array
     direction: jax.Array
     accel: jax.Array
     active: jax.Array
+    tagged: jax.Array
     time: jax.Array
     skill: jax.Array
     arena: jax.Array
-    tag_distance: jax.Array
+    tag_margin: jax.Array
+
+    @property
+    def in_game(self) -> jax.Array:
+        """``(A,) bool``: agents in the game for the next step."""
+        return self.active & ~self.tagged
+
+
+def _table(levels: int, lo: float, hi: float) -> jax.Array:
+    """An action head: ``[0, linspace(lo, hi, levels)]``, computed as WarpDrive does under
+    NumPy 1 (float32 bounds, float64 linspace, rounded to float32)."""
+    grid = np.linspace(np.float64(np.float32(lo)), np.float64(np.float32(hi)), levels)
+    return jnp.asarray(np.insert(grid, 0, 0.0).astype(np.float32))
 
 
 @dataclasses.dataclass(frozen=True)
 class TagEnv(Environment[TagLevel, TagState]):
-    """Continuous Tag (static parameters, checked when built; defaults: the reference
-    game's; see :data:`BENCHMARK` for the benchmark configuration)."""
+    """Continuous Tag (static parameters, checked when built; defaults: WarpDrive's
+    ``TagContinuous``; :data:`BENCHMARK` is the benchmark configuration)."""
 
     n_taggers: Annotated[int, POSITIVE] = 1
-    """Taggers."""
+    """Taggers (WarpDrive: num_taggers)."""
     n_runners: Annotated[int, POSITIVE] = 10
-    """Runners."""
+    """Runners (num_runners)."""
     episode_length: Annotated[int, POSITIVE] = 100
-    """Steps per episode (T)."""
+    """Steps per episode, T (episode_length)."""
     arena: Annotated[float, POSITIVE_REAL] = 10.0
-    """Side L of the walled square arena (of generated levels)."""
-    tag_distance: Annotated[float, In(0.0, 2.0)] = 0.01
-    """Tagging distance as a fraction of L (of generated levels)."""
+    """Side L of the walled square arena of generated levels (grid_length)."""
+    tag_distance: Annotated[float, In(0.0, 1.0)] = 0.01
+    """Tagging distance as a fraction of L (tagging_distance)."""
     max_speed: Annotated[float, POSITIVE_REAL] = 1.0
-    """Speed limit (times the team's skill)."""
-    accel_levels: Annotated[int, POSITIVE] = 10
-    """Acceleration head: no-op + this many levels in [-max_accel, max_accel]."""
+    """Speed limit before the team's skill multiplier (max_speed)."""
+    skill_tagger: Annotated[float, POSITIVE_REAL] = 1.0
+    """Max-speed multiplier of taggers in generated levels (skill_level_tagger)."""
+    skill_runner: Annotated[float, POSITIVE_REAL] = 1.0
+    """Max-speed multiplier of runners in generated levels (skill_level_runner)."""
+    accel_levels: Annotated[int, AtLeast(0)] = 10
+    """Acceleration head: no-op + this many levels in [min_accel, max_accel]
+    (num_acceleration_levels)."""
+    min_accel: float = -1.0
+    """Smallest acceleration change (min_acceleration)."""
     max_accel: float = 1.0
-    """Largest acceleration change."""
-    turn_levels: Annotated[int, POSITIVE] = 10
-    """Turn head: no-op + this many levels in [-max_turn, max_turn]."""
+    """Largest acceleration change (max_acceleration)."""
+    turn_levels: Annotated[int, AtLeast(0)] = 10
+    """Turn head: no-op + this many levels in [min_turn, max_turn] (num_turn_levels)."""
+    min_turn: float = -math.pi / 2
+    """Smallest turn, radians (min_turn)."""
     max_turn: float = math.pi / 2
-    """Largest turn (radians)."""
-    k_nearest: int | None = 2
-    """Observe the k nearest agents still in the game (None: everyone, in index order)."""
-    tag_reward: float = 1.0
-    """Reward of a tagger per runner it tags."""
-    tag_penalty: float = -1.0
-    """Reward of a tagged runner."""
-    runner_step_reward: float = 0.0
-    """Reward of each runner in the game, every step."""
-    tagger_step_reward: float = 0.0
-    """Reward of each tagger, every step."""
-    end_reward: float = 1.0
-    """Reward of each runner still in the game at t = T."""
-    edge_reward: float = 0.0
-    """Reward of an agent whose move is clipped at the wall (negative: a penalty)."""
+    """Largest turn, radians (max_turn)."""
+    k_nearest: Annotated[int | None, OrNone(POSITIVE)] = None
+    """Observe the k nearest agents in the game (num_other_agents_observed); None: everyone,
+    in index order (use_full_observation, WarpDrive's default)."""
+    tag_reward: Annotated[float, NON_NEGATIVE] = 1.0
+    """Reward of a tagger per runner it tags, >= 0 (tag_reward_for_tagger)."""
+    tag_penalty: Annotated[float, NON_POSITIVE] = -1.0
+    """Reward of a tagged runner, <= 0 (tag_penalty_for_runner)."""
+    runner_step_reward: Annotated[float, NON_NEGATIVE] = 0.0
+    """Reward of each runner in the game, every step, >= 0 (step_reward_for_runner)."""
+    tagger_step_reward: Annotated[float, NON_POSITIVE] = 0.0
+    """Reward of each tagger, every step, <= 0 (step_penalty_for_tagger)."""
+    end_reward: Annotated[float, NON_NEGATIVE] = 1.0
+    """Reward of each runner still in the game at t = T, >= 0
+    (end_of_game_reward_for_runner)."""
+    edge_reward: Annotated[float, NON_POSITIVE] = 0.0
+    """Reward of an agent whose move left the arena (it is clipped back), <= 0
+    (edge_hit_penalty)."""
+    runners_leave: bool = True
+    """A tagged runner leaves the game; False: it stays and can be tagged again
+    (runner_exits_game_after_tagged)."""
     random_start: bool = True
-    """Generated levels draw start positions and directions uniformly (False: one fixed
-    start for every copy and episode, as in the original)."""
+    """Generated levels draw start positions uniformly in [0, L)² and directions among the
+    four axes, per episode; False: one fixed start for every copy and episode (WarpDrive
+    draws it once at construction; starting_location_x/y, starting_directions)."""
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
@@ -135,10 +190,44 @@ class TagEnv(Environment[TagLevel, TagState]):
         check_on_init(self, "tag")
 
     def problems(self) -> Iterator[Problem]:
-        """``k_nearest`` must leave someone to observe and not exceed the others."""
+        """``k_nearest`` must not exceed the other agents; head ranges must be ordered."""
         k, n = self.k_nearest, self.n_taggers + self.n_runners
-        if k is not None and not (isinstance(k, int) and 1 <= k <= n - 1):
+        if k is not None and isinstance(k, int) and not 1 <= k <= n - 1:
             yield Problem("k_nearest", k, f"must be in [1, {n - 1}] or None (everyone)")
+        if self.min_accel > self.max_accel:
+            yield Problem("min_accel", self.min_accel, f"must be <= max_accel={self.max_accel}")
+        if self.min_turn > self.max_turn:
+            yield Problem("min_turn", self.min_turn, f"must be <= max_turn={self.max_turn}")
+
+    @classmethod
+    def from_warpdrive(cls, **kwargs: Any) -> TagEnv:
+        """The env of a WarpDrive ``TagContinuous(**kwargs)`` (its parameter names; the start
+        locations and directions belong to levels, ``seed`` and ``env_backend`` to nothing)."""
+        names = {
+            "num_taggers": "n_taggers", "num_runners": "n_runners", "grid_length": "arena",
+            "episode_length": "episode_length", "max_speed": "max_speed",
+            "skill_level_tagger": "skill_tagger", "skill_level_runner": "skill_runner",
+            "max_acceleration": "max_accel", "min_acceleration": "min_accel",
+            "max_turn": "max_turn", "min_turn": "min_turn",
+            "num_acceleration_levels": "accel_levels", "num_turn_levels": "turn_levels",
+            "edge_hit_penalty": "edge_reward", "tagging_distance": "tag_distance",
+            "tag_reward_for_tagger": "tag_reward", "step_penalty_for_tagger": "tagger_step_reward",
+            "tag_penalty_for_runner": "tag_penalty", "step_reward_for_runner": "runner_step_reward",
+            "end_of_game_reward_for_runner": "end_reward",
+            "runner_exits_game_after_tagged": "runners_leave",
+        }  # fmt: skip
+        out: dict[str, Any] = {}
+        full = kwargs.pop("use_full_observation", True)
+        k = kwargs.pop("num_other_agents_observed", 2)
+        out["k_nearest"] = None if full else k
+        for drop in ("seed", "env_backend", "starting_location_x", "starting_location_y",
+                     "starting_directions"):  # fmt: skip
+            kwargs.pop(drop, None)
+        for k_, v in kwargs.items():
+            if k_ not in names:
+                raise ValueError(f"TagContinuous has no parameter {k_!r}")
+            out[names[k_]] = v
+        return cls(**out)
 
     # ------------------------------------------------------------------ layout
     @property
@@ -159,7 +248,7 @@ class TagEnv(Environment[TagLevel, TagState]):
     def observation_space(self, team: str = "runner") -> spaces.Box:
         """``(obs_size,) float32``. Positions, speeds and directions differ by at most 1 in
         their units; an acceleration stays below the top speed in magnitude, so the
-        difference of two reaches ±2 (levels with skills <= 1, as generated)."""
+        difference of two reaches ±2 (levels with skills <= 1, as generated by default)."""
         return spaces.Box(-2.0, 2.0, (self.obs_size,), jnp.float32)
 
     def action_space(self, team: str = "runner") -> spaces.MultiDiscrete:
@@ -169,16 +258,25 @@ class TagEnv(Environment[TagLevel, TagState]):
         return {"tagger": x[: self.n_taggers], "runner": x[self.n_taggers :]}
 
     # ------------------------------------------------------------------ levels
+    @property
+    def tag_margin(self) -> np.float32:
+        """The absolute tagging distance of generated levels, rounded as WarpDrive rounds
+        it (``tagging_distance · float32(grid_length)`` in float64, then float32)."""
+        return np.float32(self.tag_distance * np.float64(np.float32(self.arena)))
+
     def generate(self, key: jax.Array) -> TagLevel:
-        """Uniform start positions and directions (``random_start``), or one fixed start."""
+        """Start positions uniform in ``[0, L)²`` and directions among the four axes (or one
+        fixed such start with ``random_start=False``), skills and tagging distance of the
+        env."""
         key = key if self.random_start else jax.random.key(0)
         k_pos, k_dir = jax.random.split(key)
+        axes = jax.random.randint(k_dir, (self.n_agents,), 0, 4)
         return TagLevel(
             pos=jax.random.uniform(k_pos, (self.n_agents, 2), jnp.float32, 0.0, self.arena),
-            direction=jax.random.uniform(k_dir, (self.n_agents,), jnp.float32, 0.0, TWO_PI),
-            skill=jnp.ones((2,), jnp.float32),
+            direction=(axes.astype(jnp.float32) * jnp.float32(math.pi / 2)),
+            skill=jnp.asarray([self.skill_tagger, self.skill_runner], jnp.float32),
             arena=jnp.float32(self.arena),
-            tag_distance=jnp.float32(self.tag_distance),
+            tag_margin=jnp.float32(self.tag_margin),
         )
 
     def reset_state(self, key: jax.Array, level: TagLevel) -> TagState:
@@ -191,66 +289,62 @@ class TagEnv(Environment[TagLevel, TagState]):
             direction=jnp.asarray(level.direction, jnp.float32),
             accel=jnp.zeros((a,), jnp.float32),
             active=jnp.ones((a,), jnp.bool_),
+            tagged=jnp.zeros((a,), jnp.bool_),
             time=jnp.zeros((), jnp.int32),
             skill=jnp.where(is_tagger, level.skill[0], level.skill[1]).astype(jnp.float32),
             arena=jnp.asarray(level.arena, jnp.float32),
-            tag_distance=jnp.asarray(level.tag_distance, jnp.float32),
+            tag_margin=jnp.asarray(level.tag_margin, jnp.float32),
         )
 
     # ------------------------------------------------------------------ dynamics
-    def _table(self, levels: int, mx: float) -> jax.Array:
-        """Head values: ``[0, linspace(-mx, mx, levels)]`` (float64 rounded to float32)."""
-        return jnp.asarray(np.concatenate([[0.0], np.linspace(-mx, mx, levels)]), jnp.float32)
-
     def step_state(
         self, key: jax.Array, state: TagState, action: dict[str, jax.Array]
     ) -> tuple[TagState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
         del key
         nt = self.n_taggers
         act = jnp.concatenate([action["tagger"], action["runner"]], axis=0).astype(jnp.int32)
-        active = state.active
-        d_acc = self._table(self.accel_levels, self.max_accel)[act[:, 0]]
-        d_turn = self._table(self.turn_levels, self.max_turn)[act[:, 1]]
+        still = state.in_game  # the agents in the game during this step
+        # 1. movement
+        d_acc = _table(self.accel_levels, self.min_accel, self.max_accel)[act[:, 0]]
+        d_turn = _table(self.turn_levels, self.min_turn, self.max_turn)[act[:, 1]]
         accel = state.accel + d_acc
-        direction = jnp.where(active, jnp.mod(state.direction + d_turn, TWO_PI), 0.0)
-        top = self.max_speed * state.skill
-        speed = jnp.where(active, jnp.clip(state.speed + accel, 0.0, top), 0.0)
-        accel = jnp.where((speed <= 0.0) | (speed >= top), 0.0, accel)
+        direction = jnp.where(still, jnp.mod(state.direction + d_turn, jnp.float32(TWO_PI)), 0.0)
+        top = jnp.float32(self.max_speed) * state.skill
+        speed = jnp.where(still, jnp.clip(state.speed + accel, 0.0, top), 0.0)
+        accel = jnp.where((speed > 0.0) & (speed < top), accel, 0.0)
         moved = state.pos + speed[:, None] * jnp.stack([jnp.cos(direction), jnp.sin(direction)], -1)
         pos = jnp.clip(moved, 0.0, state.arena)
-        hit_edge = jnp.any(pos != moved, axis=-1) & active
+        hit_edge = jnp.any(pos != moved, axis=-1) & still
 
-        # tagging: each runner in the game vs its nearest tagger
+        # 3. tagging: each runner in the game against its nearest tagger
         runners = pos[nt:]
-        diff = runners[:, None, :] - pos[None, :nt, :]
-        dist = jnp.sqrt(jnp.sum(diff * diff, axis=-1))  # (R, T)
+        dx = runners[:, None, 0] - pos[None, :nt, 0]
+        dy = runners[:, None, 1] - pos[None, :nt, 1]
+        dist = jnp.sqrt(dx * dx + dy * dy)  # (R, T)
         nearest = jnp.argmin(dist, axis=1)
-        tagged = active[nt:] & (jnp.min(dist, axis=1) < state.tag_distance * state.arena)
+        tagged = still[nt:] & (jnp.min(dist, axis=1) < state.tag_margin)
         tags_by = jax.ops.segment_sum(tagged.astype(jnp.float32), nearest, num_segments=nt)
 
+        # 4. rewards
         time = state.time + 1
-        still = active[nt:] & ~tagged
         end = time >= self.episode_length
-        r_tagger = self.tag_reward * tags_by + self.tagger_step_reward
+        left = still[nt:] & ~tagged if self.runners_leave else still[nt:]
+        r_tagger = self.tag_reward * tags_by + jnp.where(still[:nt], self.tagger_step_reward, 0.0)
         r_runner = (
             jnp.where(tagged, self.tag_penalty, 0.0)
-            + jnp.where(active[nt:], self.runner_step_reward, 0.0)
-            + jnp.where(end & still, self.end_reward, 0.0)
+            + jnp.where(still[nt:], self.runner_step_reward, 0.0)
+            + jnp.where(end & left, self.end_reward, 0.0)
         )
         reward = jnp.concatenate([r_tagger, r_runner]) + jnp.where(hit_edge, self.edge_reward, 0.0)
-        new_active = active.at[nt:].set(still)
+        tagged_all = jnp.concatenate([jnp.zeros((nt,), jnp.bool_), tagged])
         new = state.replace(
-            pos=pos,
-            speed=jnp.where(new_active, speed, 0.0),
-            direction=direction,
-            accel=jnp.where(new_active, accel, 0.0),
-            active=new_active,
-            time=time,
-        )
-        terminated = ~jnp.any(still)
+            pos=pos, speed=speed, direction=direction, accel=accel, active=still,
+            tagged=tagged_all if self.runners_leave else jnp.zeros_like(tagged_all), time=time,
+        )  # fmt: skip
+        terminated = ~jnp.any(left)
         info = {
-            "active": self._split(active),
-            "out": self._split(jnp.concatenate([jnp.zeros((nt,), jnp.bool_), tagged])),
+            "active": self._split(still),
+            "out": self._split(tagged_all & self.runners_leave),
             "tagged": jnp.sum(tagged).astype(jnp.int32),
         }
         return new, self._split(reward.astype(jnp.float32)), terminated, end, info
@@ -259,35 +353,50 @@ class TagEnv(Environment[TagLevel, TagState]):
     def observe(self, state: TagState) -> dict[str, jax.Array]:
         a, nt = self.n_agents, self.n_taggers
         is_tagger = (jnp.arange(a) < nt).astype(jnp.float32)
-        scale = math.sqrt(2.0) * state.arena
+        active = state.active  # the flags of the step just taken (before its tags)
+        diag = jnp.float32(math.sqrt(2.0)) * state.arena
         feats = jnp.stack(
             [
-                state.pos[:, 0] / scale,
-                state.pos[:, 1] / scale,
+                state.pos[:, 0] / diag,
+                state.pos[:, 1] / diag,
                 state.speed / self.max_speed,
                 state.accel / self.max_speed,
-                state.direction / TWO_PI,
+                state.direction / jnp.float32(TWO_PI),
             ],
             axis=-1,
-        )  # (A, 5) absolute, differenced below
-        if self.k_nearest is None:
-            # everyone else, in index order (row i lists j = 0..A-1 without i): pairwise
-            # differences with the diagonal cut out by a static reshape, no gather
-            cols = [f[None, :] - f[:, None] for f in feats.T]
-            cols += [jnp.broadcast_to(f[None, :], (a, a)) for f in (is_tagger, state.active)]
-            flat = jnp.concatenate([_off_diagonal(c.astype(jnp.float32)) for c in cols], axis=-1)
-        else:
-            others, valid = _k_nearest(state.pos, state.active, self.k_nearest)
-            rel = feats[others] - feats[:, None, :]  # (A, K, 5)
-            extra = jnp.stack(
-                [is_tagger[others], state.active[others].astype(jnp.float32)], axis=-1
-            )  # (A, K, 2)
-            per = jnp.concatenate([rel, extra], axis=-1) * valid[..., None]  # (A, K, 7)
-            flat = jnp.moveaxis(per, -1, 1).reshape(a, -1)  # feature by feature
+        )  # (A, 5), differenced below
         t = jnp.full((a, 1), state.time.astype(jnp.float32) / self.episode_length)
-        obs = jnp.concatenate([flat, t], axis=-1)
-        obs = jnp.where(state.active[:, None], obs, 0.0)
+        flags = active.astype(jnp.float32)
+        if self.k_nearest is None:
+            # everyone else in index order: pairwise differences with the diagonal cut
+            # out by static reshapes (no gather); an agent out of the game keeps the
+            # others' types and flags, zero differences and zero time (as WarpDrive)
+            diffs = [f[None, :] - f[:, None] for f in feats.T]
+            diffs = [jnp.where(active[:, None], d, 0.0) for d in diffs]
+            cols = diffs + [jnp.broadcast_to(f[None, :], (a, a)) for f in (is_tagger, flags)]
+            flat = jnp.concatenate([_off_diagonal(c.astype(jnp.float32)) for c in cols], axis=-1)
+            obs = jnp.concatenate([flat, jnp.where(active[:, None], t, 0.0)], axis=-1)
+        else:
+            time = state.time.astype(jnp.float32) / self.episode_length
+            obs = tag_observation(
+                feats, state.pos, active, is_tagger, time, self.k_nearest,
+                functools.partial(_k_nearest_observation, k=self.k_nearest),
+            )  # fmt: skip
         return self._split(obs.astype(jnp.float32))
+
+
+def _k_nearest_observation(
+    feats: jax.Array, pos: jax.Array, active: jax.Array, kind: jax.Array, time: jax.Array, k: int
+) -> jax.Array:
+    """The k-nearest observation in JAX ``(A, 7k + 1)`` (the CPU kernel's twin)."""
+    a = pos.shape[0]
+    others, valid = k_nearest(pos, active, k)
+    rel = feats[others] - feats[:, None, :]  # (A, K, 5)
+    extra = jnp.stack([kind[others], active[others].astype(jnp.float32)], axis=-1)  # (A, K, 2)
+    per = jnp.concatenate([rel, extra], axis=-1) * valid[..., None]  # (A, K, 7)
+    flat = jnp.moveaxis(per, -1, 1).reshape(a, -1)  # feature by feature
+    t = jnp.broadcast_to(time, (a, 1))
+    return jnp.where(active[:, None], jnp.concatenate([flat, t], axis=-1), 0.0)
 
 
 def _off_diagonal(m: jax.Array) -> jax.Array:
@@ -296,41 +405,17 @@ def _off_diagonal(m: jax.Array) -> jax.Array:
     return m.reshape(-1)[1:].reshape(a - 1, a + 1)[:, :-1].reshape(a, a - 1)
 
 
-def _k_nearest(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
-    """The ``k`` nearest other agents still in the game, nearest first.
-
-    Ranks by the key ``(d² with its lowest b mantissa bits cleared) | index`` where ``b`` is
-    the number of bits of an agent index: equal or near-equal squared distances (within a
-    relative ``2^(b-23)``) go to the lower index. The keys are distinct, so ``k`` passes of
-    an integer ``min`` (which vectorises) select them; this is 2–3× faster than
-    ``lax.top_k`` on CPU. ``pos (A, 2)``, ``active (A,)`` -> ``(others (A, k) int32,
-    valid (A, k) bool)`` (``valid`` is False for padding when fewer than ``k`` remain).
-    """
-    a = pos.shape[0]
+def pair_distances(pos: jax.Array) -> jax.Array:
+    """``(A, A) float32`` distances, computed as WarpDrive computes them (float32
+    ``sqrt(dx² + dy²)``; XLA may fuse the products, ±1 ulp)."""
     x, y = pos[:, 0], pos[:, 1]
     dx, dy = x[None, :] - x[:, None], y[None, :] - y[:, None]
-    dist = dx * dx + dy * dy  # (A, A), separate axes: no size-2 minor dimension
-    big = jnp.iinfo(jnp.int32).max
-    bad = jnp.eye(a, dtype=jnp.bool_) | ~active[None, :]
-    if a > 1 << 16:  # too many index bits for the packed key: plain top_k
-        neg, others = jax.lax.top_k(-jnp.where(bad, jnp.inf, dist), k)
-        return others, jnp.isfinite(neg)
-    b = max(1, (a - 1).bit_length())
-    bits = jax.lax.bitcast_convert_type(dist, jnp.int32)  # d² >= 0: monotone as int32
-    key = jnp.where(bad, big, (bits & ~((1 << b) - 1)) | jnp.arange(a, dtype=jnp.int32))
-    picked = []
-    for _ in range(k):
-        m = jnp.min(key, axis=-1)
-        picked.append(m)
-        key = jnp.where(key == m[:, None], big, key)
-    keys = jnp.stack(picked, axis=-1)
-    valid = keys != big
-    return jnp.where(valid, keys & ((1 << b) - 1), 0), valid
+    return jnp.sqrt(dx * dx + dy * dy)
 
 
-# The benchmark configuration of the reference work.
+# The benchmark configuration of the reference work (WarpDrive's Tag training example).
 BENCHMARK = dict(
     n_taggers=10, n_runners=100, episode_length=500, arena=20.0, tag_distance=0.02,
-    accel_levels=20, max_accel=0.1, turn_levels=20, max_turn=3 * math.pi / 4, k_nearest=10,
-    tag_reward=10.0, tag_penalty=-10.0,
+    accel_levels=20, min_accel=-0.1, max_accel=0.1, turn_levels=20, min_turn=-3 * math.pi / 4,
+    max_turn=3 * math.pi / 4, k_nearest=10, tag_reward=10.0, tag_penalty=-10.0,
 )  # fmt: skip

@@ -1,15 +1,19 @@
-"""Grid Tag: ``n`` taggers chase one runner on integer cells ``[0, L]^2``.
+"""Grid Tag: ``n`` taggers chase one runner on integer cells ``[0, L]^2`` — WarpDrive's
+``TagGridWorld``, rule for rule (checked against WarpDrive's own code in
+``tests/test_tag_warpdrive.py``).
 
-Rules (the reference grid game): actions stay / +x / -x / +y / -y; a move that would leave
-the grid is clipped and the agent receives ``wall_reward`` (−0.1); after everyone has moved,
-if any tagger shares the runner's cell, every tagger gets ``tag_reward`` (+10), the runner
-``-tag_penalty`` and the episode terminates; otherwise taggers get ``tagger_step_reward``
-(−0.01) and the runner ``runner_step_reward`` (+0.01). Truncated at ``t = T``.
+Rules: actions stay / +x / -x / +y / -y; a move that would leave the grid is clipped and the
+agent receives ``wall_reward`` (≤ 0, −0.1); after everyone has moved, if any tagger shares
+the runner's cell, every tagger gets ``tag_reward`` (+10), the runner ``tag_penalty`` (≤ 0,
+−2) and the episode terminates; otherwise taggers get ``tagger_step_reward`` (−0.01) and
+the runner ``runner_step_reward`` (+0.01) — WarpDrive's one ``step_cost_for_tagger`` c is
+``tagger_step_reward = -c``, ``runner_step_reward = +c``. Truncated at ``t = T``.
 
-Observations (``partial=False``): positions of every agent ``/ L`` (all ``x`` then all
-``y``), their types (1 = tagger), a one-hot of the agent itself, ``t/T`` — ``4A + 1``
-numbers. ``partial=True``: own position, the target's position (the runner's for taggers,
-the nearest tagger's for the runner), own type, ``t/T`` — 6 numbers.
+Observations (after the move; WarpDrive's types: 0 tagger, 1 runner). Full
+(``partial=False``): positions of every agent ``/ L`` (all ``x`` then all ``y``), their
+types, a one-hot of the agent itself, ``t/T`` — ``4A + 1`` numbers. ``partial=True``: own
+position, the target's position (the runner's for taggers; for the runner its nearest
+tagger by squared Euclidean distance, lowest index on ties), own type, ``t/T`` — 6 numbers.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ import numpy as np
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
-from arenax.options import POSITIVE, check_on_init
+from arenax.options import NON_NEGATIVE, POSITIVE, In, check_on_init
 from arenax.struct import pytree_dataclass
+
+NON_POSITIVE = In(-1e9, 0.0)
 
 # stay, +x, -x, +y, -y
 MOVES = np.array([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]], np.int32)
@@ -57,19 +63,19 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
     partial: bool = False
     """The 6-number partial observation (own and target position, type, t/T) instead of
     everyone's positions."""
-    tag_reward: float = 10.0
-    """Reward of every tagger when the runner is tagged."""
-    tag_penalty: float = 2.0
-    """The tagged runner receives minus this."""
-    tagger_step_reward: float = -0.01
-    """Reward of each tagger per step without a tag."""
-    runner_step_reward: float = 0.01
-    """Reward of the runner per step without a tag."""
-    wall_reward: float = -0.1
-    """Reward of an agent that bumps into the border."""
+    tag_reward: Annotated[float, NON_NEGATIVE] = 10.0
+    """Reward of every tagger when the runner is tagged, >= 0 (tag_reward_for_tagger)."""
+    tag_penalty: Annotated[float, NON_POSITIVE] = -2.0
+    """Reward of the tagged runner, <= 0 (minus WarpDrive's tag_penalty_for_runner)."""
+    tagger_step_reward: Annotated[float, NON_POSITIVE] = -0.01
+    """Reward of each tagger per step without a tag, <= 0 (-step_cost_for_tagger)."""
+    runner_step_reward: Annotated[float, NON_NEGATIVE] = 0.01
+    """Reward of the runner per step without a tag, >= 0 (+step_cost_for_tagger)."""
+    wall_reward: Annotated[float, NON_POSITIVE] = -0.1
+    """Reward of an agent that bumps into the border, <= 0 (-wall_hit_penalty)."""
     random_start: bool = False
-    """Generated levels draw start cells uniformly (False: taggers at the centre, the runner
-    in the corner (0, 0))."""
+    """Generated levels draw every start cell uniformly (an arenax option); False: taggers
+    at the centre, the runner in the corner (0, 0), as WarpDrive (starting_location_x/y)."""
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
@@ -77,6 +83,28 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
     def __post_init__(self) -> None:
         check_on_init(self, "grid-tag")
+
+    @classmethod
+    def from_warpdrive(cls, **kwargs: Any) -> GridTagEnv:
+        """The env of a WarpDrive ``TagGridWorld(**kwargs)`` (its parameter names and sign
+        conventions; start locations belong to levels, ``seed`` and ``env_backend`` to
+        nothing)."""
+        c = kwargs.pop("step_cost_for_tagger", 0.01)
+        out: dict[str, Any] = {"tagger_step_reward": -c, "runner_step_reward": c}
+        names = {"num_taggers": "n_taggers", "grid_length": "size",
+                 "episode_length": "episode_length", "tag_reward_for_tagger": "tag_reward"}  # fmt: skip
+        signs = {"tag_penalty_for_runner": "tag_penalty", "wall_hit_penalty": "wall_reward"}
+        out["partial"] = not kwargs.pop("use_full_observation", True)
+        for drop in ("seed", "env_backend", "starting_location_x", "starting_location_y"):
+            kwargs.pop(drop, None)
+        for k, v in kwargs.items():
+            if k in names:
+                out[names[k]] = v
+            elif k in signs:
+                out[signs[k]] = -v
+            else:
+                raise ValueError(f"TagGridWorld has no parameter {k!r}")
+        return cls(**out)
 
     @property
     def n_agents(self) -> int:
@@ -119,7 +147,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         tagged = jnp.any(jnp.all(pos[:-1] == runner, axis=-1))
         time = state.time + 1
         r_tagger = jnp.where(tagged, self.tag_reward, self.tagger_step_reward)
-        r_runner = jnp.where(tagged, -self.tag_penalty, self.runner_step_reward)
+        r_runner = jnp.where(tagged, self.tag_penalty, self.runner_step_reward)
         wall = jnp.where(hit_wall, self.wall_reward, 0.0)
         reward = {
             "tagger": (jnp.full((self.n_taggers,), r_tagger) + wall[:-1]).astype(jnp.float32),
@@ -132,14 +160,15 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         a, size = self.n_agents, float(self.size)
         p = state.pos.astype(jnp.float32) / size
         t = state.time.astype(jnp.float32) / self.episode_length
-        is_tagger = (jnp.arange(a) < self.n_taggers).astype(jnp.float32)
+        is_runner = (jnp.arange(a) >= self.n_taggers).astype(jnp.float32)  # WarpDrive's types
         if self.partial:
-            d = jnp.sum(jnp.abs(state.pos[:-1] - state.pos[-1]), axis=-1)
+            diff = state.pos[:-1] - state.pos[-1]
+            d = jnp.sum(diff * diff, axis=-1)  # squared Euclidean, first index on ties
             nearest = p[jnp.argmin(d)]
             targets = jnp.concatenate([jnp.broadcast_to(p[-1], (a - 1, 2)), nearest[None]])
-            obs = jnp.concatenate([p, targets, is_tagger[:, None], jnp.full((a, 1), t)], axis=-1)
+            obs = jnp.concatenate([p, targets, is_runner[:, None], jnp.full((a, 1), t)], axis=-1)
         else:
-            shared = jnp.concatenate([p[:, 0], p[:, 1], is_tagger])
+            shared = jnp.concatenate([p[:, 0], p[:, 1], is_runner])
             obs = jnp.concatenate(
                 [jnp.broadcast_to(shared, (a, 3 * a)), jnp.eye(a), jnp.full((a, 1), t)], axis=-1
             )

@@ -4,6 +4,7 @@ and GIFs of whole episodes played by given policies or random actions."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -42,7 +43,7 @@ def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 32
         scale = (px - 1) / float(s.arena)
         draw.rectangle([0, 0, px - 1, px - 1], outline=BORDER)
         r = max(2.0, px / 80)
-        active = np.asarray(s.active)
+        active = np.asarray(s.active & ~s.tagged)  # tagged runners are shown out at once
         order = np.argsort(np.arange(env.n_agents) < env.n_taggers, kind="stable")  # taggers on top
         for i in order:
             x, y = np.asarray(s.pos[i]) * scale
@@ -63,34 +64,29 @@ def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 32
 def episode_frames(
     env: TagEnv | GridTagEnv,
     key: jax.Array,
-    policies: dict[str, Any] | None = None,
-    params: dict[str, Any] | None = None,
-    greedy: bool = False,
+    act: Callable[[Any, Any, jax.Array], dict[str, jax.Array]] | None = None,
     px: int = 320,
     max_frames: int = 200,
+    level: Any = None,
 ) -> list[np.ndarray]:
-    """Frames of one episode from a generated level. ``policies``/``params`` per team
-    (MLP policies with ``dist``), or uniformly random actions when ``None``. Long episodes
-    are subsampled to at most ``max_frames`` frames (the last frame is always kept)."""
+    """Frames of one episode from ``level`` (default: a generated one). ``act(state, obs,
+    key) -> {team: actions}`` chooses the actions (default: uniformly random). Long
+    episodes are subsampled to at most ``max_frames`` frames (the last one is kept)."""
     k_level, k_play = jax.random.split(key)
-    level = env.generate(k_level)
+    level = env.generate(k_level) if level is None else level
     state = env.reset_state(k_level, level)
+
+    def random_act(state: Any, obs: Any, k: jax.Array) -> dict[str, jax.Array]:
+        return {
+            team: env.action_space(team).sample(jax.random.fold_in(k, i), (env.num_agents(team),))
+            for i, team in enumerate(env.teams)
+        }
+
+    choose = act or random_act
 
     @jax.jit
     def step(state: Any, k: jax.Array) -> tuple[Any, jax.Array]:
-        obs = env.observe(state)
-        action = {}
-        for i, team in enumerate(env.teams):
-            kt = jax.random.fold_in(k, i)
-            if policies is None:
-                space = env.action_space(team)
-                action[team] = space.sample(kt, (env.num_agents(team),))
-            else:
-                pol = policies[team]
-                _, logits, _ = pol.apply(params[team], obs[team][None], None, ())
-                action[team] = (
-                    pol.dist.mode(logits[0]) if greedy else pol.dist.sample(kt, logits[0])
-                )
+        action = choose(state, env.observe(state), k)
         state, _, term, trunc, _ = env.step_state(k, state, action)
         return state, term | trunc
 
