@@ -1,13 +1,17 @@
 """Does a Tag preset learn? Train it with variants of its teams' PPO options at equal env
-steps, then evaluate the trained taggers against random runners (and random taggers as the
-floor) on held-out start levels: runners tagged per episode and the fraction of episodes
-with a tag, with 95% intervals.
+steps (over several seeds), then evaluate the trained taggers against random runners (and
+the untrained policy and random taggers as floors) on held-out start levels: runners
+tagged per episode and the fraction of episodes with a tag, with 95% intervals.
 
-    python benchmarks/tag_learning.py --preset tag-grid --steps 2000000
+    python benchmarks/tag_learning.py --preset tag-grid --steps 400000 --seeds 0 1 2
+    python benchmarks/tag_learning.py --preset tag-grid --steps 3000000 --grid-size 100 \
+        --n-envs 256 --variants clipped        # the preset before it was changed
     python benchmarks/tag_learning.py --preset tag-continuous --steps 100000 --variants default
 
-Variants: ``default`` (the preset as shipped), ``clipped`` (value-loss clipping at the PPO
-ratio's ±0.2, in absolute return units), ``unclipped`` (no value clipping).
+Variants of every team's PPO: ``default`` (the preset as shipped: no value clipping),
+``clipped`` (value-loss clipping at the PPO ratio's ±0.2, in absolute return units: the old
+default), ``unclipped`` (no value clipping), ``scaled`` / ``unclipped-scaled`` (the same with
+rewards scaled by 0.1 before GAE, ``ppo.reward_scale``).
 """
 
 from __future__ import annotations
@@ -33,60 +37,95 @@ class Args:
     """A Tag preset."""
     steps: int = 2_000_000
     """Env steps per variant."""
-    variants: tuple[str, ...] = ("clipped", "unclipped")
-    """PPO variants of every team: default, clipped, unclipped."""
-    episodes: int = 200
+    variants: tuple[str, ...] = ("clipped", "unclipped", "scaled", "unclipped-scaled")
+    """PPO variants of every team: default, clipped, unclipped, scaled, unclipped-scaled."""
+    episodes: int = 400
     """Held-out start levels per evaluation."""
-    seed: int = 0
-    """Training seed (evaluation levels come from another key)."""
+    seeds: tuple[int, ...] = (0,)
+    """Training seeds (evaluation levels come from another key)."""
+    n_envs: int | None = None
+    """Override the preset's number of envs."""
+    grid_size: int | None = None
+    """Override grid Tag's size L (cells 0..L)."""
+
+
+VARIANTS = {
+    "clipped": dict(clip_value=True, reward_scale=1.0),
+    "unclipped": dict(clip_value=False, reward_scale=1.0),
+    "scaled": dict(clip_value=True, reward_scale=0.1),
+    "unclipped-scaled": dict(clip_value=False, reward_scale=0.1),
+}
 
 
 def variant(cfg, name: str):
     def team(tc):
         if name == "default":
             return tc
-        return dataclasses.replace(
-            tc, ppo=dataclasses.replace(tc.ppo, clip_value=name == "clipped")
-        )
+        return dataclasses.replace(tc, ppo=dataclasses.replace(tc.ppo, **VARIANTS[name]))
 
     return dataclasses.replace(cfg, tagger=team(cfg.tagger), runner=team(cfg.runner))
 
 
+def cells(r) -> tuple[str, str]:
+    """Tags per episode (mean ± 95% half-width) and P(tag) (Wilson interval)."""
+    return (
+        f"{r.tagged:.3f} ±{r.tagged_hi - r.tagged:.3f}",
+        f"{r.any_tag:.3f} ({r.any_tag_lo:.3f}–{r.any_tag_hi:.3f})",
+    )
+
+
+def configure(args: Args, name: str, seed: int, out_dir: Path):
+    cfg = variant(PRESETS[args.preset], name)
+    if args.n_envs is not None:
+        cfg = dataclasses.replace(cfg, n_envs=args.n_envs)
+    if args.grid_size is not None:
+        cfg = dataclasses.replace(
+            cfg, grid_tag=dataclasses.replace(cfg.grid_tag, size=args.grid_size)
+        )
+    return dataclasses.replace(
+        cfg, total_steps=args.steps, total_updates=None, out_dir=out_dir,
+        name=f"{name}-s{seed}", progress=False, tensorboard=False, seed=seed,
+        checkpoint_every=cfg.chunk * 1000, archive_every=0,
+    )  # fmt: skip
+
+
 def main(args: Args) -> None:
     console = Console()
-    table = Table(title=f"{args.preset}: trained taggers vs random runners, {args.steps:,} env "
-                        f"steps per variant, {args.episodes} held-out starts")  # fmt: skip
-    for col in ("variant", "taggers", "tagged / ep", "95% CI", "P(tag)", "95% CI", "train s"):
+    setup = f", {args.n_envs} envs" if args.n_envs else ""
+    setup += f", L = {args.grid_size}" if args.grid_size else ""
+    table = Table(title=f"{args.preset}{setup}: trained taggers vs random runners, "
+                        f"{args.steps:,} env steps per run, {args.episodes} held-out starts")  # fmt: skip
+    bad = [v for v in args.variants if v != "default" and v not in VARIANTS]
+    if bad:
+        raise SystemExit(f"--variants: unknown {bad}; choose from default, {', '.join(VARIANTS)}")
+    for col in ("variant", "seed", "taggers", "tags/ep", "P(tag)", "train s"):
         table.add_column(col, justify="right")
     with tempfile.TemporaryDirectory() as tmp:
-        for name in args.variants:
-            cfg = dataclasses.replace(
-                variant(PRESETS[args.preset], name), total_steps=args.steps, total_updates=None,
-                out_dir=Path(tmp), name=name, progress=False, tensorboard=False, seed=args.seed,
-                checkpoint_every=PRESETS[args.preset].chunk * 1000, archive_every=0,
-            )  # fmt: skip
-            t0 = time.perf_counter()
-            res = train(cfg, console=console)
-            secs = time.perf_counter() - t0
-            algo = make_algorithm(cfg)
-            env = algo.env
-            policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
-            init = algo.init(jax.random.key(cfg.seed)).learner
-            key = jax.random.key(12345)
-            levels = jax.vmap(env.generate)(jax.random.split(key, args.episodes))
-            for label, learner in (("trained", res.state.learner), ("initial", init)):
-                params = {
-                    t: jax.device_get(learner[algo.team_policy[t]].params) for t in algo.teams
-                }
-                r, _ = evaluate_matchup(env, "trained", "random", policies, params, levels,
-                                        jax.random.fold_in(key, 1))  # fmt: skip
-                table.add_row(name, label, f"{r.tagged:.3f}", f"{r.tagged_lo:.3f}–{r.tagged_hi:.3f}",
-                              f"{r.any_tag:.3f}", f"{r.any_tag_lo:.2f}–{r.any_tag_hi:.2f}",
-                              f"{secs:.0f}" if label == "trained" else "")  # fmt: skip
-            console.print(table)
+        for seed in args.seeds:
+            for i, name in enumerate(args.variants):
+                cfg = configure(args, name, seed, Path(tmp))
+                t0 = time.perf_counter()
+                res = train(cfg, console=console)
+                secs = time.perf_counter() - t0
+                algo = make_algorithm(cfg)
+                env = algo.env
+                policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
+                key = jax.random.key(12345)
+                levels = jax.vmap(env.generate)(jax.random.split(key, args.episodes))
+                runs = [("trained", res.state.learner)]
+                if i == 0:  # the untrained policy of this seed (equal for every variant)
+                    runs.append(("initial", algo.init(jax.random.key(seed)).learner))
+                for label, learner in runs:
+                    params = {
+                        t: jax.device_get(learner[algo.team_policy[t]].params) for t in algo.teams
+                    }
+                    r, _ = evaluate_matchup(env, "trained", "random", policies, params, levels,
+                                            jax.random.fold_in(key, 1))  # fmt: skip
+                    table.add_row(name if label == "trained" else "-", str(seed), label, *cells(r),
+                                  f"{secs:.0f}" if label == "trained" else "")  # fmt: skip
+                console.print(table)
         r, _ = evaluate_matchup(env, "random", "random", {}, {}, levels, jax.random.fold_in(key, 1))
-        table.add_row("-", "random", f"{r.tagged:.3f}", f"{r.tagged_lo:.3f}–{r.tagged_hi:.3f}",
-                      f"{r.any_tag:.3f}", f"{r.any_tag_lo:.2f}–{r.any_tag_hi:.2f}", "")  # fmt: skip
+        table.add_row("-", "-", "random", *cells(r), "")
     console.print(table)
 
 

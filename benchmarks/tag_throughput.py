@@ -24,7 +24,7 @@ from rich.table import Table
 from arenax.envs import AutoReplay
 from arenax.rl.rollout import team_rollout
 from arenax.train.build import make_algorithm, make_env
-from arenax.train.config import PRESETS, PPOConfig, TeamConfig, TrainConfig
+from arenax.train.config import PRESETS, TeamConfig, TrainConfig
 from arenax.train.parallel import AXIS, make_chunk, make_mesh, place
 
 _TC = PRESETS["tag-continuous"]
@@ -35,8 +35,7 @@ def _case(
     base: TrainConfig, n_envs: int, n_steps: int, minibatches: int, **game: Any
 ) -> TrainConfig:
     field = "tag" if base.game == "tag" else "grid_tag"
-    team = TeamConfig(ppo=PPOConfig(lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01,
-                                    epochs=4, minibatches=minibatches))  # fmt: skip
+    team = TeamConfig(ppo=dataclasses.replace(TeamConfig().ppo, minibatches=minibatches))
     shared = base.game == "grid-tag"
     return dataclasses.replace(
         base, n_envs=n_envs, n_steps=n_steps,

@@ -91,8 +91,9 @@ class Learner:
     ) -> tuple[LearnerState, dict[str, jax.Array]]:
         """GAE + PPO epochs on one rollout; returns the new state and mean loss statistics."""
         c = self.config
+        reward = traj.reward if c.reward_scale == 1.0 else traj.reward * c.reward_scale
         adv, targets = gae(
-            traj.reward, traj.value, traj.next_value, traj.terminated, traj.done,
+            reward, traj.value, traj.next_value, traj.terminated, traj.done,
             c.gamma, c.gae_lambda,
         )  # fmt: skip
         count = _count(state.opt_state)

@@ -41,7 +41,11 @@ class PPOConfig:
     clip_eps: Annotated[float, POSITIVE_REAL] = 0.2
     """PPO ratio clipping (also clips the value loss)."""
     clip_value: bool = True
-    """Use the clipped value loss."""
+    """Use the clipped value loss (value changes clipped at ``clip_eps`` in the units of
+    the scaled return)."""
+    reward_scale: Annotated[float, POSITIVE_REAL] = 1.0
+    """Rewards are multiplied by this before GAE, so the critic learns returns in scaled
+    units (metrics report the unscaled rewards)."""
     ent_coef: Annotated[float, NON_NEGATIVE] = 1e-3
     """Entropy bonus coefficient."""
     vf_coef: Annotated[float, NON_NEGATIVE] = 0.5

@@ -366,13 +366,16 @@ PRESETS: dict[str, TrainConfig] = {
         n_envs=100, n_steps=100, total_steps=10_000_000, chunk=1, checkpoint_every=10,
         archive_every=100, eval=EvalConfig(every=0),
     ),
-    # Grid Tag: 4 taggers and a runner on a 101 x 101 grid, partial observation, random
+    # Grid Tag: 4 taggers and a runner on a 31 x 31 grid, partial observation, random
     # starts, one policy shared by both teams (the observation says who is a tagger).
+    # 64 envs x 128 steps: more PPO updates per env step than wider batches, which is
+    # what learns at small budgets (benchmarks/tag_learning.py; on a 101 x 101 grid random
+    # taggers tag in 3% of episodes and nothing learned within 3 M steps).
     "tag-grid": TrainConfig(
         game="grid-tag",
-        grid_tag=GridTagConfig(n_taggers=4, size=100, partial=True, random_start=True),
+        grid_tag=GridTagConfig(n_taggers=4, size=30, partial=True, random_start=True),
         tagger=TeamConfig(policy="shared"), runner=TeamConfig(policy="shared"),
-        n_envs=256, n_steps=128, total_steps=20_000_000, checkpoint_every=50,
+        n_envs=64, n_steps=128, total_steps=5_000_000, checkpoint_every=50,
         archive_every=500, eval=EvalConfig(every=0),
     ),
 }  # fmt: skip
@@ -389,7 +392,7 @@ PRESET_DOCS: dict[str, str] = {
     "maze-minimax": "Minimax adversary: the teacher minimises one student's return.",
     "maze-ppaired": "Population PAIRED: three students, population regret.",
     "tag-continuous": "Continuous Tag, the benchmark game: 10 taggers vs 100 runners.",
-    "tag-grid": "Grid Tag: 4 taggers and a runner on a 101 x 101 grid, one shared policy.",
+    "tag-grid": "Grid Tag: 4 taggers and a runner on a 31 x 31 grid, one shared policy.",
 }
 
 

@@ -3,9 +3,10 @@
 Choosing the ``k`` nearest of ``A`` agents is most of continuous Tag's step. On accelerators
 the JAX formulation (:func:`k_nearest_jax`) runs as is. On CPUs XLA materialises each of its
 ``k`` passes over the ``A × A`` distances, so arenax ships a small C++ XLA FFI kernel
-(``_knn.cc``: one pass with an insertion into a sorted list of ``k``) that it compiles on
-first use with the system's C++ compiler into ``$ARENAX_CACHE/kernels`` (default
-``~/.cache/arenax``) and registers with XLA. Both give the same ranking: squared float32
+(``_knn.cc``: per agent, an upper bound of the k-th distance from lane minima, the few
+candidates under it, and their exact ranks) that it compiles on first use with the
+system's C++ compiler into ``$ARENAX_KERNEL_DIR`` (default ``~/.cache/arenax/kernels``)
+and registers with XLA. Both give the same ranking: squared float32
 distances, equal ones by index (the kernel never fuses multiply-adds; if XLA fuses them in
 the JAX path, the two can differ on distances within one rounding of each other).
 
@@ -35,8 +36,7 @@ OBSERVE = "arenax_tag_observe"
 
 
 def _cache_dir() -> Path:
-    root = os.environ.get("ARENAX_CACHE")
-    return (Path(root).parent if root else Path.home() / ".cache/arenax") / "kernels"
+    return Path(os.environ.get("ARENAX_KERNEL_DIR") or Path.home() / ".cache/arenax/kernels")
 
 
 @functools.cache
