@@ -24,6 +24,11 @@ PARAMS = {
     "maze-editor": dict(height=4, width=5, n_walls=6, noise_dim=3),
     "tag": dict(n_taggers=2, n_runners=5, episode_length=12, arena=3.0, tag_distance=0.2),
     "grid-tag": dict(n_taggers=3, size=4, episode_length=12, partial=True),
+    "cartpole": dict(max_steps=12),
+    "acrobot": dict(max_steps=12),
+    "mountain-car": dict(max_steps=12),
+    "mountain-car-continuous": dict(max_steps=12),
+    "pendulum": dict(max_steps=12),
 }
 STEPS = 30
 

@@ -124,16 +124,18 @@ class RenderArgs:
             yield Problem("teacher", True, "draw either --buffer or --teacher, not both")
         if (self.buffer or self.teacher) and self.run_dir is None:
             yield Problem("buffer" if self.buffer else "teacher", True, "needs RUN_DIR")
-        if self.run_dir is None and self.source not in (*arenax.registry.GENERATORS, *TAG_PRESETS):
+        mazes = [g for g in arenax.list_generators() if g.startswith("maze/")]
+        if self.run_dir is None and self.source not in (*mazes, *TAG_PRESETS):
             try:
                 resolve_suite(self.source)
             except ValueError:
-                allowed = ", ".join(
-                    [*arenax.list_generators(), *TAG_PRESETS, *arenax.list_suites()]
-                )
+                suites = [n for n in arenax.list_suites() if "/" not in n]
+                allowed = ", ".join([*mazes, *TAG_PRESETS, *suites])
                 yield Problem(
                     "source", self.source, f"unknown; allowed: {allowed} or a held-out maze name"
-                )
+                    + (" (classic-control levels have no renderer yet)"
+                       if self.source.split("/")[0] in arenax.list_envs() else "")
+                )  # fmt: skip
         if self.source.startswith("maze/dr") and self.n_walls > self.height * self.width - 2:
             yield Problem(
                 "n_walls", self.n_walls, f"must be in [0, {self.height * self.width - 2}]"

@@ -14,6 +14,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from arenax.envs.classic import FAMILIES as CLASSIC
 from arenax.envs.core import Environment
 from arenax.envs.maze import suites as maze_suites
 from arenax.envs.maze.editor import MazeEditor
@@ -27,6 +28,7 @@ ENVS: dict[str, type[Environment]] = {
     "maze-editor": MazeEditor,
     "tag": TagEnv,
     "grid-tag": GridTagEnv,
+    **{name: cls for name, (cls, _) in CLASSIC.items()},
 }
 
 GENERATORS: dict[str, Callable[..., Any]] = {
@@ -36,10 +38,14 @@ GENERATORS: dict[str, Callable[..., Any]] = {
     "maze/four-rooms": maze_suites.four_rooms,
     "maze/crossing": maze_suites.crossing,
     "maze/perfect": maze_suites.perfect_maze,
+    # classic control: every constant of the physics uniform in its documented range
+    **{f"{name}/dr": cls().generate for name, (cls, _) in CLASSIC.items()},
 }
 
 MUTATORS: dict[str, Callable[..., Any]] = {
     "maze/edits": mutate_level,
+    # classic control: each edit moves one constant by up to ±10% of its range
+    **{f"{name}/physics": cls().mutate for name, (cls, _) in CLASSIC.items()},
 }
 
 
@@ -96,5 +102,7 @@ def list_mutators() -> list[str]:
 
 
 def list_suites() -> dict[str, tuple[str, ...]]:
-    """Held-out suites and the mazes in each."""
-    return dict(maze_suites.SUITES)
+    """Held-out suites and the levels in each (mazes; ``<family>/heldout`` for classic
+    control, whose levels ``make(family).heldout_levels()`` returns)."""
+    classic = {f"{n}/heldout": tuple(cls().heldout_levels()) for n, (cls, _) in CLASSIC.items()}
+    return {**maze_suites.SUITES, **classic}

@@ -1,0 +1,175 @@
+"""What the classic-control families share: a level is a set of physical constants.
+
+Every family declares its constants once, as :class:`Constant` s (Gymnasium's value, the
+range domain randomisation draws from, a docstring), and its held-out levels as changes
+to the defaults. From that table come the level's default (exactly Gymnasium's
+environment), the DR generator (each constant uniform in its range, independently), the
+mutator (``n_edits`` times: one constant moved by up to ``±scale`` of its range, clipped to
+the range) and the named held-out levels.
+
+A classic env's state is ``ClassicState(s, time, level)``: the physical state vector
+``s (n,) float32`` as Gymnasium stores it, the step count, and the level (the physics the
+episode runs on). Single-agent: one team ``"agent"`` with one agent, so observations are
+``(1, obs_dim)``, actions ``(1,)`` (discrete) or ``(1, 1)`` (continuous), rewards ``(1,)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arenax.envs import spaces
+from arenax.envs.core import Environment
+from arenax.struct import pytree_dataclass
+
+L = TypeVar("L")
+
+
+@dataclasses.dataclass(frozen=True)
+class Constant:
+    """One physical constant of a level: Gymnasium's value and the DR range."""
+
+    default: float
+    low: float
+    high: float
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.default <= self.high:
+            raise ValueError(f"default {self.default} outside [{self.low}, {self.high}]")
+
+
+@pytree_dataclass
+class ClassicState(Generic[L]):
+    """Per-env state.
+
+    Attributes:
+        s: ``(n,) float32`` the physical state (Gymnasium's ``env.state``).
+        time: ``() int32`` steps taken in this episode.
+        level: the physics of this episode.
+    """
+
+    s: jax.Array
+    time: jax.Array
+    level: L
+
+
+def level_of(cls: type[L], values: Mapping[str, float]) -> L:
+    """A level of ``cls`` with ``float32`` scalar constants."""
+    return cls(**{k: jnp.float32(v) for k, v in values.items()})
+
+
+def level_values(level: Any) -> dict[str, float]:
+    """``{constant: python float}`` of one (unbatched) level."""
+    return {f.name: float(getattr(level, f.name)) for f in dataclasses.fields(level)}
+
+
+class ClassicEnv(Environment[L, ClassicState]):
+    """Base of the classic-control families (subclasses are frozen dataclasses).
+
+    A subclass sets ``level_cls``, ``CONSTANTS`` (one :class:`Constant` per field of the
+    level, in its order), ``HELDOUT`` (name → changes to the defaults), ``obs_dim``,
+    ``state_dim`` and implements ``start`` (the reset distribution of ``s``),
+    ``dynamics`` and ``obs``.
+    """
+
+    level_cls: ClassVar[type]
+    CONSTANTS: ClassVar[dict[str, Constant]]
+    HELDOUT: ClassVar[dict[str, dict[str, float]]]
+    obs_dim: ClassVar[int]
+    max_steps: int
+
+    # --- to implement -----------------------------------------------------------------
+    def start(self, key: jax.Array, level: L) -> jax.Array:
+        """Initial physical state ``(n,) float32``."""
+        raise NotImplementedError
+
+    def dynamics(
+        self, key: jax.Array, level: L, s: jax.Array, action: jax.Array
+    ) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """One step of one agent: ``(s', reward (), terminated ())``."""
+        raise NotImplementedError
+
+    def obs(self, s: jax.Array) -> jax.Array:
+        """Observation ``(obs_dim,) float32`` of the physical state."""
+        raise NotImplementedError
+
+    # --- levels -------------------------------------------------------------------------
+    def default_level(self) -> L:
+        """Gymnasium's environment."""
+        return level_of(self.level_cls, {k: c.default for k, c in self.CONSTANTS.items()})
+
+    def generate(self, key: jax.Array) -> L:
+        """Domain randomisation: every constant uniform in its range, independently."""
+        keys = jax.random.split(key, len(self.CONSTANTS))
+        return self.level_cls(**{
+            name: jax.random.uniform(k, (), jnp.float32, c.low, c.high)
+            for k, (name, c) in zip(keys, self.CONSTANTS.items(), strict=True)
+        })  # fmt: skip
+
+    def mutate(self, key: jax.Array, level: L, n_edits: int | jax.Array, scale: float = 0.1) -> L:
+        """``n_edits`` edits (may be traced), each moving one constant with a non-empty
+        range (chosen uniformly) by ``U(-scale, scale)`` of its range, clipped to the range."""
+        names = [n for n, c in self.CONSTANTS.items() if c.high > c.low]
+        lo = jnp.asarray([self.CONSTANTS[n].low for n in names], jnp.float32)
+        hi = jnp.asarray([self.CONSTANTS[n].high for n in names], jnp.float32)
+
+        def edit(i: jax.Array, v: jax.Array) -> jax.Array:
+            k_which, k_by = jax.random.split(jax.random.fold_in(key, i))
+            j = jax.random.randint(k_which, (), 0, len(names))
+            by = jax.random.uniform(k_by, (), jnp.float32, -scale, scale) * (hi[j] - lo[j])
+            return v.at[j].set(jnp.clip(v[j] + by, lo[j], hi[j]))
+
+        v = jnp.stack([getattr(level, n) for n in names])
+        v = jax.lax.fori_loop(0, n_edits, edit, v)
+        return level.replace(**{n: v[i] for i, n in enumerate(names)})
+
+    def heldout_levels(self) -> dict[str, L]:
+        """The named held-out levels (``"default"`` is Gymnasium's)."""
+        base = {k: c.default for k, c in self.CONSTANTS.items()}
+        out = {"default": self.default_level()}
+        for name, changes in self.HELDOUT.items():
+            out[name] = level_of(self.level_cls, {**base, **changes})
+        return out
+
+    def in_range(self, level: L) -> bool:
+        """Whether every constant of an (unbatched) level lies in its DR range."""
+        v = level_values(level)
+        return all(c.low <= np.float32(v[n]) <= c.high for n, c in self.CONSTANTS.items())
+
+    # --- the environment contract ----------------------------------------------------------
+    def observation_space(self, team: str = "agent") -> spaces.Box:
+        return spaces.Box(-np.inf, np.inf, (self.obs_dim,), jnp.float32)
+
+    def reset_state(self, key: jax.Array, level: L) -> ClassicState:
+        return ClassicState(s=self.start(key, level), time=jnp.int32(0), level=level)
+
+    def step_state(
+        self, key: jax.Array, state: ClassicState, action: dict[str, jax.Array]
+    ) -> tuple[ClassicState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
+        a = jnp.asarray(action["agent"])[0]
+        s, reward, terminated = self.dynamics(key, state.level, state.s, a)
+        time = state.time + 1
+        new = state.replace(s=s.astype(jnp.float32), time=time)
+        reward = jnp.asarray(reward, jnp.float32)[None]
+        return new, {"agent": reward}, jnp.asarray(terminated), time >= self.max_steps, {}
+
+    def observe(self, state: ClassicState) -> dict[str, jax.Array]:
+        return {"agent": self.obs(state.s).astype(jnp.float32)[None]}
+
+
+def check_constants(cls: type[ClassicEnv]) -> None:
+    """Import-time check of a family's table: constants match the level's fields in
+    order, held-out levels change known constants."""
+    fields = [f.name for f in dataclasses.fields(cls.level_cls)]
+    if list(cls.CONSTANTS) != fields:
+        raise TypeError(f"{cls.__name__}: CONSTANTS {list(cls.CONSTANTS)} != level {fields}")
+    for name, changes in cls.HELDOUT.items():
+        bad = set(changes) - set(fields)
+        if bad:
+            raise TypeError(f"{cls.__name__}: held-out {name!r} changes unknown {sorted(bad)}")
