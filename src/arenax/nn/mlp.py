@@ -1,15 +1,15 @@
-"""A feed-forward actor-critic for vector observations (the Tag games)."""
+"""A feed-forward actor-critic for vector observations (the Tag games, classic control)."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from arenax.distributions import CATEGORICAL, Categorical, MultiCategorical
+from arenax.distributions import CATEGORICAL, DiagGaussian, Distribution, MultiCategorical
 from arenax.nn.layers import orthogonal
 from arenax.options import PositiveInts
 
@@ -20,6 +20,12 @@ class MLPConfig:
 
     hidden: Annotated[tuple[int, ...], PositiveInts()] = (256, 256)
     """Hidden layers (ReLU) of the actor and of the critic MLP."""
+    log_std: Literal["parameter", "network"] = "parameter"
+    """Continuous actions: the Gaussian's log std is a learned parameter per action
+    dimension (state-independent, initialised at 0), or an output of the actor."""
+    squash: bool = False
+    """Continuous actions: tanh-squash the Gaussian onto the action bounds (log-probs
+    corrected for the change of variables); False: the env clips actions to its bounds."""
 
 
 class MLPNet(nn.Module):
@@ -27,6 +33,9 @@ class MLPNet(nn.Module):
 
     n_logits: int
     hidden: tuple[int, ...] = (256, 256)
+    log_std_dim: int = 0
+    """When > 0, a state-independent parameter ``log_std (log_std_dim,)`` (zeros) is
+    appended to the actor's outputs (a Gaussian's mean then log std)."""
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -36,6 +45,9 @@ class MLPNet(nn.Module):
             return x
 
         logits = nn.Dense(self.n_logits, kernel_init=orthogonal(0.01))(trunk(obs))
+        if self.log_std_dim:
+            log_std = self.param("log_std", nn.initializers.zeros, (self.log_std_dim,))
+            logits = jnp.concatenate([logits, jnp.broadcast_to(log_std, logits.shape)], -1)
         value = nn.Dense(1, kernel_init=orthogonal(1.0))(trunk(obs))[..., 0]
         return logits, value
 
@@ -48,18 +60,26 @@ class MLPPolicy(MLPConfig):
     serve recurrent and feed-forward policies.
     """
 
-    dist: Categorical | MultiCategorical = CATEGORICAL
-    """The action distribution (categorical, or multi-discrete heads side by side)."""
+    dist: Distribution = CATEGORICAL
+    """The action distribution (categorical, multi-discrete heads side by side, or a
+    diagonal Gaussian)."""
     n_actions: int = 0
-    """Actions of a categorical distribution (unused for multi-discrete)."""
+    """Actions of a categorical distribution (unused otherwise)."""
 
     @property
     def n_logits(self) -> int:
-        return sum(self.dist.heads) if isinstance(self.dist, MultiCategorical) else self.n_actions
+        """Outputs of the actor's last layer."""
+        if isinstance(self.dist, MultiCategorical):
+            return sum(self.dist.heads)
+        if isinstance(self.dist, DiagGaussian):
+            return self.dist.dim * (2 if self.log_std == "network" else 1)
+        return self.n_actions
 
     @property
     def net(self) -> MLPNet:
-        return MLPNet(n_logits=self.n_logits, hidden=tuple(self.hidden))
+        gaussian_param = isinstance(self.dist, DiagGaussian) and self.log_std == "parameter"
+        return MLPNet(n_logits=self.n_logits, hidden=tuple(self.hidden),
+                      log_std_dim=self.dist.dim if gaussian_param else 0)  # fmt: skip
 
     def initial_carry(self, batch: int) -> tuple[()]:
         """No recurrent state."""

@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import jax
 
-from arenax.distributions import Categorical, MultiCategorical
+from arenax.distributions import Distribution
 
 
 @runtime_checkable
@@ -20,7 +20,7 @@ class Policy(Protocol):
     """What :mod:`arenax.rl` needs of a network (``arenax.nn`` implements it)."""
 
     @property
-    def dist(self) -> Categorical | MultiCategorical:
+    def dist(self) -> Distribution:
         """The action distribution of the logits."""
         ...
 

@@ -78,7 +78,7 @@ def make_team_policy(cfg: TrainConfig, team: str) -> MLPPolicy:
     from the team's action space)."""
     space = make_env(cfg).action_space(team)
     return MLPPolicy(
-        dist=D.for_space(space), n_actions=int(getattr(space, "n", 0)),
+        dist=D.for_space(space, cfg.team_configs[team].squash), n_actions=int(getattr(space, "n", 0)),
         **fields_of(cfg.team_configs[team], MLPConfig),
     )  # fmt: skip
 
