@@ -27,10 +27,11 @@ from rich.table import Table
 import arenax
 from arenax.benchmarking import EnvBenchArgs
 from arenax.options import POSITIVE, SEED, AtLeast, ConfigError, IntIn, OrNone, Problem, check
-from arenax.train.config import PRESET_DOCS, PRESETS, TrainConfig, relevant_groups
+from arenax.train.config import CLASSIC_GAMES, PRESET_DOCS, PRESETS, TrainConfig, relevant_groups
 
 console = Console()
 TAG_PRESETS = ("tag-continuous", "tag-grid")
+TAG_GAMES = ("tag", "grid-tag")
 DEFAULT_GALLERY = Path("outputs/gallery.png")
 
 
@@ -113,13 +114,15 @@ class RenderArgs:
         return (
             self.run_dir is not None
             and not (self.buffer or self.teacher)
-            and (_run_game(self.run_dir) != "maze")
+            and (_run_game(self.run_dir) in TAG_GAMES)
         )
 
     def problems(self) -> Iterator[Problem]:
         from arenax.envs.maze import resolve_suite
 
         yield from _run_problems(self.run_dir)
+        if self.run_dir is not None and _run_game(self.run_dir) in CLASSIC_GAMES:
+            yield Problem("run_dir", str(self.run_dir), "a classic-control run: there is no renderer for it yet (use arenax eval / arenax plot)")  # fmt: skip
         if self.buffer and self.teacher:
             yield Problem("teacher", True, "draw either --buffer or --teacher, not both")
         if (self.buffer or self.teacher) and self.run_dir is None:
@@ -335,7 +338,16 @@ def eval_cmd(args: EvalArgs) -> None:
     """Evaluate a run: a maze student on held-out mazes, Tag teams against opponents."""
     from arenax.eval.report import evaluate_run
 
-    if _run_game(args.run_dir) != "maze":
+    game = _run_game(args.run_dir)
+    if game in CLASSIC_GAMES:
+        from arenax.eval.classic import evaluate_classic_run
+
+        evaluate_classic_run(
+            args.run_dir, args.episodes, args.greedy, args.seed, args.checkpoint, args.out,
+            console,
+        )  # fmt: skip
+        return
+    if game != "maze":
         from arenax.eval.teams import evaluate_tag_run
 
         evaluate_tag_run(
@@ -395,8 +407,8 @@ def _train(config: TrainConfig, checkpoint: int | None = None) -> None:
 
 
 def train_cmd(config: TrainConfig) -> None:
-    """Train a preset (a maze curriculum or Tag teams); ``arenax train PRESET --help``
-    lists every option.
+    """Train a preset (a maze curriculum, Tag teams, or classic control over its physics);
+    ``arenax train PRESET --help`` lists every option.
 
     Args:
         config: a preset and its overrides.

@@ -39,7 +39,7 @@ GENERATORS: dict[str, Callable[..., Any]] = {
     "maze/crossing": maze_suites.crossing,
     "maze/perfect": maze_suites.perfect_maze,
     # classic control: every constant of the physics uniform in its documented range
-    **{f"{name}/dr": cls().generate for name, (cls, _) in CLASSIC.items()},
+    **{f"{name}/dr": cls().sample_physics for name, (cls, _) in CLASSIC.items()},
 }
 
 MUTATORS: dict[str, Callable[..., Any]] = {

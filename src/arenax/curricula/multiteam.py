@@ -19,7 +19,7 @@ that leaves the game ends its own sequence (terminal for GAE).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -80,8 +80,13 @@ class MultiTeamDR(Curriculum):
     n_steps: int = 1
     bootstrap_truncation: bool | dict[str, bool] = False
 
-    # the progress bar's fields: label -> metric
-    progress: ClassVar[dict[str, str]] = {"tagger return": "return/tagger", "tagged": "tagged"}
+    @property
+    def progress(self) -> dict[str, str]:
+        """The progress bar's fields (label -> metric): the first team's return and the
+        env's per-episode counters (Tag: runners tagged)."""
+        first = self.teams[0]
+        label = "return" if len(self.teams) == 1 else f"{first} return"
+        return {label: f"return/{first}", **{k: k for k in self.env.episode_sums}}
 
     def __post_init__(self) -> None:
         missing = set(self.env.teams) - set(self.team_policy)

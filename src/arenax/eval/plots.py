@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 PANELS = (
-    ("returns", "training episodes", (("return", "mean return"), ("solved", "solved rate"))),
+    ("returns", "training episodes", (("return", "mean return"), ("return/agent", "mean return"),
+                                      ("solved", "solved rate"))),
     ("losses", "PPO", (("value_loss", "value loss"), ("pg_loss", "policy loss"),
                        ("entropy", "entropy"), ("approx_kl", "approx. KL"))),
     ("levels", "training levels", (("level/walls", "walls"),

@@ -15,6 +15,7 @@ from arenax.curricula.dr import DomainRandomisation
 from arenax.curricula.multiteam import MultiTeamDR
 from arenax.curricula.paired import TeacherCurriculum
 from arenax.curricula.plr import ReplayCurriculum
+from arenax.envs.classic import FAMILIES as CLASSIC
 from arenax.envs.core import Environment
 from arenax.envs.maze import (
     EditorOptions,
@@ -33,11 +34,13 @@ from arenax.options import ConfigError, build, fields_of
 from arenax.rl.learner import Learner
 from arenax.rl.policy import Policy
 from arenax.rl.ppo import PPOConfig, bootstraps
-from arenax.train.config import TrainConfig
+from arenax.train.config import CLASSIC_GAMES, TrainConfig
 
 
 def make_env(cfg: TrainConfig) -> Environment:
     """The environment of ``cfg.game``, built (and checked) from its options."""
+    if cfg.game in CLASSIC_GAMES:
+        return build(CLASSIC[cfg.game][0], getattr(cfg, CLASSIC_GAMES[cfg.game]))
     if cfg.game == "tag":
         return build(TagEnv, cfg.tag)
     if cfg.game == "grid-tag":
@@ -111,8 +114,35 @@ def make_multiteam(cfg: TrainConfig) -> MultiTeamDR:
     )  # fmt: skip
 
 
+def _default_level(env: Environment, key: object) -> object:
+    del key
+    return env.default_level()
+
+
+def make_classic_replay(cfg: TrainConfig) -> ReplayCurriculum:
+    """PLR / ACCEL over a classic-control family's physics (``new_levels="empty"``: ACCEL
+    starts from Gymnasium's level and mutates it)."""
+    env = make_env(cfg)
+    q = cfg.plr
+    return ReplayCurriculum(
+        env=env,
+        learner=make_learner(cfg, make_team_policy(cfg, "agent"), cfg.agent.ppo),
+        n_envs=cfg.n_envs,
+        n_steps=cfg.n_steps,
+        config=q,
+        generator=functools.partial(_default_level, env)
+        if q.new_levels == "empty"
+        else env.generate,
+        accel=cfg.algorithm == "accel",
+        mutator=functools.partial(env.mutate, n_edits=q.n_edits),
+    )
+
+
 def make_algorithm(cfg: TrainConfig) -> Curriculum:
-    """The curriculum named by ``cfg.algorithm`` (multi-team PPO for Tag games)."""
+    """The curriculum named by ``cfg.algorithm`` (multi-team PPO for Tag games, and for
+    classic control with ``dr``)."""
+    if cfg.game in CLASSIC_GAMES and cfg.algorithm in ("plr", "accel"):
+        return make_classic_replay(cfg)
     if cfg.game != "maze":
         return make_multiteam(cfg)
     env = make_env(cfg)

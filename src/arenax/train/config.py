@@ -24,6 +24,13 @@ from typing import Annotated, Any, Literal
 from arenax.curricula.multiteam import TeamConfig
 from arenax.curricula.paired import PairedConfig, TeacherConfig
 from arenax.curricula.plr import PLRConfig
+from arenax.envs.classic import (
+    AcrobotEnv,
+    CartPoleEnv,
+    ContinuousMountainCarEnv,
+    MountainCarEnv,
+    PendulumEnv,
+)
 from arenax.envs.maze import MazeEnv, resolve_mazes
 from arenax.envs.tag import BENCHMARK, GridTagEnv, TagEnv
 from arenax.nn.student import ModelConfig
@@ -40,6 +47,7 @@ from arenax.options import (
 from arenax.rl.ppo import PPOConfig
 
 __all__ = [
+    "CLASSIC_GAMES",
     "PRESETS",
     "PRESET_DOCS",
     "RESUMABLE_FIELDS",
@@ -69,6 +77,22 @@ POSITIVE_OR_NONE = OrNone(POSITIVE)
 EnvConfig = options_of(MazeEnv, "EnvConfig", "The maze the student trains on.",
                        n_walls=60, normalize_obs=True)  # fmt: skip
 TagConfig = options_of(TagEnv, "TagConfig", "Continuous Tag (``--game tag``).")
+CartPoleConfig = options_of(CartPoleEnv, "CartPoleConfig", "CartPole (``--game cartpole``).")
+AcrobotConfig = options_of(AcrobotEnv, "AcrobotConfig", "Acrobot (``--game acrobot``).")
+MountainCarConfig = options_of(
+    MountainCarEnv, "MountainCarConfig", "MountainCar (``--game mountain-car``)."
+)
+ContinuousMountainCarConfig = options_of(
+    ContinuousMountainCarEnv, "ContinuousMountainCarConfig",
+    "MountainCar with a continuous engine (``--game mountain-car-continuous``).",
+)  # fmt: skip
+PendulumConfig = options_of(PendulumEnv, "PendulumConfig", "Pendulum (``--game pendulum``).")
+
+#: classic-control game -> the TrainConfig field holding its options
+CLASSIC_GAMES = {
+    "cartpole": "cartpole", "acrobot": "acrobot", "mountain-car": "mountain_car",
+    "mountain-car-continuous": "mountain_car_continuous", "pendulum": "pendulum",
+}  # fmt: skip
 GridTagConfig = options_of(
     GridTagEnv, "GridTagConfig", "Grid Tag (``--game grid-tag``): taggers chase one runner."
 )
@@ -101,10 +125,16 @@ class TrainConfig:
     algorithm: Literal["dr", "plr", "accel", "paired"] = "dr"
     """Curriculum: domain randomisation, PLR (``--plr.robust`` for PLR⊥), ACCEL
     (``--plr.parallel`` for PLR∥ / ACCEL∥), or a teacher (PAIRED, minimax, population).
-    Tag games train with ``dr`` (fresh start levels)."""
-    game: Literal["maze", "tag", "grid-tag"] = "maze"
+    Tag games train with ``dr`` (fresh start levels); classic control with ``dr``, ``plr``
+    or ``accel`` over its physics."""
+    game: Literal[
+        "maze", "tag", "grid-tag", "cartpole", "acrobot", "mountain-car",
+        "mountain-car-continuous", "pendulum",
+    ] = "maze"  # fmt: skip
     """The environment: the maze (``env``), continuous Tag (``tag``) or grid Tag
-    (``grid_tag``); Tag teams are configured by ``tagger`` and ``runner``."""
+    (``grid_tag``), whose teams are configured by ``tagger`` and ``runner``; or a
+    classic-control family (options in the group of its name), whose agent is configured
+    by ``agent``."""
     env: EnvConfig = EnvConfig()  # noqa: RUF009 (frozen options, built by options_of)
     model: ModelConfig = ModelConfig()
     ppo: PPOConfig = PPOConfig()
@@ -116,6 +146,13 @@ class TrainConfig:
     grid_tag: GridTagConfig = GridTagConfig()  # noqa: RUF009
     tagger: TeamConfig = TeamConfig()
     runner: TeamConfig = TeamConfig()
+    cartpole: CartPoleConfig = CartPoleConfig()  # noqa: RUF009
+    acrobot: AcrobotConfig = AcrobotConfig()  # noqa: RUF009
+    mountain_car: MountainCarConfig = MountainCarConfig()  # noqa: RUF009
+    mountain_car_continuous: ContinuousMountainCarConfig = ContinuousMountainCarConfig()  # noqa: RUF009
+    pendulum: PendulumConfig = PendulumConfig()  # noqa: RUF009
+    agent: TeamConfig = TeamConfig()
+    """The classic-control agent: its MLP and PPO (``policy`` and ``frozen`` do not apply)."""
     n_envs: Annotated[int, POSITIVE] = 32
     """Parallel environments (global, over all devices)."""
     n_steps: Annotated[int, POSITIVE] = 256
@@ -201,13 +238,18 @@ class TrainConfig:
     def run_name(self) -> str:
         if self.name:
             return self.name
+        if self.game in CLASSIC_GAMES:
+            return f"{self.algorithm}-{self.game}-s{self.seed}"
         if self.game != "maze":
             return f"{self.game}-s{self.seed}"
         return f"{self.algorithm}-maze{self.env.height}x{self.env.width}-s{self.seed}"
 
     @property
     def team_configs(self) -> dict[str, TeamConfig]:
-        """Tag teams and their options, in the game's team order."""
+        """Teams and their options, in the game's team order (Tag: tagger, runner;
+        classic control: its one agent)."""
+        if self.game in CLASSIC_GAMES:
+            return {"agent": self.agent}
         return {"tagger": self.tagger, "runner": self.runner}
 
     def team_policy(self) -> dict[str, str]:
@@ -263,9 +305,19 @@ class TrainConfig:
                 yield Problem("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
 
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
-        if self.algorithm != "dr":
-            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with 'dr' (replay and teacher curricula are maze-only)")  # fmt: skip
-        if self.game == "tag":
+        classic = self.game in CLASSIC_GAMES
+        if self.algorithm == "paired" or (self.algorithm != "dr" and not classic):
+            allowed = "'dr', 'plr' or 'accel'" if classic else "'dr'"
+            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (the teacher curricula are maze-only)")  # fmt: skip
+        if self.algorithm in ("plr", "accel"):
+            q = self.plr
+            if q.buffer_size < self.n_envs:
+                yield Problem("plr.buffer_size", q.buffer_size, f"must hold at least n_envs={self.n_envs} levels")  # fmt: skip
+            if q.topk > q.buffer_size:
+                yield Problem("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
+        if classic:
+            agents = {"agent": 1}
+        elif self.game == "tag":
             agents = {"tagger": self.tag.n_taggers, "runner": self.tag.n_runners}
         else:
             agents = {"tagger": self.grid_tag.n_taggers, "runner": 1}
@@ -282,7 +334,8 @@ class TrainConfig:
             if seqs % first.ppo.minibatches:
                 yield Problem(f"{users[0]}.ppo.minibatches", first.ppo.minibatches, f"must divide the agent sequences of policy {name!r} per device ({seqs})")  # fmt: skip
         if all(tc.frozen for tc in teams.values()):
-            yield Problem("tagger.frozen", True, "every team is frozen: nothing would learn")
+            first = next(iter(teams))
+            yield Problem(f"{first}.frozen", True, "every team is frozen: nothing would learn")
 
 
 def reference_rules(cfg: TrainConfig) -> TrainConfig:
@@ -315,6 +368,9 @@ RESUMABLE_FIELDS = frozenset(
 _PLR = PLRConfig(score="max_mc", replay_prob=0.5, buffer_size=4000, staleness_coef=0.3,
                  temperature=0.3, min_fill=0.5, robust=True)  # fmt: skip
 _PLR_PPO = PPOConfig(lr=3e-4, gamma=0.999, gae_lambda=0.98, ent_coef=0.0)
+_CLASSIC = TeamConfig(hidden=(64, 64), ppo=PPOConfig(
+    lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.0, epochs=4, minibatches=4,
+    clip_value=False))  # fmt: skip
 _ACCEL = dataclasses.replace(
     _PLR, replay_prob=0.8, staleness_coef=0.5, new_levels="empty", n_edits=20
 )
@@ -378,6 +434,29 @@ PRESETS: dict[str, TrainConfig] = {
         n_envs=64, n_steps=128, total_steps=5_000_000, checkpoint_every=50,
         archive_every=500, eval=EvalConfig(every=0),
     ),
+    # Classic control over physics. CartPole with DR over masses, pole length and push
+    # (the env persists between cycles, so 128-step rollouts continue episodes).
+    "cartpole-dr": TrainConfig(
+        game="cartpole", agent=_CLASSIC, n_envs=16, n_steps=128, total_steps=2_000_000,
+        chunk=10, checkpoint_every=100, archive_every=0, eval=EvalConfig(every=0),
+    ),
+    # PLR⊥ over the same physics: MaxMC scores; rollouts restart on their level every cycle,
+    # so they are as long as an episode (512 >= CartPole's 500-step limit).
+    "cartpole-plr": TrainConfig(
+        game="cartpole", algorithm="plr", agent=_CLASSIC,
+        plr=dataclasses.replace(_PLR, buffer_size=512), n_envs=4, n_steps=512,
+        total_steps=2_000_000, chunk=10, checkpoint_every=100, archive_every=0,
+        eval=EvalConfig(every=0),
+    ),
+    # Gaussian PPO on Gymnasium's Pendulum (default physics).
+    "pendulum-ppo": TrainConfig(
+        game="pendulum", pendulum=PendulumConfig(levels="default"),
+        agent=TeamConfig(hidden=(64, 64), ppo=PPOConfig(
+            lr=1e-3, gamma=0.95, gae_lambda=0.95, ent_coef=0.0, epochs=10, minibatches=8,
+            reward_scale=0.1, clip_value=False)),
+        n_envs=16, n_steps=256, total_steps=1_000_000, chunk=10, checkpoint_every=100,
+        archive_every=0, eval=EvalConfig(every=0),
+    ),
 }  # fmt: skip
 
 
@@ -393,11 +472,16 @@ PRESET_DOCS: dict[str, str] = {
     "maze-ppaired": "Population PAIRED: three students, population regret.",
     "tag-continuous": "Continuous Tag, the benchmark game: 10 taggers vs 100 runners.",
     "tag-grid": "Grid Tag: 4 taggers and a runner on a 31 x 31 grid, one shared policy.",
+    "cartpole-dr": "CartPole, domain randomisation over its physics (masses, pole, push).",
+    "cartpole-plr": "CartPole, robust PLR (PLR⊥) over its physics.",
+    "pendulum-ppo": "Pendulum (Gymnasium's physics), PPO with a Gaussian policy.",
 }
 
 
 def relevant_groups(cfg: TrainConfig) -> set[str]:
     """Names of the nested option groups a run of ``cfg``'s game and algorithm reads."""
+    if cfg.game in CLASSIC_GAMES:
+        return {CLASSIC_GAMES[cfg.game], "agent"} | ({"plr"} if cfg.algorithm != "dr" else set())
     if cfg.game != "maze":
         return {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"}
     groups = {"env", "model", "ppo", "eval"}

@@ -48,7 +48,7 @@ def wrap(x: jax.Array, lo: float, hi: float) -> jax.Array:
 
 
 @dataclasses.dataclass(frozen=True)
-class AcrobotEnv(ClassicEnv[AcrobotLevel]):
+class AcrobotEnv(ClassicEnv):
     """Acrobot with static simulation settings; the physics is the level."""
 
     max_steps: Annotated[int, POSITIVE] = 500

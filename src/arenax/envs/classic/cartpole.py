@@ -37,7 +37,7 @@ class CartPoleLevel:
 
 
 @dataclasses.dataclass(frozen=True)
-class CartPoleEnv(ClassicEnv[CartPoleLevel]):
+class CartPoleEnv(ClassicEnv):
     """CartPole with static simulation settings; the physics is the level."""
 
     max_steps: Annotated[int, POSITIVE] = 500
@@ -110,6 +110,10 @@ class CartPoleEnv(ClassicEnv[CartPoleLevel]):
 
     def obs(self, s: jax.Array) -> jax.Array:
         return s
+
+    def success(self, terminated: jax.Array, truncated: jax.Array) -> jax.Array:
+        """Solved: the pole stayed up until the time limit."""
+        return truncated & ~terminated
 
 
 check_constants(CartPoleEnv)

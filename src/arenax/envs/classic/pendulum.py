@@ -5,7 +5,8 @@ under gravity ``g``, a torque ``u ∈ [-2, 2]`` (clipped) at its pivot, steps of
 s. State ``s = (θ, θ̇)`` (θ = 0 upright), observed as ``(cos θ, sin θ, θ̇)``. Start
 ``θ ~ U(-π, π)``, ``θ̇ ~ U(-1, 1)``. Reward ``-(norm(θ)² + 0.1 θ̇² + 0.001 u²)`` of the state
 before the step; ``θ̇ ← clip(θ̇ + (3g/(2l) sin θ + 3u/(m l²)) dt, ±8)``, ``θ ← θ + θ̇ dt``.
-Never terminates; truncated at ``max_steps`` (200). Action ``(1,)`` float32.
+Never terminates; truncated at ``max_steps`` (200). Action ``(1,)`` float32. (``solved``
+in the metrics is always 0: the task has no goal state.)
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def angle_normalize(x: jax.Array) -> jax.Array:
 
 
 @dataclasses.dataclass(frozen=True)
-class PendulumEnv(ClassicEnv[PendulumLevel]):
+class PendulumEnv(ClassicEnv):
     """Pendulum with static simulation settings; the physics is the level."""
 
     max_steps: Annotated[int, POSITIVE] = 200

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -69,7 +69,8 @@ def level_values(level: Any) -> dict[str, float]:
     return {f.name: float(getattr(level, f.name)) for f in dataclasses.fields(level)}
 
 
-class ClassicEnv(Environment[L, ClassicState]):
+@dataclasses.dataclass(frozen=True)
+class ClassicEnv(Environment[Any, ClassicState]):
     """Base of the classic-control families (subclasses are frozen dataclasses).
 
     A subclass sets ``level_cls``, ``CONSTANTS`` (one :class:`Constant` per field of the
@@ -82,7 +83,12 @@ class ClassicEnv(Environment[L, ClassicState]):
     CONSTANTS: ClassVar[dict[str, Constant]]
     HELDOUT: ClassVar[dict[str, dict[str, float]]]
     obs_dim: ClassVar[int]
-    max_steps: int
+
+    max_steps: int = 500
+    """Truncation (time limit)."""
+    levels: Literal["dr", "default"] = "dr"
+    """What ``generate`` returns: physics drawn by domain randomisation (every constant
+    uniform in its range), or always the default level (Gymnasium's environment)."""
 
     # --- to implement -----------------------------------------------------------------
     def start(self, key: jax.Array, level: L) -> jax.Array:
@@ -105,7 +111,14 @@ class ClassicEnv(Environment[L, ClassicState]):
         return level_of(self.level_cls, {k: c.default for k, c in self.CONSTANTS.items()})
 
     def generate(self, key: jax.Array) -> L:
-        """Domain randomisation: every constant uniform in its range, independently."""
+        """Domain randomisation: every constant uniform in its range, independently (with
+        ``levels="default"``: Gymnasium's constants)."""
+        if self.levels == "default":
+            return self.default_level()
+        return self.sample_physics(key)
+
+    def sample_physics(self, key: jax.Array) -> L:
+        """Every constant uniform in its range, independently."""
         keys = jax.random.split(key, len(self.CONSTANTS))
         return self.level_cls(**{
             name: jax.random.uniform(k, (), jnp.float32, c.low, c.high)
@@ -157,7 +170,15 @@ class ClassicEnv(Environment[L, ClassicState]):
         time = state.time + 1
         new = state.replace(s=s.astype(jnp.float32), time=time)
         reward = jnp.asarray(reward, jnp.float32)[None]
-        return new, {"agent": reward}, jnp.asarray(terminated), time >= self.max_steps, {}
+        terminated, truncated = jnp.asarray(terminated), time >= self.max_steps
+        info = {"success": self.success(terminated, truncated)}
+        return new, {"agent": reward}, terminated, truncated, info
+
+    def success(self, terminated: jax.Array, truncated: jax.Array) -> jax.Array:
+        """Whether an episode ending at this step counts as solved (``solved`` in the
+        metrics): reaching the goal (termination) unless the family says otherwise."""
+        del truncated
+        return terminated
 
     def observe(self, state: ClassicState) -> dict[str, jax.Array]:
         return {"agent": self.obs(state.s).astype(jnp.float32)[None]}

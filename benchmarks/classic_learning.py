@@ -1,0 +1,88 @@
+"""Learning targets of the classic-control presets: train each over several seeds and report
+the env steps and wall time until the training return first reaches the target (a moving
+mean over ``--window`` cycles), and the final zero-shot return on Gymnasium's physics (the
+``default`` held-out level, 100 episodes, 95% interval).
+
+    python benchmarks/classic_learning.py                    # cartpole-dr, pendulum-ppo
+    python benchmarks/classic_learning.py --presets cartpole-plr --seeds 0 1 2
+
+Targets: CartPole the maximum return 500; Pendulum −250 (mean over the window).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+import tyro
+from rich.console import Console
+from rich.table import Table
+
+from arenax.eval.classic import evaluate_levels
+from arenax.train import PRESETS, train
+from arenax.train.build import make_env, make_team_policy
+
+TARGETS = {"cartpole": 500.0, "pendulum": -250.0}
+
+
+@dataclasses.dataclass(frozen=True)
+class Args:
+    presets: tuple[str, ...] = ("cartpole-dr", "pendulum-ppo")
+    """Classic-control presets."""
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """Training seeds."""
+    window: int = 5
+    """Cycles in the moving mean of the training return."""
+
+
+def first_reach(rows: list[dict], target: float, window: int) -> tuple[int | None, float | None]:
+    """Env steps and wall time at the first cycle whose moving mean return reaches target."""
+    key = "return/agent" if "return/agent" in rows[0] else "return"
+    ret = np.asarray([r[key] for r in rows], np.float64)
+    for i in range(len(rows)):
+        recent = ret[max(0, i - window + 1) : i + 1]
+        recent = recent[np.isfinite(recent)]
+        if len(recent) == min(window, i + 1) and recent.mean() >= target:
+            return int(rows[i]["env_steps"]), float(rows[i]["wall_time"])
+    return None, None
+
+
+def main(args: Args) -> None:
+    console = Console(width=max(Console().width, 120))
+    table = Table(title="classic control: steps and time to the target, zero-shot return on "
+                        "Gymnasium's physics")  # fmt: skip
+    for col in ("preset", "seed", "target", "steps to target", "time to target (s)",
+                "budget", "train s", "default return"):  # fmt: skip
+        table.add_column(col, justify="right")
+    for name in args.presets:
+        base = PRESETS[name]
+        if base.game not in TARGETS:
+            raise SystemExit(f"--presets: {name!r} has no target; choose among classic presets "
+                             f"of {', '.join(TARGETS)}")  # fmt: skip
+        target = TARGETS[base.game]
+        for seed in args.seeds:
+            with tempfile.TemporaryDirectory() as tmp:
+                cfg = dataclasses.replace(base, seed=seed, out_dir=Path(tmp), name="run",
+                                          progress=False, tensorboard=False)  # fmt: skip
+                t0 = time.perf_counter()
+                res = train(cfg, console=console)
+                secs = time.perf_counter() - t0
+            steps, wall = first_reach(res.rows, target, args.window)
+            (learner,) = res.state.learner.values()
+            env = make_env(cfg)
+            r = evaluate_levels(env, make_team_policy(cfg, "agent"), jax.device_get(learner.params),
+                                100, jax.random.key(seed))[0]  # fmt: skip
+            table.add_row(
+                name, str(seed), f"{target:g}", f"{steps:,}" if steps else "not reached",
+                f"{wall:.0f}" if wall else "-", f"{res.rows[-1]['env_steps']:,}", f"{secs:.0f}",
+                f"{r.ret:.1f} ±{r.ret_hi - r.ret:.1f}",
+            )  # fmt: skip
+            console.print(table)
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
