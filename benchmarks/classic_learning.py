@@ -1,10 +1,10 @@
 """Learning targets of the classic-control presets: train each over several seeds and report
 the env steps and wall time until the training return first reaches the target (a moving
-mean over ``--window`` cycles), and the final zero-shot return on Gymnasium's physics (the
+mean over the last ``--window`` cycles that ended episodes), and the final zero-shot return on Gymnasium's physics (the
 ``default`` held-out level, 100 episodes, 95% interval).
 
     python benchmarks/classic_learning.py                    # cartpole-dr, pendulum-ppo
-    python benchmarks/classic_learning.py --presets cartpole-plr --seeds 0 1 2
+    python benchmarks/classic_learning.py --presets pendulum-ddpg --seeds 0 1 2
 
 Targets: CartPole the maximum return 500; Pendulum −250 (mean over the window).
 """
@@ -22,9 +22,9 @@ import tyro
 from rich.console import Console
 from rich.table import Table
 
-from arenax.eval.classic import evaluate_levels
+from arenax.eval.classic import evaluate_levels, trained_policy
 from arenax.train import PRESETS, train
-from arenax.train.build import make_env, make_team_policy
+from arenax.train.build import make_env
 
 TARGETS = {"cartpole": 500.0, "pendulum": -250.0}
 
@@ -36,18 +36,19 @@ class Args:
     seeds: tuple[int, ...] = (0, 1, 2)
     """Training seeds."""
     window: int = 5
-    """Cycles in the moving mean of the training return."""
+    """Cycles (that ended episodes) in the moving mean of the training return."""
 
 
 def first_reach(rows: list[dict], target: float, window: int) -> tuple[int | None, float | None]:
-    """Env steps and wall time at the first cycle whose moving mean return reaches target."""
+    """Env steps and wall time at the first cycle where the mean return of the last
+    ``window`` cycles that ended episodes reaches the target."""
     key = "return/agent" if "return/agent" in rows[0] else "return"
-    ret = np.asarray([r[key] for r in rows], np.float64)
-    for i in range(len(rows)):
-        recent = ret[max(0, i - window + 1) : i + 1]
-        recent = recent[np.isfinite(recent)]
-        if len(recent) == min(window, i + 1) and recent.mean() >= target:
-            return int(rows[i]["env_steps"]), float(rows[i]["wall_time"])
+    seen: list[float] = []
+    for r in rows:
+        if np.isfinite(r[key]):
+            seen.append(float(r[key]))
+            if len(seen) >= window and np.mean(seen[-window:]) >= target:
+                return int(r["env_steps"]), float(r["wall_time"])
     return None, None
 
 
@@ -72,10 +73,8 @@ def main(args: Args) -> None:
                 res = train(cfg, console=console)
                 secs = time.perf_counter() - t0
             steps, wall = first_reach(res.rows, target, args.window)
-            (learner,) = res.state.learner.values()
-            env = make_env(cfg)
-            r = evaluate_levels(env, make_team_policy(cfg, "agent"), jax.device_get(learner.params),
-                                100, jax.random.key(seed))[0]  # fmt: skip
+            policy, params = trained_policy(cfg, res.state)
+            r = evaluate_levels(make_env(cfg), policy, params, 100, jax.random.key(seed))[0]
             table.add_row(
                 name, str(seed), f"{target:g}", f"{steps:,}" if steps else "not reached",
                 f"{wall:.0f}" if wall else "-", f"{res.rows[-1]['env_steps']:,}", f"{secs:.0f}",

@@ -193,9 +193,29 @@ class DiagGaussian:
         return jnp.sum(lq - lp + 0.5 * (var_ratio + ((mp - mq) * jnp.exp(-lq)) ** 2 - 1), -1)
 
 
-CATEGORICAL = Categorical()
+@dataclasses.dataclass(frozen=True)
+class Deterministic:
+    """A deterministic policy's "distribution": the parameters are the action itself
+    (DDPG / TD3 actors; exploration noise is added by the learner, not sampled here)."""
 
-Distribution = Categorical | MultiCategorical | DiagGaussian
+    def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
+        del key
+        return logits
+
+    def log_prob(self, logits: jax.Array, action: jax.Array) -> jax.Array:
+        return jnp.zeros(logits.shape[:-1], logits.dtype)
+
+    def entropy(self, logits: jax.Array) -> jax.Array:
+        return jnp.zeros(logits.shape[:-1], logits.dtype)
+
+    def mode(self, logits: jax.Array) -> jax.Array:
+        return logits
+
+
+CATEGORICAL = Categorical()
+DETERMINISTIC = Deterministic()
+
+Distribution = Categorical | MultiCategorical | DiagGaussian | Deterministic
 
 
 def for_space(space: Any, squash: bool = False) -> Distribution:

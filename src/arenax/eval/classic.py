@@ -111,6 +111,17 @@ def results_table(results: list[LevelResult], title: str) -> Table:
     return table
 
 
+def trained_policy(cfg: Any, state: Any) -> tuple[Policy, Any]:
+    """The policy a classic-control run trains and its parameters in ``state``: the PPO
+    agent's MLP (``"agent"`` for DR, ``"student"`` for PLR / ACCEL) or the DDPG actor."""
+    from arenax.train.build import make_algorithm, make_team_policy
+
+    if cfg.learner == "ddpg":
+        return make_algorithm(cfg).policy, jax.device_get(state.learner["actor"].params)
+    (learner,) = state.learner.values()
+    return make_team_policy(cfg, "agent"), jax.device_get(learner.params)
+
+
 def evaluate_classic_run(
     run_dir: Path,
     episodes: int = 100,
@@ -123,14 +134,12 @@ def evaluate_classic_run(
     """Evaluate a classic-control run's checkpoint on its held-out levels: prints a table
     and writes a CSV (default ``RUN_DIR/eval_heldout.csv``)."""
     from arenax.eval.report import load_run
-    from arenax.train.build import make_env, make_team_policy
+    from arenax.train.build import make_env
 
     console = console or Console()
     cfg, state, cycle = load_run(run_dir, checkpoint)
-    (learner,) = state.learner.values()  # "agent" (DR) or "student" (PLR / ACCEL)
-    params = jax.device_get(learner.params)
     env = make_env(cfg)
-    policy = make_team_policy(cfg, "agent")
+    policy, params = trained_policy(cfg, state)
     results = evaluate_levels(env, policy, params, episodes, jax.random.key(seed ^ 0xC1A5),
                               greedy)  # fmt: skip
     mode = "greedy" if greedy else "sampled"

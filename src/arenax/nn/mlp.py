@@ -9,7 +9,14 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from arenax.distributions import CATEGORICAL, DiagGaussian, Distribution, MultiCategorical
+from arenax.distributions import (
+    CATEGORICAL,
+    DETERMINISTIC,
+    Deterministic,
+    DiagGaussian,
+    Distribution,
+    MultiCategorical,
+)
 from arenax.nn.layers import orthogonal
 from arenax.options import PositiveInts
 
@@ -97,3 +104,58 @@ class MLPPolicy(MLPConfig):
         del first
         logits, value = self.net.apply(params, obs)
         return carry, logits, value
+
+
+# ---------------------------------------------------------------- DDPG / TD3 networks
+class ActorNet(nn.Module):
+    """Deterministic actor: MLP (ReLU) -> tanh -> the action bounds ``[low, high]``."""
+
+    action_dim: int
+    low: float
+    high: float
+    hidden: tuple[int, ...] = (256, 256)
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        x = obs
+        for h in self.hidden:
+            x = nn.relu(nn.Dense(h)(x))
+        u = jnp.tanh(nn.Dense(self.action_dim)(x))
+        return self.low + (u + 1.0) * (0.5 * (self.high - self.low))
+
+
+class CriticNet(nn.Module):
+    """Q-function: MLP (ReLU) over the observation and action, concatenated -> a scalar."""
+
+    hidden: tuple[int, ...] = (256, 256)
+
+    @nn.compact
+    def __call__(self, obs: jax.Array, action: jax.Array) -> jax.Array:
+        x = jnp.concatenate([obs, action], -1)
+        for h in self.hidden:
+            x = nn.relu(nn.Dense(h)(x))
+        return nn.Dense(1)(x)[..., 0]
+
+
+@dataclasses.dataclass(frozen=True)
+class DeterministicPolicy:
+    """A DDPG actor under the policy contract (what evaluation plays): the "logits" are the
+    action itself and the value is 0."""
+
+    actor: ActorNet
+    dist: Deterministic = DETERMINISTIC
+
+    def initial_carry(self, batch: int) -> tuple[()]:
+        del batch
+        return ()
+
+    def init(self, key: jax.Array, obs: jax.Array) -> Any:
+        return self.actor.init(key, jnp.asarray(obs, jnp.float32))
+
+    def apply(
+        self, params: Any, obs: jax.Array, first: jax.Array, carry: Any
+    ) -> tuple[tuple[()], jax.Array, jax.Array]:
+        """``((), action (T, B, A), zeros (T, B))``."""
+        del first
+        a = self.actor.apply(params, obs)
+        return carry, a, jnp.zeros(a.shape[:-1], a.dtype)

@@ -13,6 +13,7 @@ from arenax import distributions as D
 from arenax.curricula.common import Curriculum
 from arenax.curricula.dr import DomainRandomisation
 from arenax.curricula.multiteam import MultiTeamDR
+from arenax.curricula.offpolicy import OffPolicyDR
 from arenax.curricula.paired import TeacherCurriculum
 from arenax.curricula.plr import ReplayCurriculum
 from arenax.envs.classic import FAMILIES as CLASSIC
@@ -141,6 +142,8 @@ def make_classic_replay(cfg: TrainConfig) -> ReplayCurriculum:
 def make_algorithm(cfg: TrainConfig) -> Curriculum:
     """The curriculum named by ``cfg.algorithm`` (multi-team PPO for Tag games, and for
     classic control with ``dr``)."""
+    if cfg.learner == "ddpg":
+        return OffPolicyDR(env=make_env(cfg), config=cfg.ddpg, n_envs=cfg.n_envs, n_steps=cfg.n_steps)  # fmt: skip
     if cfg.game in CLASSIC_GAMES and cfg.algorithm in ("plr", "accel"):
         return make_classic_replay(cfg)
     if cfg.game != "maze":

@@ -44,6 +44,7 @@ from arenax.options import (
     check,
     options_of,
 )
+from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.ppo import PPOConfig
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "PRESET_DOCS",
     "RESUMABLE_FIELDS",
     "ConfigError",
+    "DDPGConfig",
     "EnvConfig",
     "EvalConfig",
     "GridTagConfig",
@@ -153,6 +155,10 @@ class TrainConfig:
     pendulum: PendulumConfig = PendulumConfig()  # noqa: RUF009
     agent: TeamConfig = TeamConfig()
     """The classic-control agent: its MLP and PPO (``policy`` and ``frozen`` do not apply)."""
+    learner: Literal["ppo", "ddpg"] = "ppo"
+    """Classic control with continuous actions: PPO (``agent``) or DDPG / TD3 (``ddpg``,
+    with ``dr`` on one device)."""
+    ddpg: DDPGConfig = DDPGConfig()
     n_envs: Annotated[int, POSITIVE] = 32
     """Parallel environments (global, over all devices)."""
     n_steps: Annotated[int, POSITIVE] = 256
@@ -315,6 +321,9 @@ class TrainConfig:
                 yield Problem("plr.buffer_size", q.buffer_size, f"must hold at least n_envs={self.n_envs} levels")  # fmt: skip
             if q.topk > q.buffer_size:
                 yield Problem("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
+        if self.learner == "ddpg":
+            yield from self._ddpg_problems(classic)
+            return
         if classic:
             agents = {"agent": 1}
         elif self.game == "tag":
@@ -336,6 +345,14 @@ class TrainConfig:
         if all(tc.frozen for tc in teams.values()):
             first = next(iter(teams))
             yield Problem(f"{first}.frozen", True, "every team is frozen: nothing would learn")
+
+    def _ddpg_problems(self, classic: bool) -> Iterator[Problem]:
+        if not classic or self.game in ("cartpole", "acrobot", "mountain-car"):
+            yield Problem("learner", "ddpg", "needs a continuous-action game (mountain-car-continuous, pendulum)")  # fmt: skip
+        if self.algorithm != "dr":
+            yield Problem("algorithm", self.algorithm, "learner 'ddpg' trains with 'dr'")
+        if self.devices != 1:
+            yield Problem("devices", self.devices, "learner 'ddpg' runs on one device")
 
 
 def reference_rules(cfg: TrainConfig) -> TrainConfig:
@@ -457,6 +474,13 @@ PRESETS: dict[str, TrainConfig] = {
         n_envs=16, n_steps=256, total_steps=1_000_000, chunk=10, checkpoint_every=100,
         archive_every=0, eval=EvalConfig(every=0),
     ),
+    # DDPG on Gymnasium's Pendulum: 4 envs x 16 steps, then 64 gradient steps (one per
+    # transition), 5,000 random steps first (``--ddpg.td3`` for TD3).
+    "pendulum-ddpg": TrainConfig(
+        game="pendulum", pendulum=PendulumConfig(levels="default"), learner="ddpg",
+        n_envs=4, n_steps=16, total_steps=20_000, chunk=50, checkpoint_every=500,
+        archive_every=0, eval=EvalConfig(every=0),
+    ),
 }  # fmt: skip
 
 
@@ -475,13 +499,15 @@ PRESET_DOCS: dict[str, str] = {
     "cartpole-dr": "CartPole, domain randomisation over its physics (masses, pole, push).",
     "cartpole-plr": "CartPole, robust PLR (PLR⊥) over its physics.",
     "pendulum-ppo": "Pendulum (Gymnasium's physics), PPO with a Gaussian policy.",
+    "pendulum-ddpg": "Pendulum (Gymnasium's physics), DDPG (TD3 with --ddpg.td3).",
 }
 
 
 def relevant_groups(cfg: TrainConfig) -> set[str]:
     """Names of the nested option groups a run of ``cfg``'s game and algorithm reads."""
     if cfg.game in CLASSIC_GAMES:
-        return {CLASSIC_GAMES[cfg.game], "agent"} | ({"plr"} if cfg.algorithm != "dr" else set())
+        learner = "ddpg" if cfg.learner == "ddpg" else "agent"
+        return {CLASSIC_GAMES[cfg.game], learner} | ({"plr"} if cfg.algorithm != "dr" else set())
     if cfg.game != "maze":
         return {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"}
     groups = {"env", "model", "ppo", "eval"}

@@ -1,0 +1,173 @@
+"""DDPG / TD3: the circular buffer, the TD target against a hand computation (twin
+minimum and smoothing noise for TD3), the actor step leaving the critic untouched, Polyak
+averaging, TD3's delay, a learning check on a one-step task, and the preset end to end."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from arenax.curricula.offpolicy import OffPolicyDR
+from arenax.rl import ddpg as Q
+from arenax.train import ConfigError, train, validate
+from arenax.train.config import PRESETS
+from test_gaussian import Reach
+
+
+def test_buffer_wraps_and_samples_filled_slots() -> None:
+    buf = Q.buffer_create(5, obs_dim=2, action_dim=1)
+
+    def batch(start: int, m: int) -> dict:
+        r = jnp.arange(start, start + m, dtype=jnp.float32)
+        return {"obs": jnp.stack([r, r], 1), "action": r[:, None], "reward": r,
+                "next_obs": jnp.stack([r, r], 1) + 1, "terminated": r > 100}  # fmt: skip
+
+    buf = Q.buffer_add(buf, batch(0, 3))
+    assert int(buf.size) == 3 and int(buf.pos) == 3
+    s = Q.buffer_sample(buf, jax.random.key(0), 1000)
+    assert set(np.asarray(s["reward"]).tolist()) == {0.0, 1.0, 2.0}  # only filled slots
+    np.testing.assert_array_equal(s["obs"][:, 0], s["reward"])  # fields stay aligned
+    buf = Q.buffer_add(buf, batch(3, 4))  # 7 transitions into 5 slots: 0 and 1 overwritten
+    assert int(buf.size) == 5 and int(buf.pos) == 2
+    np.testing.assert_array_equal(buf.reward, [5.0, 6.0, 2.0, 3.0, 4.0])
+
+
+# hand-written linear networks: actor tanh(w·obs), critic q = c0·sum(obs) + c1·a
+def actor(p: dict, obs: jax.Array) -> jax.Array:
+    return jnp.tanh(obs @ p["w"])
+
+
+def critic(p: dict, obs: jax.Array, a: jax.Array) -> jax.Array:
+    return p["c"][0] * obs.sum(-1) + p["c"][1] * a[:, 0]
+
+
+def state(cfg: Q.DDPGConfig, n_critics: int) -> Q.DDPGState:
+    a = {"w": jnp.asarray([[0.5], [-0.3]])}
+    c = {"c": jnp.asarray([[1.0, 2.0], [0.5, 3.0]][:n_critics])}
+    return Q.ddpg_init(cfg, a, c)
+
+
+BATCH = {
+    "obs": jnp.asarray([[1.0, 0.0], [0.0, 2.0]]), "action": jnp.asarray([[0.5], [-1.0]]),
+    "reward": jnp.asarray([1.0, -1.0]), "next_obs": jnp.asarray([[2.0, 1.0], [1.0, 1.0]]),
+    "terminated": jnp.asarray([False, True]),
+}  # fmt: skip
+
+
+def test_ddpg_td_target_by_hand() -> None:
+    cfg = Q.DDPGConfig(gamma=0.9)
+    s = state(cfg, 1)
+    loss, _ = Q.critic_loss(cfg, actor, critic, s, s.critic, BATCH, jax.random.key(0), -1, 1)
+    # next actions tanh(2*0.5 - 0.3) and tanh(0.5 - 0.3); Q' = 1*sum(s') + 2*a'
+    a1 = np.tanh(0.7)
+    y = np.array([1.0 + 0.9 * (3.0 + 2 * a1), -1.0])  # the terminal one does not bootstrap
+    q = np.array([1.0 + 2 * 0.5, 2.0 + 2 * -1.0])
+    assert float(loss) == pytest.approx(np.mean((q - y) ** 2), rel=1e-6)
+
+
+def test_td3_target_takes_the_smaller_critic_and_clipped_noise() -> None:
+    cfg = Q.DDPGConfig(td3=True, gamma=0.9, policy_noise=0.2, noise_clip=0.5)
+    s = state(cfg, 2)
+    key = jax.random.key(3)
+    loss, _ = Q.critic_loss(cfg, actor, critic, s, s.critic, BATCH, key, -1.0, 1.0)
+    eps = np.clip(0.2 * np.asarray(jax.random.normal(key, (2, 1))), -0.5, 0.5)[:, 0]
+    a_next = np.clip(np.tanh(np.array([0.7, 0.2])) + eps, -1, 1)
+    sums = np.array([3.0, 2.0])
+    q_next = np.minimum(1.0 * sums + 2.0 * a_next, 0.5 * sums + 3.0 * a_next)
+    y = np.array([1.0 + 0.9 * q_next[0], -1.0])
+    q1 = np.array([1.0 + 2 * 0.5, 2.0 - 2.0])
+    q2 = np.array([0.5 * 1.0 + 3 * 0.5, 0.5 * 2.0 - 3.0])
+    expected = np.mean([(q1 - y) ** 2, (q2 - y) ** 2])
+    assert float(loss) == pytest.approx(expected, rel=1e-5)
+
+
+def test_actor_step_leaves_the_critic_untouched() -> None:
+    cfg = Q.DDPGConfig(actor_lr=0.1, tau=0.5)
+    s = state(cfg, 1)
+    # make the targets differ from the networks, to see the Polyak step
+    s = s.replace(critic_target={"c": s.critic["c"] - 1.0}, actor_target={"w": s.actor["w"] + 1.0})
+    new, _ = Q.actor_step(cfg, actor, critic, s, BATCH["obs"])
+    np.testing.assert_array_equal(new.critic["c"], s.critic["c"])
+    assert jax.tree.all(
+        jax.tree.map(lambda a, b: bool(jnp.all(a == b)), new.critic_opt, s.critic_opt)
+    )
+    assert not np.array_equal(new.actor["w"], s.actor["w"])
+    # the actor moved up Q's gradient: dQ/da = 2 > 0, so actions grow
+    assert float(actor(new.actor, BATCH["obs"]).sum()) > float(actor(s.actor, BATCH["obs"]).sum())
+    # Polyak: θ' ← τ θ + (1 − τ) θ'
+    np.testing.assert_allclose(
+        new.critic_target["c"], 0.5 * s.critic["c"] + 0.5 * s.critic_target["c"]
+    )
+    np.testing.assert_allclose(
+        new.actor_target["w"], 0.5 * new.actor["w"] + 0.5 * s.actor_target["w"]
+    )
+
+
+def test_td3_delays_actor_updates() -> None:
+    cfg = Q.DDPGConfig(td3=True, policy_delay=2, actor_lr=0.1)
+    s = state(cfg, 2)
+    actors = [s.actor["w"]]
+    for i in range(4):
+        s, st = Q.gradient_step(cfg, actor, critic, s, BATCH, jax.random.key(i), -1.0, 1.0)
+        actors.append(s.actor["w"])
+        assert np.isnan(float(st["actor_loss"])) == (i % 2 == 0)
+    moved = [not np.array_equal(a, b) for a, b in itertools.pairwise(actors)]
+    assert moved == [False, True, False, True]
+
+
+@pytest.mark.parametrize("td3", [False, True])
+def test_ddpg_learns_a_one_step_task(td3: bool) -> None:
+    """Reward −(a − 0.7)² for one step: the actor's action goes to 0.7 (after first
+    overshooting to the bound while the critic is still nearly linear in the action)."""
+    cfg = Q.DDPGConfig(td3=td3, hidden=(32, 32), batch_size=64, updates_per_cycle=32,
+                       learning_starts=256, buffer_size=4096, noise_std=0.5)  # fmt: skip
+    algo = OffPolicyDR(env=Reach(), config=cfg, n_envs=8, n_steps=4)
+    st = algo.init(jax.random.key(0))
+    cycle = jax.jit(lambda s, k: algo.cycle(s, k, jnp.arange(8, dtype=jnp.int32), None))
+    for i in range(120):
+        st, m = cycle(st, jax.random.key(i))
+    assert int(st.curriculum["buffer"].size) == 120 * 32
+    a = algo.actor.apply(st.learner["actor"].params, jnp.ones((1, 2)))
+    assert float(a[0, 0]) == pytest.approx(0.7, abs=0.05), float(a[0, 0])
+    assert np.isfinite(float(m["critic_loss"]))
+
+
+def test_preset_trains_and_validates(tmp_path: Path) -> None:
+    cfg = dataclasses.replace(PRESETS["pendulum-ddpg"], total_steps=64 * 4, chunk=2,
+                              checkpoint_every=2, out_dir=tmp_path, progress=False,
+                              tensorboard=False, ddpg=dataclasses.replace(
+                                  PRESETS["pendulum-ddpg"].ddpg, learning_starts=64,
+                                  hidden=(16, 16), batch_size=32))  # fmt: skip
+    rows = train(cfg).rows
+    assert rows[-1]["env_steps"] == 256 and rows[0]["updates"] == 64
+    assert all(np.isfinite(r["critic_loss"]) for r in rows)
+    for changes, msg in ((dict(game="cartpole"), "learner='ddpg': needs a continuous-action game"),
+                         (dict(algorithm="plr"), "algorithm='plr': learner 'ddpg' trains with 'dr'")):  # fmt: skip
+        with pytest.raises(ConfigError, match=msg):
+            validate(dataclasses.replace(cfg, **changes))
+
+
+@pytest.mark.slow
+def test_cli_eval_of_a_ddpg_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from arenax import cli
+
+    def run_cli(*args: str) -> None:
+        monkeypatch.setattr(sys, "argv", ["arenax", *args])
+        cli.main()
+
+    run_cli("train", "pendulum-ddpg", "--total-steps", "256", "--ddpg.learning-starts", "64",
+            "--ddpg.td3", "--out-dir", str(tmp_path), "--name", "d", "--no-progress",
+            "--chunk", "2", "--checkpoint-every", "2")  # fmt: skip
+    capsys.readouterr()
+    run_cli("eval", str(tmp_path / "d"), "--episodes", "3")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "default" in out and "jupiter" in out
