@@ -252,9 +252,9 @@ def _run_game(run_dir: Path) -> str:
 # ------------------------------------------------------------------ eval, resume, plot, list
 @dataclasses.dataclass(frozen=True)
 class EvalArgs:
-    """Evaluate a run's latest checkpoint: a maze student on held-out mazes, or Tag teams
-    against trained, random and scripted opponents on held-out starts (table + CSV,
-    optional GIFs)."""
+    """Evaluate a run's latest checkpoint: a maze student on held-out mazes, Tag teams
+    against trained, random and scripted opponents on held-out starts, or a classic-control
+    agent on its family's held-out physics (table + CSV, optional GIFs)."""
 
     run_dir: tyro.conf.Positional[Path]
     """The run directory (holds config.json and checkpoints/)."""
@@ -335,7 +335,8 @@ class ListArgs:
 
 
 def eval_cmd(args: EvalArgs) -> None:
-    """Evaluate a run: a maze student on held-out mazes, Tag teams against opponents."""
+    """Evaluate a run: a maze student on held-out mazes, Tag teams against opponents, a
+    classic-control agent on held-out physics."""
     from arenax.eval.report import evaluate_run
 
     game = _run_game(args.run_dir)
