@@ -91,7 +91,9 @@ def test_lock_refuses_a_second_writer_and_reclaims_a_dead_ones(tmp_path: Path) -
 def test_live_run_refuses_resume_and_overwrite_then_resumes_after_sigkill(tmp_path: Path) -> None:
     proc = spawn(tmp_path, "live", cycles=400)
     try:
-        wait_for_rows(tmp_path / "live" / "metrics.jsonl", 2, proc)
+        # checkpoints are written asynchronously: the save of cycle 2 (called before row 3
+        # is logged) first waits for cycle 1's, so 3 rows mean a complete checkpoint exists
+        wait_for_rows(tmp_path / "live" / "metrics.jsonl", 3, proc)
         with pytest.raises(RunBusy, match=rf"in use by .* pid {proc.pid}"):
             train(tiny(tmp_path), resume=tmp_path / "live")
         with pytest.raises(RunBusy, match="refusing to delete it"):

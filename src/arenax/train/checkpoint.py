@@ -49,12 +49,20 @@ class Checkpointer:
         run_dir: the run directory.
         archive_every: also keep every checkpoint whose cycle is a multiple of this
             (0: keep only the latest).
+        writer: this process is the run's one writer (it holds the run's lock): the
+            unfinished checkpoints a killed writer left behind are deleted now, before any
+            save. (Left to Orbax, which deletes them at the first save, the nested temporary
+            directories of one unfinished checkpoint are removed concurrently and can fail
+            with FileNotFoundError.) Readers never delete anything.
     """
 
-    def __init__(self, run_dir: Path, archive_every: int = 0) -> None:
+    def __init__(self, run_dir: Path, archive_every: int = 0, writer: bool = False) -> None:
         self.run_dir = Path(run_dir).absolute()
         self.directory = self.run_dir / "checkpoints"
         self.archive_every = archive_every
+        if writer and self.directory.is_dir():
+            for tmp in self.directory.glob("*.orbax-checkpoint-tmp*"):
+                shutil.rmtree(tmp, ignore_errors=True)
         self.manager = self._manager()
 
     def _manager(self) -> ocp.CheckpointManager:

@@ -199,7 +199,7 @@ def start_run(
     algorithm = make_algorithm(cfg)
     mesh = make_mesh(cfg.devices)
     specs = algorithm.state_specs(AXIS)
-    ckpt = Checkpointer(run_dir, cfg.archive_every)
+    ckpt = Checkpointer(run_dir, cfg.archive_every, writer=True)  # the lock is held
     counters = {"env_steps": 0}
     warn = lambda text: console.print(f"[yellow]warning:[/] {text}")  # noqa: E731
     try:
