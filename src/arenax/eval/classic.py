@@ -10,7 +10,6 @@ reach the goal, Pendulum has none).
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import functools
 from pathlib import Path
@@ -133,7 +132,7 @@ def evaluate_classic_run(
 ) -> list[LevelResult]:
     """Evaluate a classic-control run's checkpoint on its held-out levels: prints a table
     and writes a CSV (default ``RUN_DIR/eval_heldout.csv``)."""
-    from arenax.eval.report import load_run
+    from arenax.eval.report import load_run, write_csv
     from arenax.train.build import make_env
 
     console = console or Console()
@@ -145,11 +144,6 @@ def evaluate_classic_run(
     mode = "greedy" if greedy else "sampled"
     console.print(results_table(results, f"{Path(run_dir).name} @ cycle {cycle}: {cfg.game}, "
                                          f"{episodes} episodes per level ({mode})"))  # fmt: skip
-    path = Path(out) if out else Path(run_dir) / "eval_heldout.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=[fl.name for fl in dataclasses.fields(LevelResult)])
-        w.writeheader()
-        w.writerows(dataclasses.asdict(r) for r in results)
+    path = write_csv(results, Path(out) if out else Path(run_dir) / "eval_heldout.csv", LevelResult)
     console.print(f"wrote {path}")
     return results

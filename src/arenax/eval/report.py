@@ -98,10 +98,11 @@ def results_table(results: list[MazeResult], title: str) -> Table:
     return table
 
 
-def write_csv(results: list[MazeResult], path: Path) -> Path:
+def write_csv(results: list[Any], path: Path, row_type: type = MazeResult) -> Path:
+    """One row per result dataclass (columns: ``row_type``'s fields)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=[fl.name for fl in dataclasses.fields(MazeResult)])
+        w = csv.DictWriter(f, fieldnames=[fl.name for fl in dataclasses.fields(row_type)])
         w.writeheader()
         w.writerows(dataclasses.asdict(r) for r in results)
     return path

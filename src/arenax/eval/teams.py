@@ -11,7 +11,6 @@ episode length.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import functools
 from collections.abc import Callable
@@ -177,7 +176,7 @@ def evaluate_tag_run(
     """Evaluate a Tag run's checkpoint: prints a table, writes a CSV (and one GIF per
     matchup into ``gif_dir``)."""
     from arenax.envs.tag.render import episode_frames
-    from arenax.eval.report import load_run
+    from arenax.eval.report import load_run, write_csv
     from arenax.train.build import make_algorithm
     from arenax.utils import save_gif
 
@@ -203,11 +202,6 @@ def evaluate_tag_run(
     mode = "greedy" if greedy else "sampled"
     console.print(results_table(results, f"{Path(run_dir).name} @ cycle {cycle}: Tag, {episodes} "
                                           f"held-out starts per matchup ({mode})"))  # fmt: skip
-    path = Path(out) if out else Path(run_dir) / "eval_tag.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=[fl.name for fl in dataclasses.fields(MatchResult)])
-        w.writeheader()
-        w.writerows(dataclasses.asdict(r) for r in results)
+    path = write_csv(results, Path(out) if out else Path(run_dir) / "eval_tag.csv", MatchResult)
     console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
     return results

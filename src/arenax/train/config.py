@@ -303,24 +303,24 @@ class TrainConfig:
                 yield Problem("teacher.n_walls", self.teacher.n_walls, f"must be in [0, {cells}]")
             if per_device % self.teacher.ppo.minibatches:
                 yield Problem("teacher.ppo.minibatches", self.teacher.ppo.minibatches, f"must divide the environments per device ({per_device})")  # fmt: skip
-        if self.algorithm in ("plr", "accel"):
-            q = self.plr
-            if q.buffer_size < self.n_envs:
-                yield Problem("plr.buffer_size", q.buffer_size, f"must hold at least n_envs={self.n_envs} levels")  # fmt: skip
-            if q.topk > q.buffer_size:
-                yield Problem("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
+        yield from self._plr_problems()
+
+    def _plr_problems(self) -> Iterator[Problem]:
+        """The replay buffer must hold a block of levels (maze and classic control)."""
+        if self.algorithm not in ("plr", "accel"):
+            return
+        q = self.plr
+        if q.buffer_size < self.n_envs:
+            yield Problem("plr.buffer_size", q.buffer_size, f"must hold at least n_envs={self.n_envs} levels")  # fmt: skip
+        if q.topk > q.buffer_size:
+            yield Problem("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
 
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
         classic = self.game in CLASSIC_GAMES
         if self.algorithm == "paired" or (self.algorithm != "dr" and not classic):
             allowed = "'dr', 'plr' or 'accel'" if classic else "'dr'"
             yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (the teacher curricula are maze-only)")  # fmt: skip
-        if self.algorithm in ("plr", "accel"):
-            q = self.plr
-            if q.buffer_size < self.n_envs:
-                yield Problem("plr.buffer_size", q.buffer_size, f"must hold at least n_envs={self.n_envs} levels")  # fmt: skip
-            if q.topk > q.buffer_size:
-                yield Problem("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
+        yield from self._plr_problems()
         if self.learner == "ddpg":
             yield from self._ddpg_problems(classic)
             return
