@@ -5,7 +5,7 @@ and student steps/s (the steps the student trained on), on 1 device and on all d
 CPU, one host device per core). Replay curricula are timed after their buffer is warm. Also
 the PPO update's FLOP rate next to the machine's measured matmul rate.
 
-    python benchmarks/train_throughput.py [--presets maze-dr maze-plr] [--devices 1 2] [--cell gru]
+    python benchmarks/train_throughput.py [--presets maze-dr maze-plr] [--devices 1 2] [--cells lstm s5]
 """
 
 import os

@@ -52,6 +52,29 @@ def gru_reference(p: dict, x: np.ndarray, first: np.ndarray, h0: np.ndarray):
     return np.stack(outs), h
 
 
+def s5_reference(p: dict, x: np.ndarray, first: np.ndarray, s0: np.ndarray):
+    """S5 block one step at a time in complex128: ZOH discretisation from the stored
+    parameters, ``s_t = Λ̄ s_{t-1} (1 - first_t) + B̄ z_t``, ``y_t = Re(C s_t) + D z_t``."""
+    lam = -np.exp(np.float64(p["log_neg_lambda_re"])) + 1j * np.float64(p["lambda_im"])
+    dt = np.exp(np.float64(p["log_step"]))
+    lam_bar = np.exp(lam * dt)
+    b_bar = ((lam_bar - 1) / lam)[:, None] * (np.float64(p["B_re"]) + 1j * np.float64(p["B_im"]))
+    c = np.float64(p["C_re"]) + 1j * np.float64(p["C_im"])
+    d = np.float64(p["D"])
+    w, bias = np.float64(p["input"]["kernel"]), np.float64(p["input"]["bias"])
+    scale, shift = np.float64(p["norm"]["scale"]), np.float64(p["norm"]["bias"])
+    s, outs = s0.astype(np.complex128), []
+    for t in range(x.shape[0]):
+        u = x[t] @ w + bias
+        mu, var = u.mean(-1, keepdims=True), u.var(-1, keepdims=True)
+        z = (u - mu) / np.sqrt(var + 1e-6) * scale + shift
+        s = lam_bar * s * (1 - first[t])[:, None] + z @ b_bar.T
+        y = (s @ c.T).real + d * z
+        gelu = 0.5 * y * (1 + np.tanh(np.sqrt(2 / np.pi) * (y + 0.044715 * y**3)))
+        outs.append(u + gelu)
+    return np.stack(outs), s
+
+
 @pytest.fixture
 def seq() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
@@ -93,9 +116,59 @@ def test_gru_matches_reference(seq: tuple) -> None:
     np.testing.assert_allclose(h, wh, rtol=1e-4, atol=1e-5)
 
 
-def test_sequence_equals_step_by_step() -> None:
+def test_s5_parallel_scan_matches_step_by_step_recurrence_with_resets(seq: tuple) -> None:
+    """The associative scan (resets inside it) equals the recurrence run one step at a time
+    from a non-zero carry; a reset cuts the dependence on everything before it."""
+    x, first = seq
+    first = first.copy()
+    first[0, 1:] = 0  # envs 1 and 2 continue from the carry (env 1 resets at t = 3)
+    core = Core("s5", 8)
+    rng = np.random.default_rng(4)
+    s0 = rng.normal(size=(3, 8)) + 1j * rng.normal(size=(3, 8))
+    carry0 = (jnp.asarray(s0.real, jnp.float32), jnp.asarray(s0.imag, jnp.float32))
+    params = core.init(jax.random.key(0), x, first, carry0)
+    (re, im), out = core.apply(params, x, first, carry0)
+    want, ws = s5_reference(params["params"], x, first, s0)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(re + 1j * im, ws, rtol=1e-4, atol=1e-5)
+    other = (carry0[0] + 1.0, carry0[1])
+    _, out_other = core.apply(params, x, first, other)
+    np.testing.assert_array_equal(out_other[:, 0], out[:, 0])  # env 0 starts at t = 0
+    assert not np.allclose(out_other[:, 2], out[:, 2])  # env 2 carries its state on
+    np.testing.assert_allclose(out_other[3:, 1], out[3:, 1], rtol=1e-5, atol=1e-6)
+    x2 = x.copy()
+    x2[:3, 1] += 5.0
+    _, out2 = core.apply(params, x2, first, carry0)
+    np.testing.assert_allclose(out2[3:, 1], out[3:, 1], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(out2[:3, 1], out[:3, 1])
+
+
+def test_s5_initial_eigenvalues_are_hippo_legs_normal_part() -> None:
+    """Λ's initial values equal the eigenvalues of the full HiPPO-LegS normal matrix
+    A + p pᵀ built entry by entry (real parts −1/2)."""
+    n = 6
+    a = np.zeros((n, n))
+    for i in range(n):
+        for k in range(n):
+            if i > k:
+                a[i, k] = -np.sqrt(2 * i + 1) * np.sqrt(2 * k + 1)
+            elif i == k:
+                a[i, k] = -(i + 1)
+    p = np.sqrt(np.arange(n) + 0.5)
+    eig = np.linalg.eigvals(a + np.outer(p, p))
+    core = Core("s5", n)
+    x, first = np.zeros((2, 1, 3), np.float32), np.ones((2, 1), bool)
+    params = core.init(jax.random.key(0), x, first, core.initial_carry(1))["params"]
+    np.testing.assert_allclose(-np.exp(params["log_neg_lambda_re"]), eig.real, atol=1e-6)
+    np.testing.assert_allclose(params["lambda_im"], np.sort(eig.imag), atol=1e-4)
+    step = np.exp(params["log_step"])
+    assert np.all((step >= 0.001) & (step <= 0.1))
+
+
+@pytest.mark.parametrize("cell", ["lstm", "s5"])
+def test_sequence_equals_step_by_step(cell: str) -> None:
     """Running T steps at once equals T calls of one step (how the rollout uses it)."""
-    pol = StudentPolicy(hidden=16)
+    pol = StudentPolicy(hidden=16, cell=cell)
     rng = np.random.default_rng(3)
     obs = MazeObs(
         image=jnp.asarray(rng.integers(0, 9, (5, 2, 5, 5, 3)), jnp.float32) / 10,
@@ -112,7 +185,7 @@ def test_sequence_equals_step_by_step() -> None:
         np.testing.assert_allclose(v[0], value[t], rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "ff"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "ff", "s5"])
 def test_student_shapes_and_near_uniform_initial_policy(cell: str) -> None:
     pol = StudentPolicy(cell=cell)
     obs = MazeObs(image=jnp.ones((4, 3, 5, 5, 3)), direction=jnp.zeros((4, 3), jnp.int32))

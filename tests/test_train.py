@@ -204,7 +204,7 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
         ({"ppo": PPOConfig(epochs=0)}, "ppo.epochs=0"),
         ({"env": EnvConfig(view_size=4)}, "env.view_size=4: must be odd"),
         ({"env": EnvConfig(n_walls=500)}, "env.n_walls=500: must be in [0, 167]"),
-        ({"model": ModelConfig(cell="rnn")}, "model.cell='rnn': allowed: lstm, gru, ff"),
+        ({"model": ModelConfig(cell="rnn")}, "model.cell='rnn': allowed: lstm, gru, ff, s5"),
         ({"eval": EvalConfig(suite="nope")}, "eval.suite='nope': unknown maze suite"),
         ({"checkpoint_every": 7}, "checkpoint_every=7: must be a multiple of chunk=10"),
         ({"seed": -1}, "seed=-1"),

@@ -139,8 +139,9 @@ class TrainBenchArgs:
     of the timed chunks over their total time is reported."""
     flops: bool = True
     """Also measure the PPO update's FLOP rate and the machine's matmul rate."""
-    cell: str = ""
-    """Override the recurrent core (lstm, gru, ff); empty keeps the preset's."""
+    cells: tuple[str, ...] = ()
+    """Recurrent cores to compare (lstm, gru, ff, s5; student and teacher alike), one row
+    each; empty keeps the preset's."""
 
 
 def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
@@ -162,9 +163,12 @@ def student_forward_flops(cfg, batch: int) -> float:
     m, v = cfg.model, cfg.env.view_size
     conv_out = (v - 2) ** 2 * m.conv_filters
     conv = (v - 2) ** 2 * 9 * 3 * m.conv_filters
-    gates = {"lstm": 4, "gru": 3, "ff": 1}[m.cell]
     x_in = conv_out + m.dir_embed
-    core = x_in * gates * m.hidden + (m.hidden * gates * m.hidden if m.cell != "ff" else 0)
+    if m.cell == "s5":  # input projection, B̄ z and Re(C s) (complex: 2 real matmuls each)
+        core = x_in * m.hidden + 4 * m.hidden * m.hidden
+    else:
+        gates = {"lstm": 4, "gru": 3, "ff": 1}[m.cell]
+        core = x_in * gates * m.hidden + (m.hidden * gates * m.hidden if m.cell != "ff" else 0)
     heads = 2 * m.hidden * m.head_hidden + m.head_hidden * (7 + 1)
     return 2.0 * batch * (conv + core + heads)
 
@@ -226,15 +230,21 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     table = Table(
         title=f"training throughput ({jax.devices()[0].platform}, {args.chunk} cycles per chunk)"
     )
-    for col in ("preset", "devices", "compile (s)", "warm-up (s)", "env steps/s",
+    for col in ("preset", "cell", "devices", "compile (s)", "warm-up (s)", "env steps/s",
                 "student steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
+    cases = []
     for name in args.presets:
         if name not in PRESETS:
             raise ValueError(f"preset {name!r}: allowed {', '.join(PRESETS)}")
-        cfg = PRESETS[name]
-        if args.cell:
-            cfg = dc.replace(cfg, model=dc.replace(cfg.model, cell=args.cell))
+        for cell in args.cells or (PRESETS[name].model.cell,):
+            if cell not in ("lstm", "gru", "ff", "s5"):
+                raise ValueError(f"cell {cell!r}: allowed lstm, gru, ff, s5")
+            cfg = PRESETS[name]
+            cfg = dc.replace(cfg, model=dc.replace(cfg.model, cell=cell),
+                             teacher=dc.replace(cfg.teacher, cell=cell))  # fmt: skip
+            cases.append((name, cell, cfg))
+    for name, cell, cfg in cases:
         for d in counts:
             algo = make_algorithm(dc.replace(cfg, devices=d))
             mesh = make_mesh(d)
@@ -261,10 +271,10 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
                 elapsed += time.perf_counter() - t0
                 steps += int(np.asarray(m["env_steps"]).sum())
                 student += int(np.asarray(m["student_steps"]).sum())
-            row = dict(preset=name, devices=d, compile_s=compile_s, warmup_s=warm_s,
-                       sps=steps / elapsed, student_sps=student / elapsed)  # fmt: skip
+            row = dict(preset=name, cell=cell, devices=d, compile_s=compile_s,
+                       warmup_s=warm_s, sps=steps / elapsed, student_sps=student / elapsed)  # fmt: skip
             rows.append(row)
-            table.add_row(name, str(d), f"{compile_s:.1f}", f"{warm_s:.1f}",
+            table.add_row(name, cell, str(d), f"{compile_s:.1f}", f"{warm_s:.1f}",
                           f"{row['sps']:,.0f}", f"{row['student_sps']:,.0f}")  # fmt: skip
     console.print(table)
     if args.flops:

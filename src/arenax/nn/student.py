@@ -27,7 +27,8 @@ class ModelConfig:
     """The student network (conv + direction embedding + recurrent core + heads)."""
 
     cell: CellKind = "lstm"
-    """Recurrent core: LSTM, GRU, or a feed-forward ReLU layer."""
+    """Recurrent core: LSTM, GRU, S5 (diagonal state space, parallel scan), or a feed-forward
+    ReLU layer."""
     hidden: Annotated[int, POSITIVE] = 256
     """Units of the core."""
     conv_filters: Annotated[int, POSITIVE] = 16

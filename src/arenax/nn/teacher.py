@@ -27,7 +27,7 @@ class TeacherNetConfig:
     core + heads)."""
 
     cell: CellKind = "lstm"
-    """Recurrent core of the teacher."""
+    """Recurrent core of the teacher (lstm, gru, s5, ff)."""
     hidden: Annotated[int, POSITIVE] = 256
     """Units of the teacher's core."""
     conv_filters: Annotated[int, POSITIVE] = 128
