@@ -1,0 +1,92 @@
+"""Per-step cost of the Gymnasium export next to arenax's own compiled rollout: maze
+(13 x 13, 60 walls) env steps/s with random actions, by batch size. Compile time apart.
+
+    python benchmarks/export_overhead.py [--batches 1 64 1024] [--steps 200]
+"""
+
+import dataclasses
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import tyro
+from rich.console import Console
+from rich.table import Table
+
+import arenax
+from arenax.envs.wrappers import SingleAgent
+from arenax.interop import to_gymnasium
+
+
+@dataclasses.dataclass(frozen=True)
+class Args:
+    batches: tuple[int, ...] = (1, 64, 1024)
+    """Numbers of envs."""
+    steps: int = 200
+    """Timed steps per batch size."""
+
+
+def native(env, n: int, steps: int) -> tuple[float, float]:
+    """arenax's own: ``steps`` steps of ``n`` envs in one compiled scan (auto-reset to new
+    generated levels, random actions): (compile s, env steps/s)."""
+    single = SingleAgent(env)
+
+    def one(carry, key):
+        state, acc = carry
+        k1, k2, k3 = jax.random.split(key, 3)
+        a = jax.random.randint(k1, (n,), 0, 7)
+        state, _, te, tr, _ = jax.vmap(single.step_state)(jax.random.split(k2, n), state, a)
+        fresh = jax.vmap(lambda k: single.reset_state(k, env.generate(k)))(jax.random.split(k3, n))
+        done = te | tr
+        state = jax.tree.map(
+            lambda x, y: jnp.where(done.reshape((-1,) + (1,) * (x.ndim - 1)), x, y), fresh, state
+        )
+        obs = jax.vmap(single.observe)(state)
+        return (state, acc + obs.image.sum()), None
+
+    def run(key):
+        state = jax.vmap(lambda k: single.reset_state(k, env.generate(k)))(jax.random.split(key, n))
+        (_, acc), _ = jax.lax.scan(one, (state, jnp.float32(0)), jax.random.split(key, steps))
+        return acc
+
+    t0 = time.perf_counter()
+    f = jax.jit(run).lower(jax.random.key(0)).compile()
+    compile_s = time.perf_counter() - t0
+    jax.block_until_ready(f(jax.random.key(1)))
+    t0 = time.perf_counter()
+    jax.block_until_ready(f(jax.random.key(2)))
+    return compile_s, n * steps / (time.perf_counter() - t0)
+
+
+def exported(env, n: int, steps: int) -> tuple[float, float]:
+    """The Gymnasium VectorEnv: one Python ``step`` call per step (NumPy in and out)."""
+    vec = to_gymnasium(env, env.generate, n)
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    vec.reset(seed=0)
+    vec.step(rng.integers(0, 7, n))  # compiles reset and step
+    compile_s = time.perf_counter() - t0
+    actions = rng.integers(0, 7, (steps, n))
+    t0 = time.perf_counter()
+    for a in actions:
+        vec.step(a)
+    return compile_s, n * steps / (time.perf_counter() - t0)
+
+
+def main(args: Args) -> None:
+    env = arenax.make("maze", height=13, width=13, n_walls=60)
+    table = Table(title=f"maze env steps/s ({jax.devices()[0].device_kind}), random actions")
+    for col in ("envs", "arenax scan: compile (s)", "steps/s", "VectorEnv: compile (s)",
+                "steps/s", "µs per step() call"):  # fmt: skip
+        table.add_column(col, justify="right")
+    for n in args.batches:
+        c1, s1 = native(env, n, args.steps)
+        c2, s2 = exported(env, n, args.steps)
+        table.add_row(str(n), f"{c1:.1f}", f"{s1:,.0f}", f"{c2:.1f}", f"{s2:,.0f}",
+                      f"{n / s2 * 1e6:,.0f}")  # fmt: skip
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))

@@ -1,0 +1,124 @@
+"""PettingZoo export of many-agent arenax environments (Tag)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arenax.envs.core import Environment
+from arenax.interop.levels import LevelSource, action_dtype, level_sampler, to_gym_space
+
+try:  # optional dependency: pip install -e ".[interop]"
+    from pettingzoo import ParallelEnv
+except ImportError:  # pragma: no cover - exercised only without pettingzoo
+    ParallelEnv = None
+
+
+class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
+    """One arenax environment as a PettingZoo ``ParallelEnv``.
+
+    Agent names are ``f"{team}_{i}"`` in the env's team order (``possible_agents``). A step
+    takes an action for every agent in ``agents`` (agents missing from ``actions`` are an
+    error; out-of-game agents get no action) and returns observations, rewards,
+    terminations, truncations and infos for the agents that were in ``agents`` before it.
+    An agent leaves ``agents`` when its termination or truncation is true: the whole game
+    ends (no runner left, Grid Tag's tag, or the time limit), or — continuous Tag with
+    ``runners_leave`` — a runner is tagged (``info["out"]`` of the arenax step). Observation
+    and action spaces are the agent's team's (see the env's ``observation_space``).
+
+    One compiled function per ``reset`` and per ``step``; the whole agent axis crosses to
+    NumPy once per step.
+    """
+
+    metadata = {"name": "arenax", "render_modes": []}  # noqa: RUF012 - PettingZoo's attribute
+
+    def __init__(self, env: Environment, levels: LevelSource, seed: int = 0):
+        if ParallelEnv is None:
+            raise ImportError('arenax.interop needs pettingzoo: pip install -e ".[interop]"')
+        self.env = env
+        self.render_mode = None
+        self._index: dict[str, tuple[str, int]] = {}
+        for team in env.teams:
+            for i in range(env.num_agents(team)):
+                self._index[f"{team}_{i}"] = (team, i)
+        self.possible_agents = list(self._index)
+        self.agents: list[str] = []
+        self._obs_spaces = {t: to_gym_space(env.observation_space(t)) for t in env.teams}
+        self._act_spaces = {t: to_gym_space(env.action_space(t)) for t in env.teams}
+        self._dtypes = {t: action_dtype(env.action_space(t)) for t in env.teams}
+        sample = level_sampler(levels)
+
+        def reset(key):
+            k_level, k_reset = jax.random.split(key)
+            state = env.reset_state(k_reset, sample(k_level))
+            return env.observe(state), state
+
+        def step(key, state, actions):
+            state, reward, terminated, truncated, info = env.step_state(key, state, actions)
+            out = info.get("out", {t: jnp.zeros((env.num_agents(t),), bool) for t in env.teams})
+            return env.observe(state), state, reward, terminated, truncated, out
+
+        self._reset_fn, self._step_fn = jax.jit(reset), jax.jit(step)
+        self._key = jax.random.key(seed)
+        self._state = None
+
+    def observation_space(self, agent: str) -> Any:
+        return self._obs_spaces[self._index[agent][0]]
+
+    def action_space(self, agent: str) -> Any:
+        return self._act_spaces[self._index[agent][0]]
+
+    def _per_agent(self, team_values: dict[str, Any], agents: list[str]) -> dict[str, Any]:
+        arrays = {t: np.asarray(v) for t, v in team_values.items()}
+        return {a: arrays[self._index[a][0]][self._index[a][1]] for a in agents}
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """A new level and episode: ``(obs, infos)`` for every agent."""
+        if seed is not None:
+            self._key = jax.random.key(int(seed))
+        self._key, k = jax.random.split(self._key)
+        obs, self._state = self._reset_fn(k)
+        self.agents = list(self.possible_agents)
+        return self._per_agent(obs, self.agents), {a: {} for a in self.agents}
+
+    def step(self, actions: dict[str, Any]):
+        """``(obs, rewards, terminations, truncations, infos)`` keyed by the agents that were
+        in the game before the step."""
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"no action for live agent(s) {', '.join(missing[:5])}")
+        team_actions = {}
+        for t in self.env.teams:
+            space = self.env.action_space(t)
+            a = np.zeros((self.env.num_agents(t), *space.shape), self._dtypes[t])
+            team_actions[t] = a
+        for name, act in actions.items():
+            if name not in self._index:
+                raise ValueError(f"unknown agent {name!r}")
+            t, i = self._index[name]
+            team_actions[t][i] = act
+        self._key, k = jax.random.split(self._key)
+        obs, self._state, reward, te, tr, out = self._step_fn(
+            k, self._state, {t: jnp.asarray(a) for t, a in team_actions.items()}
+        )
+        live = self.agents
+        ended, cut = bool(te), bool(tr)
+        gone = self._per_agent(out, live)
+        terminations = {a: ended or bool(gone[a]) for a in live}
+        truncations = {a: cut for a in live}
+        self.agents = [a for a in live if not (terminations[a] or truncations[a])]
+        rewards = {a: float(r) for a, r in self._per_agent(reward, live).items()}
+        return (self._per_agent(obs, live), rewards, terminations, truncations,
+                {a: {} for a in live})  # fmt: skip
+
+
+def to_pettingzoo(env: Environment, levels: LevelSource, seed: int = 0) -> ArenaxParallelEnv:
+    """``env`` (e.g. ``arenax.make("tag", ...)``) as a PettingZoo ``ParallelEnv``; every
+    episode starts on a level from ``levels`` (a generator or a list / dict of levels). See
+    :class:`ArenaxParallelEnv`."""
+    return ArenaxParallelEnv(env, levels, seed)

@@ -1,0 +1,39 @@
+"""Every ```python snippet of the README runs, as written, in a fresh interpreter (in a
+temporary directory, so runs it starts land there)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+
+
+def snippets() -> list[tuple[str, str]]:
+    out = []
+    for path in DOCS:
+        text = path.read_text()
+        for m in re.finditer(r"```python\n(.*?)```", text, re.S):
+            line = text[: m.start()].count("\n") + 1
+            out.append((f"{path.relative_to(ROOT)}:{line}", m.group(1)))
+    return out
+
+
+SNIPPETS = snippets()
+
+
+def test_the_readme_has_snippets() -> None:
+    assert len([s for s in SNIPPETS if s[0].startswith("README.md")]) >= 3
+
+
+@pytest.mark.parametrize("where,code", SNIPPETS, ids=[s[0] for s in SNIPPETS])
+def test_snippet_runs(where: str, code: str, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.setdefault("JAX_COMPILATION_CACHE_DIR", str(ROOT / ".jax_cache"))
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert res.returncode == 0, f"{where}:\n{res.stderr[-3000:]}"
