@@ -1,8 +1,10 @@
+import os
 import subprocess
 import sys
 
 import jax
 import numpy as np
+import pytest
 from PIL import Image
 
 from arenax.cli import ListArgs, RenderArgs, list_cmd, render_cmd
@@ -46,3 +48,25 @@ def test_console_script_help():
         [sys.executable, "-m", "arenax.cli", "render", "--help"], capture_output=True, text=True
     )
     assert r.returncode == 0 and "--source" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "preset,shown,hidden",
+    [
+        ("maze-dr", ["--ppo.lr", "--model.cell", "--env.n-walls", "--compat"],
+         ["--learner", "--game", "--tag.", "--tagger.", "--cartpole.", "--teacher.", "--plr."]),
+        ("tag-grid", ["--grid-tag.size", "--tagger.ppo.lr"],
+         ["--learner", "--compat", "--game", "--model.", "--env.", "--tag."]),
+        ("pendulum-ddpg", ["--learner", "--ddpg.td3"], ["--game", "--model.", "--tag."]),
+    ],
+)  # fmt: skip
+def test_preset_help_shows_only_its_options(preset: str, shown: list, hidden: list) -> None:
+    """``arenax train PRESET --help`` lists the options that preset's game and algorithm
+    read, and none of the others (they would be accepted and ignored)."""
+    r = subprocess.run([sys.executable, "-m", "arenax.cli", "train", preset, "--help"],
+                       capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    for opt in shown:
+        assert opt in r.stdout, opt
+    for opt in hidden:
+        assert opt not in r.stdout, opt

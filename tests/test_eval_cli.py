@@ -107,6 +107,7 @@ def test_cli_train_resume_eval_plot(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     run_cli(monkeypatch, "plot", str(run))
     for name in ("returns", "losses", "levels", "eval"):
         assert (run / "plots" / f"{name}.png").stat().st_size > 1000
+    assert not (run / "plots" / "teams.png").exists()  # the Tag panel is not a maze's
 
 
 def test_cli_rejects_bad_values_in_one_line(

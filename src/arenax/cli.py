@@ -477,6 +477,10 @@ def preset_type(name: str, preset: TrainConfig) -> type[TrainConfig]:
         f.name for f in dataclasses.fields(TrainConfig) if dataclasses.is_dataclass(hints[f.name])
     }
     hidden = ["algorithm", "game", *sorted(groups - relevant_groups(preset))]
+    if preset.game not in CLASSIC_GAMES:
+        hidden.append("learner")  # PPO or DDPG: classic control only
+    if preset.game not in CLASSIC_GAMES and preset.game != "maze":
+        hidden.append("compat")  # the reference UED library's rules: mazes and replay
     fields = [
         (f, Annotated[hints[f], tyro.conf.Suppress], dataclasses.field(default=getattr(preset, f)))
         for f in hidden

@@ -25,6 +25,8 @@ PANELS = (
                                 ("buffer/weighted_mutations", "replay-weighted edits"),
                                 ("buffer/fill", "fill ratio"))),
 )  # fmt: skip
+ONLY_WITH = {"teams": "tagged"}
+"""Panels drawn only when the run logs this column."""
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -78,6 +80,8 @@ def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> lis
         for p in policies
     ]
     for fname, title, series in panels:
+        if fname in ONLY_WITH and ONLY_WITH[fname] not in rows[0]:
+            continue  # e.g. no Tag panel for a maze run, which also logs episode_length
         series = [(k, lab) for k, lab in series if k in rows[0]]
         if not series:
             continue

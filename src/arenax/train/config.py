@@ -78,26 +78,22 @@ POSITIVE_OR_NONE = OrNone(POSITIVE)
 #: the environments' options as configs (checked with their path by :func:`validate`)
 EnvConfig = options_of(MazeEnv, "EnvConfig", "The maze the student trains on.",
                        n_walls=60, normalize_obs=True)  # fmt: skip
-TagConfig = options_of(TagEnv, "TagConfig", "Continuous Tag (``--game tag``).")
-CartPoleConfig = options_of(CartPoleEnv, "CartPoleConfig", "CartPole (``--game cartpole``).")
-AcrobotConfig = options_of(AcrobotEnv, "AcrobotConfig", "Acrobot (``--game acrobot``).")
-MountainCarConfig = options_of(
-    MountainCarEnv, "MountainCarConfig", "MountainCar (``--game mountain-car``)."
-)
+TagConfig = options_of(TagEnv, "TagConfig", "Continuous Tag.")
+CartPoleConfig = options_of(CartPoleEnv, "CartPoleConfig", "CartPole.")
+AcrobotConfig = options_of(AcrobotEnv, "AcrobotConfig", "Acrobot.")
+MountainCarConfig = options_of(MountainCarEnv, "MountainCarConfig", "MountainCar.")
 ContinuousMountainCarConfig = options_of(
     ContinuousMountainCarEnv, "ContinuousMountainCarConfig",
-    "MountainCar with a continuous engine (``--game mountain-car-continuous``).",
+    "MountainCar with a continuous engine.",
 )  # fmt: skip
-PendulumConfig = options_of(PendulumEnv, "PendulumConfig", "Pendulum (``--game pendulum``).")
+PendulumConfig = options_of(PendulumEnv, "PendulumConfig", "Pendulum.")
 
 #: classic-control game -> the TrainConfig field holding its options
 CLASSIC_GAMES = {
     "cartpole": "cartpole", "acrobot": "acrobot", "mountain-car": "mountain_car",
     "mountain-car-continuous": "mountain_car_continuous", "pendulum": "pendulum",
 }  # fmt: skip
-GridTagConfig = options_of(
-    GridTagEnv, "GridTagConfig", "Grid Tag (``--game grid-tag``): taggers chase one runner."
-)
+GridTagConfig = options_of(GridTagEnv, "GridTagConfig", "Grid Tag: taggers chase one runner.")
 
 
 @dataclasses.dataclass(frozen=True)
