@@ -35,12 +35,12 @@ demo: $(STAMP)
 ## lint, the import-layer contract (pyproject: [tool.importlinter]), then the full test suite
 ## (2 workers, persistent compilation cache in .jax_cache); `pytest -m "not slow"` skips end-to-end runs
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks
 
 bench: $(STAMP)

@@ -11,6 +11,11 @@ from arenax.registry import (
     make,
     make_generator,
     make_mutator,
+    register,
+    register_generator,
+    register_mutator,
+    register_suite,
+    suite_levels,
 )
 
 __version__ = "0.1.0"
@@ -24,4 +29,9 @@ __all__ = [
     "make",
     "make_generator",
     "make_mutator",
+    "register",
+    "register_generator",
+    "register_mutator",
+    "register_suite",
+    "suite_levels",
 ]

@@ -27,7 +27,21 @@ from rich.table import Table
 import arenax
 from arenax.benchmarking import EnvBenchArgs
 from arenax.options import POSITIVE, SEED, AtLeast, ConfigError, IntIn, OrNone, Problem, check
-from arenax.train.config import CLASSIC_GAMES, PRESET_DOCS, PRESETS, TrainConfig, relevant_groups
+from arenax.registry import load_plugins
+from arenax.train.config import (
+    PRESET_DOCS,
+    TrainConfig,
+    all_presets,
+    is_agent_game,
+    relevant_groups,
+)
+
+try:  # families registered by the user's modules (ARENAX_PLUGINS) join the presets
+    load_plugins()
+    _PLUGIN_ERROR = ""
+except ImportError as _exc:
+    _PLUGIN_ERROR = str(_exc)
+PRESETS = all_presets()
 
 console = Console()
 TAG_PRESETS = ("tag-continuous", "tag-grid")
@@ -121,8 +135,8 @@ class RenderArgs:
         from arenax.envs.maze import resolve_suite
 
         yield from _run_problems(self.run_dir)
-        if self.run_dir is not None and _run_game(self.run_dir) in CLASSIC_GAMES:
-            yield Problem("run_dir", str(self.run_dir), "a classic-control run: there is no renderer for it yet (use arenax eval / arenax plot)")  # fmt: skip
+        if self.run_dir is not None and is_agent_game(_run_game(self.run_dir)):
+            yield Problem("run_dir", str(self.run_dir), "a one-agent (classic-control or registered) run: there is no renderer for it yet (use arenax eval / arenax plot)")  # fmt: skip
         if self.buffer and self.teacher:
             yield Problem("teacher", True, "draw either --buffer or --teacher, not both")
         if (self.buffer or self.teacher) and self.run_dir is None:
@@ -340,7 +354,7 @@ def eval_cmd(args: EvalArgs) -> None:
     from arenax.eval.report import evaluate_run
 
     game = _run_game(args.run_dir)
-    if game in CLASSIC_GAMES:
+    if is_agent_game(game):
         from arenax.eval.classic import evaluate_classic_run
 
         evaluate_classic_run(
@@ -477,9 +491,9 @@ def preset_type(name: str, preset: TrainConfig) -> type[TrainConfig]:
         f.name for f in dataclasses.fields(TrainConfig) if dataclasses.is_dataclass(hints[f.name])
     }
     hidden = ["algorithm", "game", *sorted(groups - relevant_groups(preset))]
-    if preset.game not in CLASSIC_GAMES:
-        hidden.append("learner")  # PPO or DDPG: classic control only
-    if preset.game not in CLASSIC_GAMES and preset.game != "maze":
+    if not is_agent_game(preset.game):
+        hidden.append("learner")  # PPO or DDPG: one-agent games only
+    if not is_agent_game(preset.game) and preset.game != "maze":
         hidden.append("compat")  # the reference UED library's rules: mazes and replay
     fields = [
         (f, Annotated[hints[f], tyro.conf.Suppress], dataclasses.field(default=getattr(preset, f)))
@@ -561,6 +575,8 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] in (["--version"], ["-V"]):
         console.print(f"arenax {arenax.__version__}")
         return
+    if _PLUGIN_ERROR:
+        _error(_PLUGIN_ERROR)
     preset = argv[1] if len(argv) >= 2 and argv[0] == "train" else "-"
     if not preset.startswith("-") and preset not in PRESETS:
         _error(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")

@@ -70,7 +70,7 @@ def play_level(
         out = dict(
             state=state, done=c["done"] | term | trunc,
             ret=c["ret"] + jnp.where(live, reward["agent"][:, 0], 0.0),
-            solved=jnp.where(end, info["success"].astype(jnp.float32), c["solved"]),
+            solved=jnp.where(end, info.get("success", term).astype(jnp.float32), c["solved"]),
             length=c["length"] + live.astype(jnp.float32),
         )  # fmt: skip
         return out, None
@@ -83,15 +83,20 @@ def evaluate_levels(
     env: ClassicEnv, policy: Policy, params: Any, episodes: int, key: jax.Array,
     greedy: bool = False,
 ) -> list[LevelResult]:  # fmt: skip
-    """Every held-out level of ``env``'s family (see the module docstring)."""
+    """Every held-out level of ``env``'s family (see the module docstring). A registered
+    family needs ``heldout_levels()`` and ``max_steps``; ``in_range(level)`` is optional."""
+    for need in ("heldout_levels", "max_steps"):
+        if not hasattr(env, need):
+            raise ValueError(f"{type(env).__name__} has no {need}: arenax eval needs it")
     out = []
+    in_range = getattr(env, "in_range", lambda level: True)
     for i, (name, level) in enumerate(env.heldout_levels().items()):
         r = jax.device_get(play_level(env, policy, params, level, jax.random.fold_in(key, i),
                                       episodes, greedy))  # fmt: skip
         m, lo, hi = mean_ci(np.asarray(r["return"]))
         solved = int(np.sum(r["solved"]))
         s_lo, s_hi = wilson(solved, episodes)
-        out.append(LevelResult(name, env.in_range(level), episodes, m, lo, hi,
+        out.append(LevelResult(name, in_range(level), episodes, m, lo, hi,
                                solved / episodes, s_lo, s_hi, float(np.mean(r["length"]))))  # fmt: skip
     return out
 

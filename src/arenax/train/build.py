@@ -32,6 +32,7 @@ from arenax.nn.mlp import MLPConfig, MLPPolicy
 from arenax.nn.student import StudentPolicy
 from arenax.nn.teacher import TeacherPolicy
 from arenax.options import ConfigError, build, fields_of
+from arenax.registry import make, user_games
 from arenax.rl.learner import Learner
 from arenax.rl.policy import Policy
 from arenax.rl.ppo import PPOConfig, bootstraps
@@ -42,6 +43,8 @@ def make_env(cfg: TrainConfig) -> Environment:
     """The environment of ``cfg.game``, built (and checked) from its options."""
     if cfg.game in CLASSIC_GAMES:
         return build(CLASSIC[cfg.game][0], getattr(cfg, CLASSIC_GAMES[cfg.game]))
+    if cfg.game in user_games():
+        return make(cfg.game)  # a registered family, with its defaults
     if cfg.game == "tag":
         return build(TagEnv, cfg.tag)
     if cfg.game == "grid-tag":
@@ -121,8 +124,9 @@ def _default_level(env: Environment, key: object) -> object:
 
 
 def make_classic_replay(cfg: TrainConfig) -> ReplayCurriculum:
-    """PLR / ACCEL over a classic-control family's physics (``new_levels="empty"``: ACCEL
-    starts from Gymnasium's level and mutates it)."""
+    """PLR / ACCEL over a one-agent family's levels: classic control's physics, or a
+    registered family's (``new_levels="empty"``: ACCEL starts from the family's
+    ``default_level()`` — Gymnasium's physics — and mutates it with its ``mutate``)."""
     env = make_env(cfg)
     q = cfg.plr
     return ReplayCurriculum(
@@ -144,7 +148,7 @@ def make_algorithm(cfg: TrainConfig) -> Curriculum:
     classic control with ``dr``)."""
     if cfg.learner == "ddpg":
         return OffPolicyDR(env=make_env(cfg), config=cfg.ddpg, n_envs=cfg.n_envs, n_steps=cfg.n_steps)  # fmt: skip
-    if cfg.game in CLASSIC_GAMES and cfg.algorithm in ("plr", "accel"):
+    if cfg.agent_game and cfg.algorithm in ("plr", "accel"):
         return make_classic_replay(cfg)
     if cfg.game != "maze":
         return make_multiteam(cfg)

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 from arenax.curricula.multiteam import TeamConfig
 from arenax.curricula.paired import PairedConfig, TeacherConfig
 from arenax.curricula.plr import PLRConfig
+from arenax.envs import spaces
 from arenax.envs.classic import (
     AcrobotEnv,
     CartPoleEnv,
@@ -44,6 +45,7 @@ from arenax.options import (
     check,
     options_of,
 )
+from arenax.registry import make, user_games
 from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.ppo import PPOConfig
 
@@ -88,11 +90,33 @@ ContinuousMountainCarConfig = options_of(
 )  # fmt: skip
 PendulumConfig = options_of(PendulumEnv, "PendulumConfig", "Pendulum.")
 
+
+def _user_game_problems(game: str) -> Iterator[Problem]:
+    """What a registered family needs to be trained as an agent game."""
+    try:
+        env = make(game)
+    except Exception as e:  # the user's factory: report whatever it raised
+        yield Problem("game", game, f"arenax.make({game!r}) failed: {type(e).__name__}: {e}")
+        return
+    if tuple(env.teams) != ("agent",) or env.num_agents("agent") != 1:
+        yield Problem("game", game, f"trains one team 'agent' of one agent (it has teams {tuple(env.teams)})")  # fmt: skip
+        return
+    obs = env.observation_space("agent")
+    if not isinstance(obs, spaces.Box) or len(obs.shape) != 1:
+        yield Problem("game", game, f"needs vector observations (a 1-D Box) for the MLP agent, not {obs}")  # fmt: skip
+
+
+def is_agent_game(game: str) -> bool:
+    """A game trained with one MLP ``agent``: classic control or a registered family."""
+    return game in CLASSIC_GAMES or game in user_games()
+
+
 #: classic-control game -> the TrainConfig field holding its options
 CLASSIC_GAMES = {
     "cartpole": "cartpole", "acrobot": "acrobot", "mountain-car": "mountain_car",
     "mountain-car-continuous": "mountain_car_continuous", "pendulum": "pendulum",
 }  # fmt: skip
+BUILTIN_GAMES = ("maze", "tag", "grid-tag", *CLASSIC_GAMES)
 GridTagConfig = options_of(GridTagEnv, "GridTagConfig", "Grid Tag: taggers chase one runner.")
 
 
@@ -125,14 +149,13 @@ class TrainConfig:
     (``--plr.parallel`` for PLR∥ / ACCEL∥), or a teacher (PAIRED, minimax, population).
     Tag games train with ``dr`` (fresh start levels); classic control with ``dr``, ``plr``
     or ``accel`` over its physics."""
-    game: Literal[
-        "maze", "tag", "grid-tag", "cartpole", "acrobot", "mountain-car",
-        "mountain-car-continuous", "pendulum",
-    ] = "maze"  # fmt: skip
+    game: str = "maze"
     """The environment: the maze (``env``), continuous Tag (``tag``) or grid Tag
-    (``grid_tag``), whose teams are configured by ``tagger`` and ``runner``; or a
-    classic-control family (options in the group of its name), whose agent is configured
-    by ``agent``."""
+    (``grid_tag``), whose teams are configured by ``tagger`` and ``runner``; a
+    classic-control family (cartpole, acrobot, mountain-car, mountain-car-continuous,
+    pendulum; options in the group of its name), or a family registered with
+    ``arenax.register`` (one agent, vector observations; built with its defaults) — both
+    with their agent configured by ``agent``."""
     env: EnvConfig = EnvConfig()  # noqa: RUF009 (frozen options, built by options_of)
     model: ModelConfig = ModelConfig()
     ppo: PPOConfig = PPOConfig()
@@ -240,17 +263,23 @@ class TrainConfig:
     def run_name(self) -> str:
         if self.name:
             return self.name
-        if self.game in CLASSIC_GAMES:
+        if self.agent_game:
             return f"{self.algorithm}-{self.game}-s{self.seed}"
         if self.game != "maze":
             return f"{self.game}-s{self.seed}"
         return f"{self.algorithm}-maze{self.env.height}x{self.env.width}-s{self.seed}"
 
     @property
+    def agent_game(self) -> bool:
+        """A one-agent game trained with the MLP ``agent``: classic control or a registered
+        family."""
+        return is_agent_game(self.game)
+
+    @property
     def team_configs(self) -> dict[str, TeamConfig]:
         """Teams and their options, in the game's team order (Tag: tagger, runner;
         classic control: its one agent)."""
-        if self.game in CLASSIC_GAMES:
+        if self.agent_game:
             return {"agent": self.agent}
         return {"tagger": self.tagger, "runner": self.runner}
 
@@ -267,6 +296,11 @@ class TrainConfig:
         """The rules that tie parts of a run together (each part checks its own fields)."""
         if self.total_steps is None and self.total_updates is None:
             yield Problem("total_steps", None, "set total_steps or total_updates (a budget)")
+        if self.game not in BUILTIN_GAMES and self.game not in user_games():
+            yield Problem("game", self.game, f"allowed: {', '.join(BUILTIN_GAMES + tuple(user_games()))} (your own: arenax.register; on the command line, name its module in ARENAX_PLUGINS)")  # fmt: skip
+            return
+        if self.game in user_games():
+            yield from _user_game_problems(self.game)
         if self.ppo.carry_over and self.game == "maze" and self.algorithm not in ("dr", "paired"):
             yield Problem("ppo.carry_over", True, "applies to dr and paired (replayed levels start from a zero state, as in the reference)")  # fmt: skip
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
@@ -312,7 +346,7 @@ class TrainConfig:
             yield Problem("plr.topk", q.topk, f"must be <= plr.buffer_size={q.buffer_size}")
 
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
-        classic = self.game in CLASSIC_GAMES
+        classic = self.agent_game
         if self.algorithm == "paired" or (self.algorithm != "dr" and not classic):
             allowed = "'dr', 'plr' or 'accel'" if classic else "'dr'"
             yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (the teacher curricula are maze-only)")  # fmt: skip
@@ -343,7 +377,10 @@ class TrainConfig:
             yield Problem(f"{first}.frozen", True, "every team is frozen: nothing would learn")
 
     def _ddpg_problems(self, classic: bool) -> Iterator[Problem]:
-        if not classic or self.game in ("cartpole", "acrobot", "mountain-car"):
+        discrete = self.game in ("cartpole", "acrobot", "mountain-car") or (
+            self.game in user_games() and not isinstance(make(self.game).action_space("agent"), spaces.Box)
+        )  # fmt: skip
+        if not classic or discrete:
             yield Problem("learner", "ddpg", "needs a continuous-action game (mountain-car-continuous, pendulum)")  # fmt: skip
         if self.algorithm != "dr":
             yield Problem("algorithm", self.algorithm, "learner 'ddpg' trains with 'dr'")
@@ -501,9 +538,10 @@ PRESET_DOCS: dict[str, str] = {
 
 def relevant_groups(cfg: TrainConfig) -> set[str]:
     """Names of the nested option groups a run of ``cfg``'s game and algorithm reads."""
-    if cfg.game in CLASSIC_GAMES:
+    if cfg.agent_game:
         learner = "ddpg" if cfg.learner == "ddpg" else "agent"
-        return {CLASSIC_GAMES[cfg.game], learner} | ({"plr"} if cfg.algorithm != "dr" else set())
+        own = {CLASSIC_GAMES[cfg.game]} if cfg.game in CLASSIC_GAMES else set()
+        return own | {learner} | ({"plr"} if cfg.algorithm != "dr" else set())
     if cfg.game != "maze":
         return {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"}
     groups = {"env", "model", "ppo", "eval"}
@@ -589,3 +627,18 @@ def resume_differences(saved: TrainConfig, new: TrainConfig) -> list[str]:
         if k not in RESUMABLE_FIELDS:
             walk(a[k], b[k], k)
     return out
+
+
+def user_presets() -> dict[str, TrainConfig]:
+    """For each registered family ``g`` (:func:`arenax.register`): ``g-dr`` and ``g-plr``,
+    CartPole's presets with the game replaced (an MLP agent, DR or PLR⊥ over its levels)."""
+    out = {}
+    for g in user_games():
+        out[f"{g}-dr"] = dataclasses.replace(PRESETS["cartpole-dr"], game=g)
+        out[f"{g}-plr"] = dataclasses.replace(PRESETS["cartpole-plr"], game=g)
+    return out
+
+
+def all_presets() -> dict[str, TrainConfig]:
+    """The built-in presets and those of registered families."""
+    return {**PRESETS, **user_presets()}

@@ -15,7 +15,8 @@ walls leaves observations and dynamics unchanged, only the step limit differs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -305,6 +306,8 @@ HELDOUT_MAZES: dict[str, HeldoutMaze] = {
     "PerfectMazeXL": _procedural("PerfectMazeXL", 101, 2 * 103 * 103, perfect_maze),
 }
 
+BUILTIN_MAZES = frozenset(HELDOUT_MAZES)
+
 #: named groups of held-out mazes
 SUITES: dict[str, tuple[str, ...]] = {
     "classic": (
@@ -329,15 +332,81 @@ SUITES: dict[str, tuple[str, ...]] = {
 }
 
 
+MAZE_FILE_SUFFIXES = (".txt", ".json")
+"""Level files ``arenax eval --suite`` reads: the ASCII form, or the JSON form."""
+
+
+def load_maze_file(path: str | Path, max_steps: int | None = None) -> HeldoutMaze:
+    """A held-out maze from a level file (ASCII ``.txt`` or JSON ``.json``, see
+    :class:`MazeLevel`), named after the file; its step limit is ``max_steps`` or, like the
+    fixed layouts, ``2 (H + 2)(W + 2)``. Raises ``ValueError`` naming the file when malformed."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+        level = MazeLevel.from_json(text) if path.suffix == ".json" else MazeLevel.from_ascii(text)
+    except (OSError, ValueError, KeyError) as e:
+        raise ValueError(f"{path}: {e}") from None
+    h, w = level.height, level.width
+    steps = max_steps or 2 * (h + 2) * (w + 2)
+    return HeldoutMaze(path.stem, h, w, steps, lambda key: level)
+
+
+def register_maze(maze: HeldoutMaze, overwrite: bool = False) -> None:
+    """Add a held-out maze (usable by name in suites and ``arenax eval --suite``)."""
+    if maze.name in HELDOUT_MAZES and not overwrite and HELDOUT_MAZES[maze.name] != maze:
+        raise ValueError(f"maze {maze.name!r} is already registered (pass overwrite=True)")
+    HELDOUT_MAZES[maze.name] = maze
+
+
+def register_suite(name: str, mazes: Sequence[str | HeldoutMaze], overwrite: bool = False) -> None:
+    """Name a group of held-out mazes (names of registered mazes, or :class:`HeldoutMaze`
+    objects, which are registered too)."""
+    if name in SUITES and not overwrite:
+        raise ValueError(f"suite {name!r} is already registered (pass overwrite=True)")
+    names = []
+    for m in mazes:
+        if isinstance(m, HeldoutMaze):
+            register_maze(m, overwrite=True)
+            m = m.name
+        if m not in HELDOUT_MAZES:
+            raise ValueError(f"suite {name!r}: unknown maze {m!r}")
+        names.append(m)
+    SUITES[name] = tuple(names)
+
+
+def _from_files(path: Path) -> tuple[str, ...]:
+    files = (
+        sorted(p for p in path.iterdir() if p.suffix in MAZE_FILE_SUFFIXES)
+        if path.is_dir()
+        else [path]
+    )
+    if not files:
+        raise ValueError(f"{path}: no maze files ({', '.join(MAZE_FILE_SUFFIXES)}) in it")
+    names = []
+    for f in files:
+        maze = load_maze_file(f)
+        if maze.name in BUILTIN_MAZES:
+            raise ValueError(f"{f}: its name {maze.name!r} is a built-in maze; rename the file")
+        HELDOUT_MAZES[maze.name] = maze  # a file re-read replaces its earlier version
+        names.append(maze.name)
+    return tuple(names)
+
+
 def resolve_suite(name: str) -> tuple[str, ...]:
-    """Maze names of a suite, or of a single maze given by name."""
+    """Maze names of a suite, of a single maze given by name, or of level files: a path to
+    a ``.txt`` / ``.json`` file or to a folder of them (registered under their file names)."""
     if name in SUITES:
         return SUITES[name]
     if name in HELDOUT_MAZES:
         return (name,)
+    path = Path(name)
+    if path.suffix in MAZE_FILE_SUFFIXES or path.is_dir():
+        if not path.exists():
+            raise ValueError(f"maze file or folder {name!r} does not exist")
+        return _from_files(path)
     raise ValueError(
         f"unknown maze suite {name!r}; suites: {', '.join(SUITES)}; "
-        f"mazes: {', '.join(HELDOUT_MAZES)}"
+        f"mazes: {', '.join(HELDOUT_MAZES)}; or a path to .txt / .json level files"
     )
 
 

@@ -1,0 +1,1 @@
+"""Examples of extending arenax (importable as ``examples.<name>`` from the repository root)."""
