@@ -13,6 +13,10 @@ $(STAMP): pyproject.toml
 	# WarpDrive's own Tag games, the reference of tests/test_tag_warpdrive.py: its NumPy path
 	# only (no CUDA, torch or numba), with the gym it imports its spaces from
 	$(BIN)/pip install --quiet --no-deps rl-warp-drive==2.7.1 gym==0.26.2 gym_notices cloudpickle
+	# gymnax, for tests/test_gymnax_adapter.py: it pins gymnasium<1.4 (unused by the adapter),
+	# so without its dependencies, plus the two its package import needs
+	$(BIN)/pip install --quiet --no-deps gymnax==1.0.1
+	$(BIN)/pip install --quiet six seaborn
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -118,15 +118,18 @@ def make_multiteam(cfg: TrainConfig) -> MultiTeamDR:
     )  # fmt: skip
 
 
-def _default_level(env: Environment, key: object) -> object:
-    del key
-    return env.default_level()
+def _near_default_level(env: Environment, key: object) -> object:
+    """ACCEL's "empty" level for a one-agent family: the default level (Gymnasium's
+    physics) with one random edit. (The default level alone is a single level: the buffer,
+    which keeps one copy of duplicates, would never fill to ``min_fill`` and never replay.)"""
+    return env.mutate(key, env.default_level(), n_edits=1)
 
 
 def make_classic_replay(cfg: TrainConfig) -> ReplayCurriculum:
     """PLR / ACCEL over a one-agent family's levels: classic control's physics, or a
-    registered family's (``new_levels="empty"``: ACCEL starts from the family's
-    ``default_level()`` — Gymnasium's physics — and mutates it with its ``mutate``)."""
+    registered family's (``new_levels="empty"``: new levels are the family's
+    ``default_level()`` — Gymnasium's physics — each with one random edit, and ACCEL
+    mutates replayed levels further with ``mutate``)."""
     env = make_env(cfg)
     q = cfg.plr
     return ReplayCurriculum(
@@ -135,7 +138,7 @@ def make_classic_replay(cfg: TrainConfig) -> ReplayCurriculum:
         n_envs=cfg.n_envs,
         n_steps=cfg.n_steps,
         config=q,
-        generator=functools.partial(_default_level, env)
+        generator=functools.partial(_near_default_level, env)
         if q.new_levels == "empty"
         else env.generate,
         accel=cfg.algorithm == "accel",
