@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,12 +36,18 @@ demo: $(STAMP)
 	$(BIN)/arenax plot $(DEMO_RUN)
 	$(BIN)/arenax eval $(DEMO_RUN) --suite all --episodes 20 --gif-dir $(DEMO_RUN)/gifs
 
-## lint, the import-layer contract (pyproject: [tool.importlinter]), then the full test suite
-## (2 workers, persistent compilation cache in .jax_cache); `pytest -m "not slow"` skips end-to-end runs
+## lint, the import-layer contract (pyproject: [tool.importlinter]), the documentation site (strict:
+## a broken link or API reference fails), then the full test suite (2 workers, persistent
+## compilation cache in .jax_cache); `pytest -m "not slow"` skips end-to-end runs
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python -m pytest -n 2 -q
+
+## the documentation site (MkDocs Material + mkdocstrings) into site/; `mkdocs serve` to browse it
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
