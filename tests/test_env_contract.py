@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import examples.corridor  # noqa: F401 — the example user family is held to the contract too
 import jax
 import numpy as np
 import pytest
@@ -29,6 +30,7 @@ PARAMS = {
     "mountain-car": dict(max_steps=12),
     "mountain-car-continuous": dict(max_steps=12),
     "pendulum": dict(max_steps=12),
+    "corridor": dict(max_steps=12),  # examples/corridor.py, registered with arenax.register
 }
 STEPS = 30
 

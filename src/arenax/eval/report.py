@@ -50,15 +50,12 @@ def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any
     return cfg, make_policy(cfg), make_algorithm(cfg).student_params(state), cycle
 
 
-def buffer_gallery(
-    run_dir: Path, n: int = 16, out: Path | None = None, columns: int = 4, tile: int = 16
-) -> tuple[Path, int]:
-    """PNG of the ``n`` highest-priority levels of a replay run's buffer, captioned with
-    replay probability, score and mutation count. Returns ``(path, levels drawn)``."""
+def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int]], int]:
+    """A replay run's buffered levels, highest replay probability first: ``(config,
+    [(level, probability, score, mutations)], cycle)``."""
     import numpy as np
 
     from arenax.curricula import buffer as B
-    from arenax.envs.maze import render as R
 
     cfg, state, cycle = load_run(run_dir)
     if cfg.algorithm not in ("plr", "accel"):
@@ -68,14 +65,24 @@ def buffer_gallery(
     probs = np.asarray(
         B.replay_probs(buf, q.staleness_coef, q.temperature, q.prioritization, q.topk)
     )
-    order = [int(i) for i in np.argsort(-probs, kind="stable") if buf.filled[i]][:n]
-    images, captions = [], []
-    for i in order:
-        level = jax.tree.map(lambda a, i=i: a[i], buf.levels)
-        images.append(R.render(level, tile_size=tile))
-        captions.append(f"P={probs[i]:.3f} s={buf.scores[i]:.2f} m={int(buf.mutations[i])}")
-    if not images:
+    order = [int(i) for i in np.argsort(-probs, kind="stable") if buf.filled[i]]
+    ranked = [(jax.tree.map(lambda a, i=i: a[i], buf.levels), float(probs[i]),
+               float(buf.scores[i]), int(buf.mutations[i])) for i in order]  # fmt: skip
+    if not ranked:
         raise ValueError(f"{run_dir}: the level buffer is empty at cycle {cycle}")
+    return cfg, ranked, cycle
+
+
+def buffer_gallery(
+    run_dir: Path, n: int = 16, out: Path | None = None, columns: int = 4, tile: int = 16
+) -> tuple[Path, int]:
+    """PNG of the ``n`` highest-priority levels of a replay run's buffer, captioned with
+    replay probability, score and mutation count. Returns ``(path, levels drawn)``."""
+    from arenax.envs.maze import render as R
+
+    _, ranked, _ = ranked_buffer(run_dir)
+    images = [R.render(level, tile_size=tile) for level, _, _, _ in ranked[:n]]
+    captions = [f"P={p:.3f} s={sc:.2f} m={m}" for _, p, sc, m in ranked[:n]]
     path = R.save_png(
         R.gallery(images, captions, columns=columns), out or Path(run_dir) / "buffer.png"
     )
