@@ -41,3 +41,11 @@ def test_snippet_runs(where: str, code: str, tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=600)  # fmt: skip
     assert res.returncode == 0, f"{where}:\n{res.stderr[-3000:]}"
+
+
+def test_every_preset_is_documented() -> None:
+    from arenax.train.config import PRESETS
+
+    text = (ROOT / "docs" / "training.md").read_text()
+    missing = [name for name in PRESETS if f"| `{name}` |" not in text]
+    assert not missing, f"docs/training.md's preset table lacks {missing}"
