@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterator
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -46,6 +46,35 @@ class EnvBenchArgs:
             yield Problem(
                 "batches", self.batches, "batch x steps must stay below 2**31 (int32 counts)"
             )
+
+
+def compiled_memory_bytes(compiled: Any) -> int | None:
+    """XLA's estimate of the peak device memory of a compiled program (arguments, outputs
+    and temporaries; ``None`` where the backend gives no analysis)."""
+    try:
+        m = compiled.memory_analysis()
+    except (AttributeError, NotImplementedError, RuntimeError):
+        return None
+    if m is None:
+        return None
+    peak = getattr(m, "peak_memory_in_bytes", 0) or 0
+    total = (m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+             - m.alias_size_in_bytes)  # fmt: skip
+    return int(max(peak, total))
+
+
+def device_memory_limit() -> int | None:
+    """Bytes of memory of the default device (``None`` when the backend does not say, e.g.
+    the CPU)."""
+    stats = jax.devices()[0].memory_stats() or {}
+    return stats.get("bytes_limit")
+
+
+def device_peak_bytes() -> int | None:
+    """Peak bytes in use on the default device so far (``None`` on backends without
+    memory statistics, e.g. the CPU)."""
+    stats = jax.devices()[0].memory_stats() or {}
+    return stats.get("peak_bytes_in_use")
 
 
 def _rollout_fn(env, steps: int, batch: int):

@@ -1,0 +1,42 @@
+"""``benchmarks/accelerator.py --quick`` runs every case, reports a table and JSON, and
+writes nothing outside its output folder."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = {"maze-env-2^4", "maze-dr-train-x1", "maze-dr-train-x16", "tag-grid-env",
+         "tag-continuous-env", "tag-continuous-train"}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_quick_accelerator_benchmark(tmp_path: Path) -> None:
+    home, cwd, out = tmp_path / "home", tmp_path / "cwd", tmp_path / "out"
+    home.mkdir()
+    cwd.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "accelerator.py"), "--quick", "--out", str(out),
+         "--repeats", "1"],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    table, _, payload = r.stdout.partition("JSON:\n")
+    data = json.loads(payload)
+    assert {row["case"] for row in data["results"]} == CASES and data["quick"] is True
+    for row in data["results"]:
+        assert row["env_steps_per_s"] > 0 and row["compile_s"] > 0, row
+        assert row["agent_steps_per_s"] == pytest.approx(
+            row["env_steps_per_s"] * row["agents"], rel=1e-3
+        )
+        assert f"| {row['case']} |" in table
+    assert json.loads((out / "results.json").read_text())["results"] == data["results"]
+    assert (out / "results.md").read_text().strip() == table.strip()
+    # nothing written outside --out (the kernel cache, if any, lives inside it)
+    assert not any(home.rglob("*")) and not any(cwd.rglob("*"))
