@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import jax
@@ -15,7 +17,7 @@ from rich.table import Table
 
 import arenax
 from arenax.envs import AutoReplay, AutoResetFromBatch, SingleAgent
-from arenax.options import AtLeast, IntIn, PositiveInts, Problem, check
+from arenax.options import AtLeast, In, IntIn, PositiveInts, Problem, check
 
 
 @dataclasses.dataclass(frozen=True)
@@ -319,3 +321,161 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
             f"{peak / cycle_gflop * cfg.n_envs * cfg.n_steps:,.0f} env steps/s"
         )
     return rows
+
+
+# --------------------------------------------------------------------------- batch sizing
+@dataclasses.dataclass(frozen=True)
+class TuneArgs:
+    """Options of ``arenax tune``: the ladder of batch sizes and its limits."""
+
+    vary: Literal["envs", "agents"] = "envs"
+    """What the ladder doubles: environments per cycle, or (Tag) agents per environment
+    (runners of continuous Tag, taggers of grid Tag) at the preset's env count."""
+    start: Annotated[int, IntIn(1, 2**24)] = 8
+    """First rung (rounded up to what devices and minibatches need)."""
+    max: Annotated[int, IntIn(1, 2**24)] = 65536
+    """Last rung at most."""
+    repeats: Annotated[int, IntIn(1, 100)] = 2
+    """Timed cycles per rung after a warm-up cycle (the best is kept)."""
+    budget_s: Annotated[float, In(1.0, 1e6)] = 30.0
+    """Stop climbing once one cycle takes longer than this (seconds)."""
+    memory_fraction: Annotated[float, In(0.05, 1.0)] = 0.8
+    """Refuse a rung whose compiled program needs more than this fraction of the memory."""
+    memory_limit_mib: Annotated[float, In(0.0, 1e9)] = 0.0
+    """The memory to fit in (MiB); 0: the device's (a CPU: the host's available memory)."""
+    gain: Annotated[float, In(0.0, 10.0)] = 0.1
+    """Knee rule: the suggestion is the first rung after which doubling gains less than
+    this fraction of throughput."""
+
+
+def available_memory_bytes() -> int | None:
+    """The default device's memory; on a CPU, the host's available memory."""
+    limit = device_memory_limit()
+    if limit:
+        return int(limit)
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def knee(sizes: list[int], sps: list[float], gain: float = 0.1) -> int:
+    """The first size after which the next (doubled) size raises throughput by less than
+    ``gain`` (a fraction); the largest size when every doubling pays."""
+    if not sizes:
+        raise ValueError("knee: no measured sizes")
+    for i in range(len(sizes) - 1):
+        if sps[i + 1] < (1.0 + gain) * sps[i]:
+            return sizes[i]
+    return sizes[-1]
+
+
+def _rung(cfg: Any, vary: str, value: int) -> Any:
+    """``cfg`` with the varied quantity set to ``value``."""
+    if vary == "envs":
+        return dataclasses.replace(cfg, n_envs=value)
+    if cfg.game == "tag":
+        return dataclasses.replace(cfg, tag=dataclasses.replace(cfg.tag, n_runners=value))
+    if cfg.game == "grid-tag":
+        return dataclasses.replace(cfg, grid_tag=dataclasses.replace(cfg.grid_tag, n_taggers=value))
+    raise ValueError(f"vary='agents': only Tag games have a number of agents (game {cfg.game!r})")
+
+
+def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, Any]:
+    """Measure one compiled cycle of ``cfg`` over a ladder of batch sizes: compile time,
+    XLA's memory estimate, cycle time and env (agent) steps/s. A rung whose compiled program
+    would not fit ``memory_fraction`` of the memory is never run (the ladder stops there:
+    no probing by crashing); the ladder also stops past ``budget_s`` per cycle or ``max``.
+    Prints the table and returns ``{"rows", "suggested"}`` (the knee, see :func:`knee`)."""
+    from arenax.options import ConfigError
+    from arenax.train.build import make_algorithm, make_env
+    from arenax.train.config import validate
+    from arenax.train.parallel import AXIS, make_chunk, make_mesh, place, shardings
+
+    check(args)
+    console = console or Console()
+    limit = int(args.memory_limit_mib * 2**20) or available_memory_bytes()
+    step = cfg.devices
+    if vary_envs := args.vary == "envs":
+        mb = cfg.ppo.minibatches if cfg.game == "maze" else 1
+        step = math.lcm(cfg.devices, mb)
+    value = max(step, -(-args.start // step) * step)
+    _rung(cfg, args.vary, value)  # reject a bad `vary` before any work
+    mesh = make_mesh(cfg.devices)
+    table = Table(title=f"arenax tune: one cycle per rung ({jax.devices()[0].device_kind}, "
+                        f"{cfg.devices} device(s), memory {_fmt_bytes(limit)})")  # fmt: skip
+    for col in ("envs" if vary_envs else "agents/env", "compile (s)", "memory", "cycle (s)",
+                "env steps/s", "agent steps/s", "note"):  # fmt: skip
+        table.add_column(col, justify="right")
+    rows: list[dict[str, Any]] = []
+    stopped = f"reached max={args.max}"
+    while value <= args.max:
+        rung = _rung(cfg, args.vary, value)
+        try:
+            validate(rung)
+        except ConfigError as e:
+            table.add_row(str(value), "", "", "", "", "", f"invalid: {e}")
+            stopped = "the next size is invalid"
+            break
+        t0 = time.perf_counter()
+        algo = make_algorithm(rung)
+        abstract = jax.eval_shape(algo.init, jax.random.key(0))
+        fn = make_chunk(algo, mesh, rung.n_envs, 1)
+        placed = shardings(mesh, algo.state_specs(AXIS), abstract)
+        abstract = jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
+                                abstract, placed)  # fmt: skip
+        compiled = fn.lower(abstract).compile()
+        compile_s = time.perf_counter() - t0
+        mem = compiled_memory_bytes(compiled)
+        if limit and mem is not None and mem > args.memory_fraction * limit:
+            table.add_row(str(value), f"{compile_s:.1f}", _fmt_bytes(mem), "", "", "",
+                          f"> {args.memory_fraction:.0%} of memory: not run")  # fmt: skip
+            stopped = "the next size would not fit"
+            break
+        state = place(algo.init(jax.random.key(0)), mesh, algo.state_specs(AXIS))
+        state, m = compiled(state)
+        jax.block_until_ready(m)
+        best = float("inf")
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            state, m = compiled(state)
+            jax.block_until_ready(m)
+            best = min(best, time.perf_counter() - t0)
+        steps = float(np.asarray(m["env_steps"]).sum())
+        env = make_env(rung)
+        agents = sum(env.num_agents(t) for t in env.teams)
+        row = dict(value=value, n_envs=rung.n_envs, agents=agents, compile_s=compile_s,
+                   memory_bytes=mem, cycle_s=best, sps=steps / best,
+                   agent_sps=steps * agents / best)  # fmt: skip
+        rows.append(row)
+        table.add_row(str(value), f"{compile_s:.1f}", _fmt_bytes(mem), f"{best:.3f}",
+                      f"{row['sps']:,.0f}", f"{row['agent_sps']:,.0f}", "")  # fmt: skip
+        del state, compiled
+        if best > args.budget_s:
+            table.add_row("", "", "", "", "", "", f"cycle > {args.budget_s:g} s: stopped")
+            stopped = f"a cycle took over budget_s={args.budget_s:g} s"
+            break
+        value *= 2
+    if not rows:
+        raise ValueError("tune: no batch size could be measured (see the table)")
+    metric = [r["agent_sps"] if not vary_envs else r["sps"] for r in rows]
+    suggested = knee([r["value"] for r in rows], metric, args.gain)
+    console.print(table)
+    flag = (
+        "--n-envs"
+        if vary_envs
+        else ("--tag.n-runners" if cfg.game == "tag" else "--grid-tag.n-taggers")
+    )
+    why = (f"the knee: doubling gains < {args.gain:.0%} throughput"
+           if suggested != rows[-1]["value"] else f"the largest measured; {stopped}")  # fmt: skip
+    console.print(f"suggested: {flag} {suggested} ({why})")
+    return {"rows": rows, "suggested": suggested, "stopped": stopped}
+
+
+def _fmt_bytes(b: int | None) -> str:
+    if b is None:
+        return "?"
+    return f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.1f} MiB"

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 import arenax
-from arenax.benchmarking import EnvBenchArgs
+from arenax.benchmarking import EnvBenchArgs, TuneArgs
 from arenax.options import (
     NON_NEGATIVE,
     POSITIVE,
@@ -537,12 +537,54 @@ def _train(config: TrainConfig, checkpoint: int | None = None) -> None:
 
 def train_cmd(config: TrainConfig) -> None:
     """Train a preset (a maze curriculum, Tag teams, or classic control over its physics);
-    ``arenax train PRESET --help`` lists every option.
+    ``arenax train PRESET --help`` lists every option; ``--n-envs auto`` first measures
+    the batch sizes (``arenax tune``) and trains at the knee.
 
     Args:
         config: a preset and its overrides.
     """
+    if _AUTO_ENVS:
+        import jax
+
+        from arenax.benchmarking import TuneArgs, tune
+
+        # a CPU does not gain past a few thousand envs; $ARENAX_TUNE_MAX caps the ladder
+        cap = 4096 if jax.devices()[0].platform == "cpu" else 65536
+        cap = int(os.environ.get("ARENAX_TUNE_MAX", cap))
+        console.print(f"--n-envs auto: measuring batch sizes up to {cap} (arenax tune) ...")
+        n = tune(config, TuneArgs(max=cap, budget_s=10.0), console)["suggested"]
+        config = dataclasses.replace(config, n_envs=n)
     _train(config)
+
+
+def _tune_presets() -> dict[str, TrainConfig]:
+    """Each preset as ``arenax tune`` takes it: its training options plus ``tune`` (the
+    ladder's options, ``--tune.*``)."""
+    out = {}
+    for name, cfg in _presets().items():
+        cls = dataclasses.make_dataclass(
+            f"Tune_{type(cfg).__name__}", [("tune", TuneArgs, dataclasses.field(default=TuneArgs()))],
+            bases=(type(cfg),), frozen=True, namespace={"__doc__": type(cfg).__doc__, "__module__": __name__},
+        )  # fmt: skip
+        out[name] = cls(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)})
+    return out
+
+
+def tune_cmd(config: TrainConfig) -> None:
+    """Measure a preset's training cycle over a ladder of batch sizes (compile time,
+    memory, throughput; never running a size that would not fit) and suggest the knee;
+    ``--tune.*`` set the ladder. ``arenax train PRESET --n-envs auto`` trains at the
+    suggestion.
+
+    Args:
+        config: the preset, its overrides and the ladder's options.
+    """
+    from arenax.benchmarking import tune as run_tune
+
+    train = TrainConfig(
+        **{f.name: getattr(config, f.name) for f in dataclasses.fields(TrainConfig)}
+    )
+    run_tune(train, config.tune, console)
 
 
 def resume_cmd(args: ResumeArgs) -> None:
@@ -638,6 +680,7 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
     "bench": bench_cmd,
     "list": list_cmd,
     "play": play_cmd,
+    "tune": tune_cmd,
 }
 
 
@@ -682,6 +725,7 @@ class _HeldStderr(io.TextIOBase):
 
 
 _STDERR = _HeldStderr()
+_AUTO_ENVS = False  # set by main() for `arenax train … --n-envs auto`
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -692,7 +736,14 @@ def main(argv: list[str] | None = None) -> None:
         return
     if _PLUGIN_ERROR:
         _error(_PLUGIN_ERROR)
-    preset = argv[1] if len(argv) >= 2 and argv[0] == "train" else "-"
+    global _AUTO_ENVS
+    if argv[:1] == ["train"]:  # --n-envs auto: measured before training (arenax tune)
+        for i, a in enumerate(argv):
+            if a == "--n-envs=auto" or (a == "--n-envs" and argv[i + 1 : i + 2] == ["auto"]):
+                argv = argv[:i] + argv[i + (1 if "=" in a else 2) :]
+                _AUTO_ENVS = True
+                break
+    preset = argv[1] if len(argv) >= 2 and argv[0] in ("train", "tune") else "-"
     if not preset.startswith("-") and preset not in PRESETS:
         _error(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
     _STDERR.hold(sys.stderr)
@@ -726,6 +777,9 @@ resume_cmd.__annotations__["args"] = Annotated[ResumeArgs, tyro.conf.arg(name=""
 plot_cmd.__annotations__["args"] = Annotated[PlotArgs, tyro.conf.arg(name="")]
 train_cmd.__annotations__["config"] = Annotated[
     tyro.extras.subcommand_type_from_defaults(_presets(), PRESET_DOCS), tyro.conf.arg(name="")
+]
+tune_cmd.__annotations__["config"] = Annotated[
+    tyro.extras.subcommand_type_from_defaults(_tune_presets(), PRESET_DOCS), tyro.conf.arg(name="")
 ]
 
 if __name__ == "__main__":
