@@ -1,5 +1,7 @@
-"""Per-step cost of the Gymnasium export next to arenax's own compiled rollout: maze
-(13 x 13, 60 walls) env steps/s with random actions, by batch size. Compile time apart.
+"""Per-step cost of the exports: the Gymnasium VectorEnv next to arenax's own compiled
+rollout (maze 13 x 13, 60 walls, env steps/s with random actions, by batch size), and the
+PettingZoo ParallelEnv of continuous Tag (µs per step() call by agent count). Compile time
+apart.
 
     python benchmarks/export_overhead.py [--batches 1 64 1024] [--steps 200]
 """
@@ -86,6 +88,37 @@ def main(args: Args) -> None:
         table.add_row(str(n), f"{c1:.1f}", f"{s1:,.0f}", f"{c2:.1f}", f"{s2:,.0f}",
                       f"{n / s2 * 1e6:,.0f}")  # fmt: skip
     Console().print(table)
+    pz = Table(
+        title="PettingZoo ParallelEnv of continuous Tag (2 taggers, K = 10 nearest "
+        "observed), random actions"
+    )
+    for col in ("agents", "compile (s)", "µs per step() call", "agent steps/s"):
+        pz.add_column(col, justify="right")
+    for runners in (10, 100, 1000):
+        c, us = pettingzoo_step(runners, args.steps)
+        pz.add_row(str(runners + 2), f"{c:.1f}", f"{us:,.0f}", f"{(runners + 2) / us * 1e6:,.0f}")
+    Console().print(pz)
+
+
+def pettingzoo_step(runners: int, steps: int) -> tuple[float, float]:
+    """(compile s, µs per step) of ``to_pettingzoo`` on continuous Tag; runners stay in the
+    game so every step carries all agents."""
+    from arenax.interop import to_pettingzoo
+
+    tag = arenax.make("tag", n_taggers=2, n_runners=runners, episode_length=10 * steps,
+                      runners_leave=False, k_nearest=10)  # fmt: skip
+    par = to_pettingzoo(tag, tag.generate)
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    par.reset(seed=0)
+    nvec = {a: par.action_space(a).nvec for a in par.agents}
+    par.step({a: rng.integers(0, n) for a, n in nvec.items()})
+    compile_s = time.perf_counter() - t0
+    acts = [{a: rng.integers(0, n) for a, n in nvec.items()} for _ in range(steps)]
+    t0 = time.perf_counter()
+    for a in acts:
+        par.step(a)
+    return compile_s, (time.perf_counter() - t0) / steps * 1e6
 
 
 if __name__ == "__main__":
