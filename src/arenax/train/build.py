@@ -16,6 +16,7 @@ from arenax.curricula.multiteam import MultiTeamDR
 from arenax.curricula.offpolicy import OffPolicyDR
 from arenax.curricula.paired import TeacherCurriculum
 from arenax.curricula.plr import ReplayCurriculum
+from arenax.curricula.sfl import SFLCurriculum
 from arenax.envs.classic import FAMILIES as CLASSIC
 from arenax.envs.core import Environment
 from arenax.envs.maze import (
@@ -168,6 +169,12 @@ def make_algorithm(cfg: TrainConfig) -> Curriculum:
             n_steps=cfg.n_steps,
             level_metrics=level_metrics,
         )
+    if cfg.algorithm == "sfl":
+        return SFLCurriculum(
+            env=env, learner=make_student(cfg), n_envs=cfg.n_envs, n_steps=cfg.n_steps,
+            config=cfg.sfl, generator=env.generate, level_metrics=level_metrics,
+            n_devices=cfg.devices,
+        )  # fmt: skip
     if cfg.algorithm in ("plr", "accel"):
         q = cfg.plr
         new = (

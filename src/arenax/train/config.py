@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 from arenax.curricula.multiteam import TeamConfig
 from arenax.curricula.paired import PairedConfig, TeacherConfig
 from arenax.curricula.plr import PLRConfig
+from arenax.curricula.sfl import SFLConfig
 from arenax.envs import spaces
 from arenax.envs.classic import (
     AcrobotEnv,
@@ -144,7 +145,7 @@ class EvalConfig:
 class TrainConfig:
     """One training run: curriculum, environment, student, PPO, budget and outputs."""
 
-    algorithm: Literal["dr", "plr", "accel", "paired"] = "dr"
+    algorithm: Literal["dr", "plr", "accel", "paired", "sfl"] = "dr"
     """Curriculum: domain randomisation, PLR (``--plr.robust`` for PLR⊥), ACCEL
     (``--plr.parallel`` for PLR∥ / ACCEL∥), or a teacher (PAIRED, minimax, population).
     Tag games train with ``dr`` (fresh start levels); classic control with ``dr``, ``plr``
@@ -160,6 +161,7 @@ class TrainConfig:
     model: ModelConfig = ModelConfig()
     ppo: PPOConfig = PPOConfig()
     plr: PLRConfig = PLRConfig()
+    sfl: SFLConfig = SFLConfig()
     paired: PairedConfig = PairedConfig()
     teacher: TeacherConfig = TeacherConfig()
     eval: EvalConfig = EvalConfig()
@@ -334,6 +336,12 @@ class TrainConfig:
             if per_device % self.teacher.ppo.minibatches:
                 yield Problem("teacher.ppo.minibatches", self.teacher.ppo.minibatches, f"must divide the environments per device ({per_device})")  # fmt: skip
         yield from self._plr_problems()
+        if self.algorithm == "sfl":
+            q = self.sfl
+            if (q.sample_levels * q.episodes) % self.devices:
+                yield Problem("sfl.sample_levels", q.sample_levels, f"times sfl.episodes={q.episodes} must be divisible by devices={self.devices}")  # fmt: skip
+            if q.buffer_size > q.sample_levels:
+                yield Problem("sfl.buffer_size", q.buffer_size, f"must be <= sfl.sample_levels={q.sample_levels} (the kept levels are sampled ones)")  # fmt: skip
 
     def _plr_problems(self) -> Iterator[Problem]:
         """The replay buffer must hold a block of levels (maze and classic control)."""
@@ -347,7 +355,7 @@ class TrainConfig:
 
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
         classic = self.agent_game
-        if self.algorithm == "paired" or (self.algorithm != "dr" and not classic):
+        if self.algorithm in ("paired", "sfl") or (self.algorithm != "dr" and not classic):
             allowed = "'dr', 'plr' or 'accel'" if classic else "'dr'"
             yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (the teacher curricula are maze-only)")  # fmt: skip
         yield from self._plr_problems()
@@ -452,6 +460,9 @@ PRESETS: dict[str, TrainConfig] = {
         ppo=dataclasses.replace(_PLR_PPO, lr=1e-4, ent_coef=1e-3),
         **_PUBLISHED,
     ),
+    # SFL: train half the envs on the 100 most learnable of 256 DR levels (p (1 - p) from
+    # 4 episodes each), re-selected every 50 cycles; the replay presets' PPO.
+    "maze-sfl": TrainConfig(algorithm="sfl", ppo=_PLR_PPO, **_PUBLISHED),
     # PAIRED: protagonist + antagonist, teacher rewarded with their regret.
     "maze-paired": TrainConfig(
         algorithm="paired", paired=PairedConfig(2, "paired"), **_PUBLISHED
@@ -524,6 +535,7 @@ PRESET_DOCS: dict[str, str] = {
     "maze-pplr": "PLR∥: new and replayed levels side by side in one rollout.",
     "maze-accel": "ACCEL: replay + mutation of replayed levels, starting from empty mazes.",
     "maze-paccel": "ACCEL∥: new, replayed and mutated levels side by side in one rollout.",
+    "maze-sfl": "Sampling for learnability: train on DR levels of success rate near 1/2.",
     "maze-paired": "PAIRED: a teacher builds levels; regret of protagonist vs antagonist.",
     "maze-minimax": "Minimax adversary: the teacher minimises one student's return.",
     "maze-ppaired": "Population PAIRED: three students, population regret.",
@@ -549,6 +561,8 @@ def relevant_groups(cfg: TrainConfig) -> set[str]:
         groups.add("plr")
     if cfg.algorithm == "paired":
         groups |= {"paired", "teacher"}
+    if cfg.algorithm == "sfl":
+        groups.add("sfl")
     return groups
 
 

@@ -1,0 +1,80 @@
+"""Sampling for learnability: success rates and the selection by hand, the cycle's
+accounting, options, and a trained maze-sfl run."""
+
+import dataclasses
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from arenax.curricula.sfl import first_episode_success, learnability, select
+from arenax.options import ConfigError
+from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, train
+from arenax.train.config import validate
+
+
+def test_success_rate_and_selection_hand_computed() -> None:
+    # 4 envs over 4 steps: env 0's first episode fails (its second, solved, does not
+    # count), env 1 solves its first, env 2 never ends, env 3 solves at t = 0 and again
+    done = jnp.array([[1, 0, 0, 1], [0, 1, 0, 1], [1, 0, 0, 0], [0, 0, 0, 0]], bool)
+    success = jnp.array([[0, 0, 0, 1], [0, 1, 0, 1], [1, 0, 0, 0], [0, 0, 0, 0]], bool)
+    np.testing.assert_array_equal(first_episode_success(done, success), [0.0, 1.0, 0.0, 1.0])
+    p = jnp.array([0.0, 0.5, 1.0, 0.3, 0.9, 0.6])
+    np.testing.assert_allclose(learnability(p), [0, 0.25, 0, 0.21, 0.09, 0.24], atol=1e-7)
+    levels = {"id": jnp.arange(6)}
+    buf = select(levels, p, 3)
+    assert buf.levels["id"].tolist() == [1, 5, 3]  # highest p (1 - p) first
+    np.testing.assert_allclose(buf.success, [0.5, 0.6, 0.3])
+    np.testing.assert_allclose(buf.learnability, [0.25, 0.24, 0.21], atol=1e-7)
+
+
+def tiny(tmp_path: Path, **sfl: object) -> object:
+    cfg = PRESETS["maze-sfl"]
+    q = dataclasses.replace(cfg.sfl, **{"buffer_size": 4, "sample_levels": 8, "episodes": 3,
+                                        "refresh_every": 2, **sfl})  # fmt: skip
+    return dataclasses.replace(
+        cfg, env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8), model=ModelConfig(hidden=8),
+        sfl=q, n_envs=4, n_steps=16, chunk=1, checkpoint_every=1, total_steps=None,
+        total_updates=4, eval=EvalConfig(every=0), out_dir=tmp_path, progress=False,
+        tensorboard=False,
+    )  # fmt: skip
+
+
+def test_options_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"sfl\.buffer_size=9: must be <= sfl\.sample_levels=8"):
+        validate(tiny(tmp_path, buffer_size=9))
+    with pytest.raises(ConfigError, match="algorithm='sfl'"):
+        validate(dataclasses.replace(PRESETS["tag-grid"], algorithm="sfl"))
+
+
+@pytest.mark.slow
+def test_maze_sfl_cycles_count_their_steps(tmp_path: Path) -> None:
+    rows = train(tiny(tmp_path)).rows
+    assert [r["sfl/refresh"] for r in rows] == [1.0, 0.0, 1.0, 0.0]
+    steps = [r["env_steps"] - (rows[i - 1]["env_steps"] if i else 0) for i, r in enumerate(rows)]
+    refresh = 8 * 3 * 8  # sample_levels x episodes x the maze's max_steps
+    assert steps == [4 * 16 + refresh, 4 * 16, 4 * 16 + refresh, 4 * 16]
+    assert [r["student_steps"] for r in rows] == [64, 128, 192, 256]
+    for r in rows:
+        assert 0.0 <= r["sfl/learnability"] <= 0.25 and 0.0 <= r["sfl/success"] <= 1.0
+        assert np.isfinite(r["value_loss"])
+
+
+def test_refresh_estimates_p_from_whole_episodes(tmp_path: Path) -> None:
+    """A refresh's success rates are fractions of the 3 first episodes per level, and the
+    buffer holds their learnability, highest first."""
+    import jax
+
+    from arenax.curricula import STUDENT
+    from arenax.train.build import make_algorithm
+
+    algo = make_algorithm(tiny(tmp_path))
+    state = algo.init(jax.random.key(0))
+    buf = jax.jit(lambda p, k: algo._refresh(p, k, None))(
+        state.learner[STUDENT].params, jax.random.key(1)
+    )
+    p = np.asarray(buf.success)
+    np.testing.assert_allclose(p * 3, np.round(p * 3), atol=1e-5)
+    np.testing.assert_allclose(buf.learnability, p * (1 - p), atol=1e-6)
+    assert np.all(np.diff(np.asarray(buf.learnability)) <= 1e-7)
