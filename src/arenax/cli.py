@@ -30,6 +30,7 @@ from arenax.options import (
     NON_NEGATIVE,
     POSITIVE,
     SEED,
+    UNIT,
     AtLeast,
     ConfigError,
     IntIn,
@@ -303,6 +304,13 @@ class EvalArgs:
     """CSV to write (default: ``RUN_DIR/eval_<suite>.csv``)."""
     gif_dir: Path | None = None
     """Also write one episode GIF per maze into this folder."""
+    cvar_alpha: Annotated[float, UNIT] = 0.0
+    """Maze runs: also the success rate on the worst alpha fraction (CVaR) of
+    --cvar-levels levels drawn from the run's training distribution (0: off)."""
+    cvar_levels: Annotated[int, IntIn(1, 1_000_000)] = 1000
+    """Levels of the robustness evaluation."""
+    cvar_episodes: Annotated[int, IntIn(1, 1000)] = 4
+    """Episodes per level of the robustness evaluation."""
 
     def problems(self) -> Iterator[Problem]:
         yield from _run_problems(self.run_dir)
@@ -422,7 +430,7 @@ def eval_cmd(args: EvalArgs) -> None:
         return
     evaluate_run(
         args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
-        args.out, args.gif_dir, console,
+        args.out, args.gif_dir, console, args.cvar_alpha, args.cvar_levels, args.cvar_episodes,
     )  # fmt: skip
 
 

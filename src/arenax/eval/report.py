@@ -125,8 +125,13 @@ def evaluate_run(
     out: Path | None = None,
     gif_dir: Path | None = None,
     console: Console | None = None,
+    cvar_alpha: float = 0.0,
+    cvar_levels: int = 1000,
+    cvar_episodes: int = 4,
 ) -> list[MazeResult]:
-    """Evaluate the checkpoint of a run; prints a table and writes a CSV."""
+    """Evaluate the checkpoint of a run; prints a table and writes a CSV. With
+    ``cvar_alpha > 0`` also the robustness on ``cvar_levels`` levels of the run's own
+    training distribution (``RUN_DIR/eval_cvar.csv``, see :func:`arenax.rl.evaluation.robustness`)."""
     console = console or Console()
     cfg, policy, params, cycle = load_student(run_dir, checkpoint)
     results = evaluate(
@@ -139,6 +144,20 @@ def evaluate_run(
     safe = suite.replace(",", "+")
     path = write_csv(results, Path(out) if out else Path(run_dir) / f"eval_{safe}.csv")
     console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
+    if cvar_alpha > 0:
+        from arenax.rl.evaluation import Robustness, robustness
+        from arenax.train.build import make_env
+
+        env = make_env(cfg)
+        r = robustness(policy, params, env, env.generate, cvar_levels, cvar_episodes,
+                       cvar_alpha, jax.random.key(seed ^ 0xC0FFEE), greedy)  # fmt: skip
+        console.print(
+            f"robustness on {r.levels} training-distribution levels x {r.episodes} episodes: "
+            f"mean success {r.mean:.3f}, CVaR@{r.alpha:g} (worst {r.alpha:.0%} of levels) "
+            f"{r.cvar:.3f} [{r.cvar_lo:.3f}, {r.cvar_hi:.3f}], never solved {r.unsolved:.1%}"
+        )
+        cpath = write_csv([r], Path(run_dir) / "eval_cvar.csv", Robustness)
+        console.print(f"wrote {cpath}")
     return results
 
 

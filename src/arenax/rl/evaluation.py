@@ -193,3 +193,53 @@ def summarize(results: list[MazeResult]) -> dict[str, float]:
         "eval/solved": float(np.mean([r.solved for r in results])),
         "eval/return": float(np.mean([r.ret for r in results])),
     }
+
+
+def cvar(values: np.ndarray, alpha: float) -> float:
+    """Conditional value at risk: the mean of the worst ``ceil(alpha · n)`` values (the
+    lowest success rates). ``alpha = 1`` is the plain mean."""
+    x = np.sort(np.asarray(values, np.float64))
+    if x.size == 0 or not 0.0 < alpha <= 1.0:
+        raise ValueError(f"cvar: alpha={alpha} must be in (0, 1] and values non-empty")
+    return float(x[: max(1, math.ceil(alpha * x.size))].mean())
+
+
+@dataclasses.dataclass(frozen=True)
+class Robustness:
+    """Success rates over a batch of sampled levels: the mean, and the CVaR at ``alpha``
+    (mean of the worst ``alpha`` fraction of levels) with a 95% bootstrap interval over
+    levels."""
+
+    levels: int
+    episodes: int
+    alpha: float
+    mean: float
+    cvar: float
+    cvar_lo: float
+    cvar_hi: float
+    unsolved: float
+    """Fraction of levels never solved in any episode."""
+
+
+def robustness(
+    policy: Policy, params: Any, env: MazeEnv, generator: Any, n_levels: int, episodes: int,
+    alpha: float, key: jax.Array, greedy: bool = False, batch: int = 2048,
+) -> Robustness:  # fmt: skip
+    """Play ``episodes`` episodes on each of ``n_levels`` levels from ``generator`` (``key
+    -> level``) and summarise per-level success rates (see :class:`Robustness`). Levels are
+    played ``batch`` episodes at a time."""
+    k_levels, k_play, k_boot = jax.random.split(key, 3)
+    levels = jax.vmap(generator)(jax.random.split(k_levels, n_levels))
+    copies = jax.tree.map(lambda x: jnp.repeat(x, episodes, axis=0), levels)  # level-major
+    total = n_levels * episodes
+    wins = []
+    for i, start in enumerate(range(0, total, batch)):
+        part = jax.tree.map(lambda x, s=start: x[s : s + batch], copies)
+        out = play(env, policy, params, part, jax.random.fold_in(k_play, i), greedy=greedy)
+        wins.append(np.asarray(out["success"]))
+    rate = np.concatenate(wins).reshape(n_levels, episodes).mean(axis=1)
+    rng = np.random.default_rng(int(jax.random.randint(k_boot, (), 0, 2**31 - 1)))
+    boot = [cvar(rate[rng.integers(0, n_levels, n_levels)], alpha) for _ in range(1000)]
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return Robustness(n_levels, episodes, alpha, float(rate.mean()), cvar(rate, alpha),
+                      float(lo), float(hi), float(np.mean(rate == 0.0)))  # fmt: skip
