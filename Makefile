@@ -51,7 +51,7 @@ docs: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks examples
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/env_throughput.py
