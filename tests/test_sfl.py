@@ -78,3 +78,28 @@ def test_refresh_estimates_p_from_whole_episodes(tmp_path: Path) -> None:
     np.testing.assert_allclose(p * 3, np.round(p * 3), atol=1e-5)
     np.testing.assert_allclose(buf.learnability, p * (1 - p), atol=1e-6)
     assert np.all(np.diff(np.asarray(buf.learnability)) <= 1e-7)
+
+
+@pytest.mark.slow
+def test_resume_is_bitwise_exact_and_devices_agree(tmp_path: Path) -> None:
+    """The buffer is in the checkpoint: a run stopped after 3 updates (between refreshes)
+    and resumed equals an uninterrupted one bitwise; on 2 devices (each playing half of the
+    sampled copies) the metrics and the selected levels equal 1 device's."""
+    import jax
+
+    from helpers import assert_same, learning_rows
+
+    full = train(dataclasses.replace(tiny(tmp_path), total_updates=6, name="full"))
+    train(dataclasses.replace(tiny(tmp_path), total_updates=3, name="half"))
+    resumed = train(dataclasses.replace(tiny(tmp_path), total_updates=6, name="x"),
+                    resume=tmp_path / "half")  # fmt: skip
+    assert_same(learning_rows(full.rows)[3:], learning_rows(resumed.rows))
+    for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(resumed.state), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    two = train(dataclasses.replace(tiny(tmp_path), total_updates=6, name="two", devices=2))
+    for a, b in zip(learning_rows(full.rows), learning_rows(two.rows), strict=True):
+        for k in a:
+            np.testing.assert_allclose(a[k], b[k], rtol=2e-4, atol=1e-6, err_msg=k)
+    for a, b in zip(jax.tree.leaves(full.state.curriculum.levels),
+                    jax.tree.leaves(two.state.curriculum.levels), strict=True):  # fmt: skip
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -157,7 +157,7 @@ class TrainBenchArgs:
     """End-to-end training throughput of a preset's cycle (rollout + GAE + PPO update)."""
 
     presets: tuple[str, ...] = (
-        "maze-dr", "maze-plr", "maze-pplr", "maze-accel", "maze-paccel",
+        "maze-dr", "maze-plr", "maze-pplr", "maze-accel", "maze-paccel", "maze-sfl",
         "maze-paired", "maze-minimax", "maze-ppaired",
     )  # fmt: skip
     """Presets to measure (their batch shapes, models and curricula)."""
