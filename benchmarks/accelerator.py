@@ -54,7 +54,8 @@ def main(args: Args) -> list[dict[str, Any]]:
 
     import jax
 
-    from arenax.benchmarking import compiled_memory_bytes, device_peak_bytes
+    from arenax.benchmarking import device_peak_bytes
+    from arenax.train.loop import compiled_memory_bytes
 
     results: list[dict[str, Any]] = []
 
@@ -84,6 +85,8 @@ def main(args: Args) -> list[dict[str, Any]]:
         print(f"{name}: {sps:,.0f} env steps/s (compile {compile_s:.1f} s)", file=sys.stderr)
         del state, compiled
 
+    import tag_throughput as T  # the Tag cases and one compiled training cycle
+
     q = args.quick
     for k in (4,) if q else range(10, 17):
         n = 2**k
@@ -91,10 +94,8 @@ def main(args: Args) -> list[dict[str, Any]]:
                 16 if q else 256)  # fmt: skip
     for scale in (1, 16):
         cfg = _maze_dr(scale, q)
-        measure(f"maze-dr-train-x{scale}", lambda cfg=cfg: _train(cfg), cfg.n_envs, 1,
+        measure(f"maze-dr-train-x{scale}", lambda cfg=cfg: T.train_cycle(cfg), cfg.n_envs, 1,
                 cfg.n_steps)  # fmt: skip
-    import tag_throughput as T
-
     grid = _grid(T, q)
     measure("tag-grid-env", lambda: T.env_only(grid, 10 if q else 100), grid.n_envs,
             grid.grid_tag.n_taggers + 1, 10 if q else 100)  # fmt: skip
@@ -147,19 +148,6 @@ def _maze_dr(scale: int, quick: bool) -> Any:
         return dataclasses.replace(cfg, env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
                                    model=ModelConfig(hidden=16), n_envs=2 * scale, n_steps=16)  # fmt: skip
     return dataclasses.replace(cfg, n_envs=cfg.n_envs * scale)
-
-
-def _train(cfg: Any) -> tuple[Any, Any]:
-    import jax
-
-    from arenax.train.build import make_algorithm
-    from arenax.train.parallel import AXIS, make_chunk, make_mesh, place
-
-    algo = make_algorithm(cfg)
-    mesh = make_mesh(1)
-    state = place(algo.init(jax.random.key(0)), mesh, algo.state_specs(AXIS))
-    chunk = make_chunk(algo, mesh, cfg.n_envs, 1)
-    return (lambda s, _: chunk(s)), state
 
 
 def _grid(T: Any, quick: bool) -> Any:

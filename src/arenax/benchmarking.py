@@ -6,7 +6,6 @@ import dataclasses
 import math
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import jax
@@ -48,28 +47,6 @@ class EnvBenchArgs:
             yield Problem(
                 "batches", self.batches, "batch x steps must stay below 2**31 (int32 counts)"
             )
-
-
-def compiled_memory_bytes(compiled: Any) -> int | None:
-    """XLA's estimate of the peak device memory of a compiled program (arguments, outputs
-    and temporaries; ``None`` where the backend gives no analysis)."""
-    try:
-        m = compiled.memory_analysis()
-    except (AttributeError, NotImplementedError, RuntimeError):
-        return None
-    if m is None:
-        return None
-    peak = getattr(m, "peak_memory_in_bytes", 0) or 0
-    total = (m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
-             - m.alias_size_in_bytes)  # fmt: skip
-    return int(max(peak, total))
-
-
-def device_memory_limit() -> int | None:
-    """Bytes of memory of the default device (``None`` when the backend does not say, e.g.
-    the CPU)."""
-    stats = jax.devices()[0].memory_stats() or {}
-    return stats.get("bytes_limit")
 
 
 def device_peak_bytes() -> int | None:
@@ -342,24 +319,11 @@ class TuneArgs:
     memory_fraction: Annotated[float, In(0.05, 1.0)] = 0.8
     """Refuse a rung whose compiled program needs more than this fraction of the memory."""
     memory_limit_mib: Annotated[float, In(0.0, 1e9)] = 0.0
-    """The memory to fit in (MiB); 0: the device's (a CPU: the host's available memory)."""
+    """The memory to fit in (MiB); 0: the device's (a CPU: the host's), as training
+    checks it (:func:`arenax.train.loop.device_memory`)."""
     gain: Annotated[float, In(0.0, 10.0)] = 0.1
     """Knee rule: the suggestion is the first rung after which doubling gains less than
     this fraction of throughput."""
-
-
-def available_memory_bytes() -> int | None:
-    """The default device's memory; on a CPU, the host's available memory."""
-    limit = device_memory_limit()
-    if limit:
-        return int(limit)
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def knee(sizes: list[int], sps: list[float], gain: float = 0.1) -> int:
@@ -393,11 +357,12 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     from arenax.options import ConfigError
     from arenax.train.build import make_algorithm, make_env
     from arenax.train.config import validate
+    from arenax.train.loop import compiled_memory_bytes, device_memory
     from arenax.train.parallel import AXIS, make_chunk, make_mesh, place, shardings
 
     check(args)
     console = console or Console()
-    limit = int(args.memory_limit_mib * 2**20) or available_memory_bytes()
+    limit = int(args.memory_limit_mib * 2**20) or device_memory()[0]
     step = cfg.devices
     if vary_envs := args.vary == "envs":
         mb = cfg.ppo.minibatches if cfg.game == "maze" else 1

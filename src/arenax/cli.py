@@ -462,12 +462,9 @@ def _play_level(args: PlayArgs) -> Any:
     if args.level == "maze/dr":
         level = sample_dr_level(key, 13, 13, 60)
         return env_for(level, 250), level
-    if args.level in HELDOUT_MAZES:
-        maze = HELDOUT_MAZES[args.level]
-        return env_for(maze.sample(key), maze.max_steps), maze.sample(key)
-    if Path(args.level).suffix in MAZE_FILE_SUFFIXES:
-        maze = load_maze_file(args.level)
-        return env_for(maze.sample(key), maze.max_steps), maze.sample(key)
+    if args.level in HELDOUT_MAZES or Path(args.level).suffix in MAZE_FILE_SUFFIXES:
+        maze = HELDOUT_MAZES.get(args.level) or load_maze_file(args.level)
+        return maze.make_env(), maze.sample(key)
     raise ValueError(
         f"level={args.level!r}: maze/dr, a held-out maze ({', '.join(HELDOUT_MAZES)}) or a "
         ".txt / .json level file"
@@ -670,6 +667,7 @@ def preset_type(name: str, preset: TrainConfig) -> type[TrainConfig]:
     )  # fmt: skip
 
 
+@functools.cache
 def _presets() -> dict[str, TrainConfig]:
     """Each preset as an instance of its own :func:`preset_type`."""
     out = {}

@@ -16,7 +16,10 @@ from jax.sharding import PartitionSpec
 
 from arenax.collectives import psum
 from arenax.envs.core import Environment
+from arenax.envs.wrappers import AutoReplay, EpisodeStats
 from arenax.rl.learner import LearnerState
+from arenax.rl.ppo import bootstraps
+from arenax.rl.rollout import rollout, start_rollout
 from arenax.struct import pytree_dataclass
 
 #: the policy name of a maze student in :attr:`TrainState.learner`
@@ -151,3 +154,21 @@ def level_batch_metrics(
         else:
             out[prefix + k] = psum(jnp.sum(v), axis_name) / n
     return out
+
+
+def replay_rollout(
+    env: Environment, learner: Any, params: Any, key: jax.Array, levels: Any, ids: jax.Array,
+    n_steps: int,
+) -> tuple[Any, Any, dict[str, jax.Array]]:  # fmt: skip
+    """The student plays this device's ``levels`` (leading ``n_local``, global indices
+    ``ids``) for ``n_steps``, each env replaying its level from a zero recurrent state:
+    ``(trajectory, initial carry, episode statistics)``."""
+    wrapped = EpisodeStats(AutoReplay(env))
+    k_reset, k_roll = jax.random.split(key)
+    carry0 = learner.policy.initial_carry(ids.shape[0])
+    start = start_rollout(wrapped, k_reset, levels, ids, carry0)
+    traj, _, episodes = rollout(
+        wrapped, learner.policy, params, k_roll, start, n_steps, ids,
+        bootstrap_truncation=bootstraps(learner.config, env),
+    )  # fmt: skip
+    return traj, carry0, episodes

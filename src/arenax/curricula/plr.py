@@ -49,15 +49,15 @@ from arenax.curricula.common import (
     TrainState,
     episode_metrics,
     level_batch_metrics,
+    replay_rollout,
 )
 from arenax.curricula.scores import level_scores
 from arenax.envs.core import Environment
-from arenax.envs.wrappers import AutoReplay, EpisodeStats
 from arenax.options import POSITIVE, POSITIVE_REAL, UNIT
 from arenax.rl.gae import gae
 from arenax.rl.learner import Learner, LearnerState, no_update_stats
-from arenax.rl.ppo import Trajectory, bootstraps
-from arenax.rl.rollout import example_obs, rollout, start_rollout
+from arenax.rl.ppo import Trajectory
+from arenax.rl.rollout import example_obs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -221,15 +221,10 @@ class ReplayCurriculum(Curriculum):
     def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array) -> Played:
         """Roll out the student on this device's ``levels`` (leading ``n_local``, global
         indices ``ids``), each env replaying its level."""
-        env = EpisodeStats(AutoReplay(self.env))
-        k_reset, k_roll = jax.random.split(key)
-        carry0 = self.learner.policy.initial_carry(ids.shape[0])
-        start = start_rollout(env, k_reset, levels, ids, carry0)
+        traj, carry0, episodes = replay_rollout(
+            self.env, self.learner, params, key, levels, ids, self.n_steps
+        )
         c = self.learner.config
-        traj, _, episodes = rollout(
-            env, self.learner.policy, params, k_roll, start, self.n_steps, ids,
-            bootstrap_truncation=bootstraps(c, self.env),
-        )  # fmt: skip
         adv, _ = gae(traj.reward, traj.value, traj.next_value, traj.terminated, traj.done,
                      c.gamma, c.gae_lambda)  # fmt: skip
         return Played(traj, carry0, adv, episodes)

@@ -36,13 +36,12 @@ from arenax.curricula.common import (
     TrainState,
     episode_metrics,
     level_batch_metrics,
+    replay_rollout,
 )
 from arenax.envs.core import Environment
-from arenax.envs.wrappers import AutoReplay, EpisodeStats
 from arenax.options import POSITIVE, UNIT
 from arenax.rl.learner import Learner
-from arenax.rl.ppo import bootstraps
-from arenax.rl.rollout import example_obs, rollout, start_rollout
+from arenax.rl.rollout import example_obs
 from arenax.struct import pytree_dataclass
 
 
@@ -139,15 +138,7 @@ class SFLCurriculum(Curriculum):
         return TrainState.create(key, {STUDENT: student}, buf)
 
     def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array, steps: int):
-        env = EpisodeStats(AutoReplay(self.env))
-        k_reset, k_roll = jax.random.split(key)
-        carry0 = self.learner.policy.initial_carry(ids.shape[0])
-        start = start_rollout(env, k_reset, levels, ids, carry0)
-        traj, _, episodes = rollout(
-            env, self.learner.policy, params, k_roll, start, steps, ids,
-            bootstrap_truncation=bootstraps(self.learner.config, self.env),
-        )  # fmt: skip
-        return traj, carry0, episodes
+        return replay_rollout(self.env, self.learner, params, key, levels, ids, steps)
 
     @property
     def eval_steps(self) -> int:

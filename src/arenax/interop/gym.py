@@ -19,6 +19,7 @@ from arenax.interop.levels import (
     LevelSource,
     action_dtype,
     level_sampler,
+    reset_on_sampled_level,
     to_gym_space,
     to_numpy_obs,
 )
@@ -58,9 +59,7 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int) -> tuple[Any, Any]:
     """
 
     def reset_one(key: jax.Array) -> tuple[Any, Any]:
-        k_level, k_reset = jax.random.split(key)
-        state = env.reset_state(k_reset, sample_level(k_level))
-        return env.observe(state), state
+        return reset_on_sampled_level(env, sample_level, key)
 
     def step_one(key, state, action, ret, length):
         k_step, k_new = jax.random.split(key)

@@ -36,6 +36,15 @@ def level_sampler(source: LevelSource) -> Callable[[jax.Array], Any]:
     return sample
 
 
+def reset_on_sampled_level(
+    env: Any, sample: Callable[[jax.Array], Any], key: jax.Array
+) -> tuple[Any, Any]:
+    """``(obs, state)`` of an episode on a level drawn by ``sample`` (keys split once)."""
+    k_level, k_reset = jax.random.split(key)
+    state = env.reset_state(k_reset, sample(k_level))
+    return env.observe(state), state
+
+
 def to_gym_space(space: Any) -> Any:
     """The Gymnasium space of an arenax space (Discrete, MultiDiscrete, Box, Dict)."""
     import gymnasium as gym

@@ -9,7 +9,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from arenax.envs.core import Environment
-from arenax.interop.levels import LevelSource, action_dtype, level_sampler, to_gym_space
+from arenax.interop.levels import (
+    LevelSource,
+    action_dtype,
+    level_sampler,
+    reset_on_sampled_level,
+    to_gym_space,
+)
 
 try:  # optional dependency: pip install -e ".[interop]"
     from pettingzoo import ParallelEnv
@@ -52,9 +58,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         sample = level_sampler(levels)
 
         def reset(key):
-            k_level, k_reset = jax.random.split(key)
-            state = env.reset_state(k_reset, sample(k_level))
-            return env.observe(state), state
+            return reset_on_sampled_level(env, sample, key)
 
         def step(key, state, actions):
             state, reward, terminated, truncated, info = env.step_state(key, state, actions)

@@ -243,14 +243,22 @@ class OutOfMemory(ConfigError):
     """The device ran out of memory (a one-line message with what to lower)."""
 
 
-def check_compiled_memory(compiled: Any, cfg: TrainConfig) -> None:
-    """Refuse a compiled chunk whose memory (XLA's analysis, where the backend gives one)
-    exceeds one device's."""
+def compiled_memory_bytes(compiled: Any) -> int | None:
+    """XLA's estimate of the device memory a compiled program needs (arguments, outputs
+    and temporaries, less what outputs alias); ``None`` where the backend gives no analysis."""
     try:
         m = compiled.memory_analysis()
         need = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
-        need -= m.alias_size_in_bytes
-    except Exception:  # no analysis on this backend: the lower bound checked before stands
+        return int(need - m.alias_size_in_bytes)
+    except Exception:  # no analysis on this backend
+        return None
+
+
+def check_compiled_memory(compiled: Any, cfg: TrainConfig) -> None:
+    """Refuse a compiled chunk whose memory (XLA's analysis, where the backend gives one)
+    exceeds one device's."""
+    need = compiled_memory_bytes(compiled)
+    if need is None:  # the lower bound checked before stands
         return
     have, what = device_memory()
     if need > 0.9 * have:
