@@ -638,7 +638,12 @@ def guarded(fn: Callable[[Any], None]) -> Callable[[Any], None]:
             console.print(str(exc))
             raise SystemExit(exc.exit_code) from None
         except KeyboardInterrupt:
-            console.print("aborted at once (second Ctrl-C); the last saved checkpoint is intact")
+            if fn.__name__ in ("train_cmd", "resume_cmd"):  # the first Ctrl-C saved and stopped
+                console.print(
+                    "aborted at once (second Ctrl-C); the last saved checkpoint is intact"
+                )
+            else:  # tune, eval, play, …: nothing to save
+                console.print("interrupted")
             raise SystemExit(130) from None
 
     return run
