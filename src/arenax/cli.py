@@ -39,6 +39,7 @@ from arenax.options import (
     check,
 )
 from arenax.registry import load_plugins
+from arenax.train import distributed
 from arenax.train.config import (
     PRESET_DOCS,
     TrainConfig,
@@ -46,6 +47,7 @@ from arenax.train.config import (
     is_agent_game,
     relevant_groups,
 )
+from arenax.train.distributed import DistributedOptions
 
 try:  # families registered by the user's modules (ARENAX_PLUGINS) join the presets
     load_plugins()
@@ -338,6 +340,8 @@ class ResumeArgs:
     """Resume from the checkpoint of this cycle (default: the newest readable one)."""
     progress: bool = True
     """Show a live progress bar."""
+    launch: Annotated[DistributedOptions, tyro.conf.arg(name="")] = DistributedOptions()
+    """How this process joins a multi-process run."""
 
     def problems(self) -> Iterator[Problem]:
         yield from _run_problems(self.run_dir)
@@ -531,6 +535,8 @@ def _train(config: TrainConfig, checkpoint: int | None = None) -> None:
 
     enable_compilation_cache()
     result = train(config, console=console, checkpoint=checkpoint)
+    if not distributed.is_main():  # process 0 reports the run
+        return
     if not result.rows:
         console.print(f"nothing to do: {result.run_dir} has spent its budget")
         return
@@ -601,6 +607,7 @@ def resume_cmd(args: ResumeArgs) -> None:
     for f in ("total_steps", "total_updates", "devices"):
         if getattr(args, f) is not None:
             changes[f] = getattr(args, f)
+    changes["launch"] = args.launch  # how this process joins (not the saved run's launch)
     _train(dataclasses.replace(saved, **changes), args.checkpoint)
 
 
@@ -626,7 +633,9 @@ def guarded(fn: Callable[[Any], None]) -> Callable[[Any], None]:
 
                     from arenax.train.config import validate
 
-                    validate(value, available_devices=len(jax.devices()))
+                    check(value.launch)  # the launch options, before the runtime starts
+                    distributed.initialize(value.launch)  # (once the mesh's devices count)
+                    validate(value, available_devices=jax.device_count())
                 else:
                     check(value)
             fn(*args, **kwargs)
@@ -656,7 +665,7 @@ def preset_type(name: str, preset: TrainConfig) -> type[TrainConfig]:
     groups = {
         f.name for f in dataclasses.fields(TrainConfig) if dataclasses.is_dataclass(hints[f.name])
     }
-    hidden = ["algorithm", "game", *sorted(groups - relevant_groups(preset))]
+    hidden = ["algorithm", "game", *sorted(groups - relevant_groups(preset) - {"launch"})]
     if not is_agent_game(preset.game):
         hidden.append("learner")  # PPO or DDPG: one-agent games only
     if not is_agent_game(preset.game) and preset.game != "maze":
@@ -664,7 +673,9 @@ def preset_type(name: str, preset: TrainConfig) -> type[TrainConfig]:
     fields = [
         (f, Annotated[hints[f], tyro.conf.Suppress], dataclasses.field(default=getattr(preset, f)))
         for f in hidden
-    ]
+    ]  # the launch options are top-level ones (--distributed, --coordinator, …)
+    flat = Annotated[DistributedOptions, tyro.conf.arg(name="")]
+    fields.append(("launch", flat, dataclasses.field(default=preset.launch)))
     doc = f"{PRESET_DOCS.get(name, name)}\n\n{TrainConfig.__doc__}"
     return dataclasses.make_dataclass(
         f"TrainConfig_{name.replace('-', '_')}", fields, bases=(TrainConfig,), frozen=True,

@@ -183,13 +183,15 @@ def _field_problems(obj: Any) -> Iterator[Problem]:
 
 def problems(obj: Any) -> Iterator[Problem]:
     """Every broken rule of ``obj`` and of the options dataclasses nested in it (their
-    fields prefixed with the field's name), in field order, then ``obj.problems()``."""
+    fields prefixed with the field's name, unless the nested class says ``FLAT = True``:
+    its options are top-level ones), in field order, then ``obj.problems()``."""
     yield from _field_problems(obj)
     for f in dataclasses.fields(obj):
         v = getattr(obj, f.name)
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            prefix = "" if getattr(type(v), "FLAT", False) else f"{f.name}."
             for p in problems(v):
-                yield dataclasses.replace(p, field=f"{f.name}.{p.field}")
+                yield dataclasses.replace(p, field=f"{prefix}{p.field}")
     own = getattr(type(obj), "problems", None)
     if own is not None:
         yield from own(obj)

@@ -25,6 +25,7 @@ import orbax.checkpoint as ocp
 from jax.sharding import Mesh, PartitionSpec
 
 from arenax.options import ConfigError
+from arenax.train import distributed
 from arenax.train.parallel import shardings
 
 
@@ -33,9 +34,10 @@ class CheckpointError(ConfigError):
 
 
 def state_digest(state: Any) -> str:
-    """SHA-256 over the dtype, shape and bytes of every leaf of ``state`` (host copies)."""
+    """SHA-256 over the dtype, shape and bytes of every leaf of ``state`` (host copies of
+    the global arrays: the same on every process of a multi-process run)."""
     h = hashlib.sha256()
-    for leaf in jax.tree.leaves(jax.device_get(state)):
+    for leaf in jax.tree.leaves(distributed.host_copy(state)):
         a = np.ascontiguousarray(np.asarray(leaf))
         h.update(f"{a.dtype}{a.shape}".encode())
         h.update(a.tobytes())
@@ -63,6 +65,7 @@ class Checkpointer:
         if writer and self.directory.is_dir():
             for tmp in self.directory.glob("*.orbax-checkpoint-tmp*"):
                 shutil.rmtree(tmp, ignore_errors=True)
+        distributed.barrier("checkpoints-clean")
         self.manager = self._manager()
 
     def _manager(self) -> ocp.CheckpointManager:
@@ -112,7 +115,7 @@ class Checkpointer:
         if mesh is not None:
             per_leaf = shardings(mesh, PartitionSpec() if specs is None else specs, abstract_state)
         else:
-            one = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+            one = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
             per_leaf = jax.tree.map(lambda _: one, abstract_state)
         target = jax.tree.map(
             lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s),
@@ -174,13 +177,15 @@ class Checkpointer:
             return
         self.manager.wait_until_finished()
         self.manager.close()
-        dest = self.run_dir / "corrupt_checkpoints"
-        dest.mkdir(exist_ok=True)
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        for s in steps:
-            src = self.directory / str(s)
-            if src.exists():
-                shutil.move(str(src), str(dest / f"{s}-{stamp}"))
+        if distributed.is_main():  # the run directory's one writer
+            dest = self.run_dir / "corrupt_checkpoints"
+            dest.mkdir(exist_ok=True)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            for s in steps:
+                src = self.directory / str(s)
+                if src.exists():
+                    shutil.move(str(src), str(dest / f"{s}-{stamp}"))
+        distributed.barrier("set-aside")
         self.manager = self._manager()
 
     def close(self) -> None:

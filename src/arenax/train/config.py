@@ -49,6 +49,7 @@ from arenax.options import (
 from arenax.registry import make, user_games
 from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.ppo import PPOConfig
+from arenax.train.distributed import DistributedOptions
 
 __all__ = [
     "CLASSIC_GAMES",
@@ -200,7 +201,8 @@ class TrainConfig:
     seed: int = 0
     """PRNG seed: the run is a deterministic function of it."""
     devices: Annotated[int, POSITIVE] = 1
-    """Devices to shard the environment batch over (must divide n_envs)."""
+    """Devices to shard the environment batch over (must divide n_envs); a multi-process
+    run (``--distributed``) uses every device of every process (the default 1 means so)."""
     chunk: Annotated[int, POSITIVE] = 10
     """Cycles per compiled chunk (host work happens between chunks)."""
     checkpoint_every: Annotated[int, POSITIVE] = 100
@@ -224,6 +226,9 @@ class TrainConfig:
     """Weights & Biases project."""
     progress: bool = True
     """Show a live progress bar."""
+    launch: DistributedOptions = DistributedOptions()
+    """How this process joins a multi-process run (``--distributed``, ``--coordinator``, …:
+    top-level options on the command line)."""
 
     def __post_init__(self) -> None:
         if self.compat == "minimax":  # set the reference's rules (idempotent)
@@ -419,7 +424,8 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
 # Fields that may differ between a run and its resumption (budget, logging, outputs).
 RESUMABLE_FIELDS = frozenset(
     {"total_steps", "total_updates", "chunk", "checkpoint_every", "archive_every", "out_dir", "name",
-     "overwrite", "resume", "tensorboard", "wandb", "wandb_project", "progress", "eval", "devices"}
+     "overwrite", "resume", "tensorboard", "wandb", "wandb_project", "progress", "eval", "devices",
+     "launch"}
 )  # fmt: skip
 
 

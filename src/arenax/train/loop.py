@@ -29,6 +29,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from arenax.curricula.common import Curriculum, TrainState
 from arenax.rl.evaluation import evaluate, summarize
+from arenax.train import distributed
 from arenax.train.build import make_algorithm, make_env, make_policy
 from arenax.train.checkpoint import Checkpointer
 from arenax.train.config import (
@@ -110,7 +111,7 @@ class Run:
     algorithm: Curriculum
     mesh: Mesh
     ckpt: Checkpointer
-    logger: Logger
+    logger: Logger | NullLogger
     console: Console
     state: TrainState
     cycle: int
@@ -156,14 +157,20 @@ def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig,
     one, or (with ``resume``) the existing run, whose saved config ``cfg`` may change only
     in budget, logging and outputs. A new run's ``config.json`` is written now; a resumed
     run's only once its checkpoint has been restored (:func:`start_run`). Returns the
-    config to run, the folder and its lock."""
-    validate(cfg, available_devices=len(jax.devices()))
+    config to run, the folder and its lock (``None`` on processes other than 0 of a
+    multi-process run, which only read the folder)."""
+    validate(cfg, available_devices=jax.device_count())
+    check_process_devices(cfg)
     check_extras(cfg)
     check_memory(cfg, make_algorithm(cfg))
     if resume is None:
-        lock = make_new_run_dir(cfg.run_dir, cfg.overwrite)
-        save_config(cfg, cfg.run_dir / "config.json")
-        return cfg, cfg.run_dir, lock
+
+        def new_run() -> RunLock:
+            lock = make_new_run_dir(cfg.run_dir, cfg.overwrite)
+            save_config(cfg, cfg.run_dir / "config.json")
+            return lock
+
+        return cfg, cfg.run_dir, distributed.on_main(new_run, "create the run directory")
     run_dir = Path(resume)
     saved = load_saved_config(run_dir)
     diffs = resume_differences(saved, cfg)
@@ -176,7 +183,17 @@ def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig,
             f"resume={str(run_dir)!r}: config differs from the saved run in {'; '.join(diffs)}"
         )
     cfg = dataclasses.replace(cfg, out_dir=run_dir.parent, name=run_dir.name)
-    return cfg, run_dir, RunLock.acquire(run_dir)
+    return cfg, run_dir, distributed.on_main(lambda: RunLock.acquire(run_dir), "lock the run")
+
+
+def check_process_devices(cfg: TrainConfig) -> None:
+    """A multi-process run's mesh spans every device of every process."""
+    if distributed.multi_process() and cfg.devices != jax.device_count():
+        raise ConfigError(
+            f"devices={cfg.devices}: a multi-process run uses every device of its "
+            f"{jax.process_count()} processes; pass --devices {jax.device_count()} (or leave "
+            "the default)"
+        )
 
 
 def check_budget_left(cfg: TrainConfig, counters: dict[str, int], cycle: int) -> None:
@@ -199,7 +216,8 @@ def start_run(
     algorithm = make_algorithm(cfg)
     mesh = make_mesh(cfg.devices)
     specs = algorithm.state_specs(AXIS)
-    ckpt = Checkpointer(run_dir, cfg.archive_every, writer=True)  # the lock is held
+    # the lock is held (by process 0, the one writer of a multi-process run)
+    ckpt = Checkpointer(run_dir, cfg.archive_every, writer=distributed.is_main())
     counters = {"env_steps": 0}
     warn = lambda text: console.print(f"[yellow]warning:[/] {text}")  # noqa: E731
     try:
@@ -221,14 +239,30 @@ def start_run(
     if resume and finished(cfg, counters):  # the budget is spent: change nothing
         ckpt.close()
         raise NothingToDo(state)
-    if resume:  # the restore worked: now the run directory may change
-        save_config(cfg, run_dir / "config.json")
-    logger = Logger(
-        run_dir, to_dict(cfg), resume_cycle=start, tensorboard=cfg.tensorboard,
-        wandb=cfg.wandb, wandb_project=cfg.wandb_project, warn=warn,
-    )  # fmt: skip
+    if not distributed.is_main():  # process 0 writes the logs
+        logger: Logger | NullLogger = NullLogger()
+    else:
+        if resume:  # the restore worked: now the run directory may change
+            save_config(cfg, run_dir / "config.json")
+        logger = Logger(
+            run_dir, to_dict(cfg), resume_cycle=start, tensorboard=cfg.tensorboard,
+            wandb=cfg.wandb, wandb_project=cfg.wandb_project, warn=warn,
+        )  # fmt: skip
     return Run(cfg, run_dir, algorithm, mesh, ckpt, logger, console, state, start, counters,
                start if resume else None)  # fmt: skip
+
+
+class NullLogger:
+    """The logger of processes other than 0 in a multi-process run: they write nothing."""
+
+    def log(self, rows: list[dict[str, Any]]) -> None:
+        pass
+
+    def log_eval(self, rows: list[dict[str, Any]], summary: dict[str, float]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 class NothingToDo(Exception):
@@ -271,7 +305,7 @@ def check_compiled_memory(compiled: Any, cfg: TrainConfig) -> None:
 
 def device_memory() -> tuple[int, str]:
     """``(bytes, what)`` one device can hold: the accelerator's limit, or the host's RAM."""
-    dev = jax.devices()[0]
+    dev = jax.local_devices()[0]
     stats = dev.memory_stats() if hasattr(dev, "memory_stats") else None
     if stats and stats.get("bytes_limit"):
         return int(stats["bytes_limit"]), f"{dev.device_kind} memory"
@@ -342,7 +376,7 @@ def log_rows(run: Run, metrics: dict[str, np.ndarray], rows: list) -> None:
 def evaluate_when_due(run: Run, metrics: dict[str, np.ndarray], rows: list) -> None:
     """Evaluate the maze student on the held-out suite every ``eval.every`` cycles."""
     cfg = run.cfg
-    if not cfg.eval.every or run.cycle % cfg.eval.every:
+    if not cfg.eval.every or run.cycle % cfg.eval.every or not distributed.is_main():
         return
     params = jax.device_get(run.algorithm.student_params(run.state))
     key = jax.random.fold_in(jax.random.key(cfg.seed ^ 0x5EED), run.cycle)
@@ -429,7 +463,7 @@ def _progress(run: Run) -> Progress:
         TextColumn("eta"),
         TimeRemainingColumn(),
         console=run.console,
-        disable=not run.cfg.progress,
+        disable=not run.cfg.progress or not distributed.is_main(),
     )
 
 
@@ -493,8 +527,10 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
                 task, completed=run.counters.get(unit, 0), sps=f"{sps:,.0f}",
                 shown="  ".join(f"{k} {_fmt(last[m])}" for k, m in shown),
             )  # fmt: skip
-            if stop.signum is not None:
-                _stop(run, stop.signum)
+            # every process stops after the same chunk (a signal may reach only some)
+            signum = distributed.any_process(stop.signum or 0)
+            if signum:
+                _stop(run, signum)
     run.progress = None
     steady = steady_steps / steady_time if steady_time else math.nan
     return TrainResult(run.run_dir, run.state, all_rows, compile_s, steady)
@@ -536,11 +572,18 @@ def train(
     and output fields (:data:`~arenax.train.config.RESUMABLE_FIELDS`), otherwise this raises
     :class:`ConfigError` listing the differences.
     """
-    console = console or Console()
+    distributed.initialize(cfg.launch)
+    if distributed.is_main():
+        console = console or Console()
+    else:  # process 0 reports the run; errors still reach every process's stderr
+        distributed.announce()
+        console = Console(quiet=True)
+    if distributed.multi_process() and cfg.devices == 1:  # the default: every device
+        cfg = dataclasses.replace(cfg, devices=jax.device_count())
     resume = resume if resume is not None else cfg.resume
     cfg, run_dir, lock = prepare_run_dir(cfg, resume)
     try:
-        if lock.reclaimed:
+        if lock is not None and lock.reclaimed:
             console.print(f"reclaimed the lock of {run_dir} left by {lock.reclaimed} (not running)")
         try:
             try:
@@ -561,4 +604,5 @@ def train(
                 "keeps its last checkpoint)"
             ) from None
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()

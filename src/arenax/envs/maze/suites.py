@@ -15,6 +15,7 @@ walls leaves observations and dynamics unchanged, only the step limit differs.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -186,14 +187,21 @@ _RANDOM_DIR = {"SixteenRooms2", "Labyrinth2", "StandardMaze2", "StandardMaze3"}
 
 
 def _fixed(name: str, random_dir: bool) -> HeldoutMaze:
-    level = MazeLevel.from_ascii("\n".join(_LAYOUTS[name]))
+    rows = _LAYOUTS[name]
+
+    # built at first use: importing arenax must not start a JAX backend (a multi-process
+    # run starts jax.distributed first)
+    @functools.cache
+    def layout() -> MazeLevel:
+        with jax.ensure_compile_time_eval():  # concrete arrays, even when first used in a trace
+            return MazeLevel.from_ascii("\n".join(rows))
 
     def sample(key: jax.Array) -> MazeLevel:
         if not random_dir:
-            return level
-        return level.replace(agent_dir=jax.random.randint(key, (), 0, 4, dtype=jnp.int32))
+            return layout()
+        return layout().replace(agent_dir=jax.random.randint(key, (), 0, 4, dtype=jnp.int32))
 
-    h, w = level.height, level.width
+    h, w = len(rows), len(rows[0])
     return HeldoutMaze(name, h, w, 2 * (h + 2) * (w + 2), sample)
 
 
@@ -205,13 +213,12 @@ def _corridor(name: str, size: int) -> HeldoutMaze:
     walls[1 : size - 1, 1 : size - 1 : 2] = True
     walls[mid, 1 : size - 1] = True
     goals = np.array([(x, y) for y in (mid - 1, mid + 1) for x in range(2, size - 2, 2)], np.int32)
-    walls_j = jnp.asarray(walls)
 
     def sample(key: jax.Array) -> MazeLevel:
         k_goal, k_dir = jax.random.split(key)
         goal = jnp.asarray(goals)[jax.random.randint(k_goal, (), 0, len(goals))]
         return MazeLevel(
-            walls=walls_j,
+            walls=jnp.asarray(walls),
             agent_pos=jnp.array([0, mid], jnp.int32),
             agent_dir=jax.random.randint(k_dir, (), 0, 4, dtype=jnp.int32),
             goal_pos=goal,
