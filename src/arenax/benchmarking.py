@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import itertools
 import math
 import time
 from collections.abc import Iterator
@@ -150,6 +152,9 @@ class TrainBenchArgs:
     cells: tuple[str, ...] = ()
     """Recurrent cores to compare (lstm, gru, ff, s5; student and teacher alike), one row
     each; empty keeps the preset's."""
+    seeds: tuple[int, ...] = (1,)
+    """Runs stacked in one program (``--seeds``), one row each: env steps/s are summed
+    over the seeds."""
 
 
 def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
@@ -230,7 +235,7 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
 
     from arenax.train.build import make_algorithm
     from arenax.train.config import PRESETS
-    from arenax.train.parallel import AXIS, make_chunk, make_mesh, place
+    from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
 
     console = console or Console()
     counts = args.devices or tuple(sorted({1, len(jax.devices())}))
@@ -238,8 +243,8 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     table = Table(
         title=f"training throughput ({jax.devices()[0].platform}, {args.chunk} cycles per chunk)"
     )
-    for col in ("preset", "cell", "devices", "compile (s)", "warm-up (s)", "env steps/s",
-                "student steps/s"):  # fmt: skip
+    for col in ("preset", "cell", "seeds", "devices", "compile (s)", "warm-up (s)",
+                "env steps/s", "student steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
     cases = []
     for name in args.presets:
@@ -252,38 +257,38 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
             cfg = dc.replace(cfg, model=dc.replace(cfg.model, cell=cell),
                              teacher=dc.replace(cfg.teacher, cell=cell))  # fmt: skip
             cases.append((name, cell, cfg))
-    for name, cell, cfg in cases:
-        for d in counts:
-            algo = make_algorithm(dc.replace(cfg, devices=d))
-            mesh = make_mesh(d)
-            state = place(algo.init(jax.random.key(0)), mesh, algo.state_specs(AXIS))
-            chunk = 1 if cfg.algorithm == "paired" else args.chunk
-            fn = make_chunk(algo, mesh, cfg.n_envs, chunk)
+    for (name, cell, cfg), n_seeds, d in itertools.product(cases, args.seeds, counts):
+        algo = make_algorithm(dc.replace(cfg, devices=d))
+        mesh = make_mesh(d)
+        state = place(init_state(algo, list(range(n_seeds))), mesh, state_specs(algo, n_seeds))
+        chunk = 1 if cfg.algorithm == "paired" else args.chunk
+        fn = make_chunk(algo, mesh, cfg.n_envs, chunk, n_seeds)
+        extra = () if n_seeds == 1 else (np.ones(n_seeds, bool),)  # every seed trains
+        t0 = time.perf_counter()
+        compiled = fn.lower(state, *extra).compile()
+        compile_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        while True:  # warm-up: at least one chunk, and until the replay buffers are warm
+            state, m = compiled(state, *extra)
+            jax.block_until_ready(m)
+            fill = m.get("buffer/fill")
+            if fill is None or float(np.min(fill[-1])) >= cfg.plr.min_fill:
+                break
+        warm_s = time.perf_counter() - t0
+        steps = student = 0
+        elapsed = 0.0
+        for _ in range(args.repeats):
             t0 = time.perf_counter()
-            compiled = fn.lower(state).compile()
-            compile_s = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            while True:  # warm-up: at least one chunk, and until a replay buffer is warm
-                state, m = compiled(state)
-                jax.block_until_ready(m)
-                fill = m.get("buffer/fill")
-                if fill is None or float(fill[-1]) >= cfg.plr.min_fill:
-                    break
-            warm_s = time.perf_counter() - t0
-            steps = student = 0
-            elapsed = 0.0
-            for _ in range(args.repeats):
-                t0 = time.perf_counter()
-                state, m = compiled(state)
-                jax.block_until_ready(m)
-                elapsed += time.perf_counter() - t0
-                steps += int(np.asarray(m["env_steps"]).sum())
-                student += int(np.asarray(m["student_steps"]).sum())
-            row = dict(preset=name, cell=cell, devices=d, compile_s=compile_s,
-                       warmup_s=warm_s, sps=steps / elapsed, student_sps=student / elapsed)  # fmt: skip
-            rows.append(row)
-            table.add_row(name, cell, str(d), f"{compile_s:.1f}", f"{warm_s:.1f}",
-                          f"{row['sps']:,.0f}", f"{row['student_sps']:,.0f}")  # fmt: skip
+            state, m = compiled(state, *extra)
+            jax.block_until_ready(m)
+            elapsed += time.perf_counter() - t0
+            steps += int(np.asarray(m["env_steps"]).sum())
+            student += int(np.asarray(m["student_steps"]).sum())
+        row = dict(preset=name, cell=cell, seeds=n_seeds, devices=d, compile_s=compile_s,
+                   warmup_s=warm_s, sps=steps / elapsed, student_sps=student / elapsed)  # fmt: skip
+        rows.append(row)
+        table.add_row(name, cell, str(n_seeds), str(d), f"{compile_s:.1f}", f"{warm_s:.1f}",
+                      f"{row['sps']:,.0f}", f"{row['student_sps']:,.0f}")  # fmt: skip
     console.print(table)
     if args.flops:
         cfg = PRESETS[args.presets[0]]
@@ -358,7 +363,14 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     from arenax.train.build import make_algorithm, make_env
     from arenax.train.config import validate
     from arenax.train.loop import compiled_memory_bytes, device_memory
-    from arenax.train.parallel import AXIS, make_chunk, make_mesh, place, shardings
+    from arenax.train.parallel import (
+        init_state,
+        make_chunk,
+        make_mesh,
+        place,
+        shardings,
+        state_specs,
+    )  # fmt: skip
 
     check(args)
     console = console or Console()
@@ -387,12 +399,14 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
             break
         t0 = time.perf_counter()
         algo = make_algorithm(rung)
-        abstract = jax.eval_shape(algo.init, jax.random.key(0))
-        fn = make_chunk(algo, mesh, rung.n_envs, 1)
-        placed = shardings(mesh, algo.state_specs(AXIS), abstract)
+        seeds = list(range(rung.seeds))  # --seeds N: N runs stacked in the program
+        abstract = jax.eval_shape(functools.partial(init_state, algo, seeds))
+        fn = make_chunk(algo, mesh, rung.n_envs, 1, rung.seeds)
+        placed = shardings(mesh, state_specs(algo, rung.seeds), abstract)
         abstract = jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
                                 abstract, placed)  # fmt: skip
-        compiled = fn.lower(abstract).compile()
+        extra = () if rung.seeds == 1 else (np.ones(rung.seeds, bool),)
+        compiled = fn.lower(abstract, *extra).compile()
         compile_s = time.perf_counter() - t0
         mem = compiled_memory_bytes(compiled)
         if limit and mem is not None and mem > args.memory_fraction * limit:
@@ -400,13 +414,13 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
                           f"> {args.memory_fraction:.0%} of memory: not run")  # fmt: skip
             stopped = "the next size would not fit"
             break
-        state = place(algo.init(jax.random.key(0)), mesh, algo.state_specs(AXIS))
-        state, m = compiled(state)
+        state = place(init_state(algo, seeds), mesh, state_specs(algo, rung.seeds))
+        state, m = compiled(state, *extra)
         jax.block_until_ready(m)
         best = float("inf")
         for _ in range(args.repeats):
             t0 = time.perf_counter()
-            state, m = compiled(state)
+            state, m = compiled(state, *extra)
             jax.block_until_ready(m)
             best = min(best, time.perf_counter() - t0)
         steps = float(np.asarray(m["env_steps"]).sum())

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import numpy as np
 import tyro
 from rich.console import Console
 from rich.table import Table
@@ -360,7 +361,8 @@ class PlotArgs:
 
     def problems(self) -> Iterator[Problem]:
         yield from _run_problems(self.run_dir)
-        if not (Path(self.run_dir) / "metrics.csv").is_file():
+        run = Path(self.run_dir)
+        if not (run / "metrics.csv").is_file() and not list(run.glob("seed*/metrics.csv")):
             yield Problem("run_dir", str(self.run_dir), "has no metrics.csv yet (nothing to plot)")
         yield from _dir_problem(self.out or Path(self.run_dir) / "plots", "out")
 
@@ -413,6 +415,32 @@ class ListArgs:
 def eval_cmd(args: EvalArgs) -> None:
     """Evaluate a run: a maze student on held-out mazes, Tag teams against opponents, a
     classic-control agent on held-out physics."""
+    from arenax.eval.plots import seed_dirs
+
+    seeds = seed_dirs(args.run_dir)
+    if seeds:  # a run of several seeds: each seed's folder, then the mean over seeds
+        solved = []
+        for d in seeds:
+            console.rule(f"{Path(args.run_dir).name}: {d.name}")
+            out = args.out.with_stem(f"{args.out.stem}-{d.name}") if args.out else None
+            gifs = args.gif_dir / d.name if args.gif_dir else None
+            results = _eval_one(dataclasses.replace(args, run_dir=d, out=out, gif_dir=gifs))
+            if results:
+                solved.append(float(np.mean([r.solved for r in results])))
+        if solved:
+            from arenax.rl.evaluation import mean_ci
+
+            m, lo, hi = mean_ci(np.asarray(solved))
+            console.print(
+                f"over {len(solved)} seeds: held-out solved rate (mean over mazes) {m:.3f} "
+                f"[{lo:.3f}, {hi:.3f}] (95% interval across seeds)"
+            )
+        return
+    _eval_one(args)
+
+
+def _eval_one(args: EvalArgs) -> list | None:
+    """Evaluate one run (one seed); a maze run's results per maze."""
     from arenax.eval.report import evaluate_run
 
     game = _run_game(args.run_dir)
@@ -423,7 +451,7 @@ def eval_cmd(args: EvalArgs) -> None:
             args.run_dir, args.episodes, args.greedy, args.seed, args.checkpoint, args.out,
             console,
         )  # fmt: skip
-        return
+        return None
     if game != "maze":
         from arenax.eval.teams import evaluate_tag_run
 
@@ -431,8 +459,8 @@ def eval_cmd(args: EvalArgs) -> None:
             args.run_dir, args.episodes, tuple(args.opponents), args.greedy, args.seed,
             args.checkpoint, args.out, args.gif_dir, console,
         )  # fmt: skip
-        return
-    evaluate_run(
+        return None
+    return evaluate_run(
         args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
         args.out, args.gif_dir, console, args.cvar_alpha, args.cvar_levels, args.cvar_episodes,
     )  # fmt: skip

@@ -1,10 +1,14 @@
-"""Learning-curve PNGs from a run directory's ``metrics.csv`` and ``eval.csv``."""
+"""Learning-curve PNGs from a run directory's ``metrics.csv`` and ``eval.csv``; for a run of
+several seeds (``--seeds N``: folders ``RUN/seed<s>``), each curve is the mean over seeds
+with its 95% interval as a band."""
 
 from __future__ import annotations
 
 import csv
+import warnings
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,24 +57,50 @@ def smooth(y: np.ndarray, window: int) -> np.ndarray:
         return np.where(den > 0, num / np.maximum(den, 1), np.nan)
 
 
+def seed_dirs(run_dir: Path) -> list[Path]:
+    """The seeds' folders of a run of several seeds (``[]`` for a run of one seed)."""
+    if (Path(run_dir) / "metrics.csv").exists():
+        return []
+    found = [p.parent for p in Path(run_dir).glob("seed*/metrics.csv")]
+    return sorted(found, key=lambda p: int(p.name[4:]) if p.name[4:].isdigit() else -1)
+
+
+def band(curves: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(mean, lo, hi)`` over the seeds (rows of ``curves``, ``(seeds, T)``): the mean and
+    its 95% normal-approximation interval, NaNs skipped."""
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
+        n = np.sum(np.isfinite(curves), axis=0)
+        mean = np.nanmean(curves, axis=0)
+        sd = np.nanstd(curves, axis=0, ddof=1) if len(curves) > 1 else np.zeros_like(mean)
+        half = np.where(n > 1, z * sd / np.sqrt(np.maximum(n, 1)), 0.0)
+    return mean, mean - half, mean + half
+
+
 def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> list[Path]:
     """Write ``returns.png``, ``losses.png``, ``levels.png``, ``buffer.png`` (replay curricula),
     ``teams.png`` and ``losses-<policy>.png`` (Tag), and (if evaluated) ``eval.png``
-    into ``out_dir`` (default ``run_dir/plots``); returns the paths written."""
+    into ``out_dir`` (default ``run_dir/plots``); returns the paths written. A run of
+    several seeds gets the mean over seeds with a 95% band (per cycle; env steps are the
+    seeds' mean)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     run_dir = Path(run_dir)
-    rows = _read(run_dir / "metrics.csv")
-    if not rows:
+    seeds = seed_dirs(run_dir)
+    runs = [_read(d / "metrics.csv") for d in seeds] or [_read(run_dir / "metrics.csv")]
+    length = min(len(r) for r in runs)
+    if not length:
         raise FileNotFoundError(
             f"{run_dir / 'metrics.csv'} is missing or empty: not a run directory?"
         )
+    runs = [r[:length] for r in runs]  # every seed's first cycles
+    rows = runs[0]
     out_dir = Path(out_dir) if out_dir else run_dir / "plots"
     out_dir.mkdir(parents=True, exist_ok=True)
-    x = _col(rows, "env_steps")
+    x = np.mean([_col(r, "env_steps") for r in runs], axis=0)
     window = window or max(1, len(rows) // 50)
     written = []
     # many-agent runs: one loss panel per policy (metrics "<policy>/value_loss", ...)
@@ -87,9 +117,16 @@ def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> lis
             continue
         fig, axes = plt.subplots(1, len(series), figsize=(4 * len(series), 3.2), squeeze=False)
         for ax, (k, lab) in zip(axes[0], series, strict=True):
-            y = _col(rows, k)
-            ax.plot(x, y, alpha=0.25, color="C0")
-            ax.plot(x, smooth(y, window), color="C0")
+            if len(runs) == 1:
+                y = _col(rows, k)
+                ax.plot(x, y, alpha=0.25, color="C0")
+                ax.plot(x, smooth(y, window), color="C0")
+            else:
+                mean, lo, hi = band(np.stack([smooth(_col(r, k), window) for r in runs]))
+                ax.fill_between(x, lo, hi, alpha=0.25, color="C0", lw=0)
+                ax.plot(x, mean, color="C0", label=f"mean of {len(runs)} seeds, 95% band")
+                if ax is axes[0][0]:
+                    ax.legend(fontsize=7)
             ax.set_title(lab)
             ax.set_xlabel("env steps")
             ax.grid(alpha=0.3)
@@ -99,6 +136,9 @@ def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> lis
         fig.savefig(path, dpi=100)
         plt.close(fig)
         written.append(path)
+    if seeds:
+        path = _plot_seed_evals(plt, run_dir, seeds, out_dir)
+        return written + ([path] if path else [])
     evals = _read(run_dir / "eval.csv")
     if evals:
         by_maze: dict[str, list[dict[str, str]]] = defaultdict(list)
@@ -121,3 +161,41 @@ def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> lis
         plt.close(fig)
         written.append(path)
     return written
+
+
+def _plot_seed_evals(plt: Any, run_dir: Path, seeds: list[Path], out_dir: Path) -> Path | None:
+    """``eval.png`` of a run of several seeds: the held-out solved rate and return averaged
+    over the suite's mazes, mean over seeds with a 95% band."""
+    per_seed = [_read(d / "eval.csv") for d in seeds]
+    if not all(per_seed):
+        return None
+    curves: dict[str, list[np.ndarray]] = {"solved": [], "ret": []}
+    x = None
+    for rows in per_seed:
+        by_cycle: dict[str, list[dict[str, str]]] = defaultdict(list)
+        for r in rows:
+            by_cycle[r["cycle"]].append(r)
+        cycles = sorted(by_cycle, key=int)
+        for k in curves:
+            curves[k].append(np.array([np.mean(_col(by_cycle[c], k)) for c in cycles]))
+        steps = np.array([float(by_cycle[c][0]["env_steps"]) for c in cycles])
+        x = steps if x is None or len(steps) < len(x) else x
+    assert x is not None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for ax, (k, lab) in zip(axes, (("solved", "held-out solved rate"), ("ret", "held-out return")),
+                            strict=True):  # fmt: skip
+        mean, lo, hi = band(np.stack([c[: len(x)] for c in curves[k]]))
+        ax.fill_between(x, lo, hi, alpha=0.25, color="C0", lw=0)
+        ax.plot(
+            x, mean, marker="o", ms=3, color="C0", label=f"mean of {len(seeds)} seeds, 95% band"
+        )
+        ax.set_title(f"{lab} (mean over mazes)")
+        ax.set_xlabel("env steps")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"{run_dir.name}: zero-shot evaluation")
+    fig.tight_layout()
+    path = out_dir / "eval.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -51,6 +51,7 @@ class Checkpointer:
         run_dir: the run directory.
         archive_every: also keep every checkpoint whose cycle is a multiple of this
             (0: keep only the latest).
+        keep: how many of the latest checkpoints to keep.
         writer: this process is the run's one writer (it holds the run's lock): the
             unfinished checkpoints a killed writer left behind are deleted now, before any
             save. (Left to Orbax, which deletes them at the first save, the nested temporary
@@ -58,10 +59,13 @@ class Checkpointer:
             with FileNotFoundError.) Readers never delete anything.
     """
 
-    def __init__(self, run_dir: Path, archive_every: int = 0, writer: bool = False) -> None:
+    def __init__(
+        self, run_dir: Path, archive_every: int = 0, writer: bool = False, keep: int = 1
+    ) -> None:
         self.run_dir = Path(run_dir).absolute()
         self.directory = self.run_dir / "checkpoints"
         self.archive_every = archive_every
+        self.keep = keep
         if writer and self.directory.is_dir():
             for tmp in self.directory.glob("*.orbax-checkpoint-tmp*"):
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -70,7 +74,7 @@ class Checkpointer:
 
     def _manager(self) -> ocp.CheckpointManager:
         options = ocp.CheckpointManagerOptions(
-            max_to_keep=1,
+            max_to_keep=self.keep,
             keep_period=self.archive_every or None,
             cleanup_tmp_directories=True,
             enable_async_checkpointing=True,

@@ -200,6 +200,10 @@ class TrainConfig:
     editor's collision rule is the reference's already). It overrides those options."""
     seed: int = 0
     """PRNG seed: the run is a deterministic function of it."""
+    seeds: Annotated[int, IntIn(1, 1024)] = 1
+    """Independent runs trained together in one compiled program (stacked on a leading axis
+    and ``vmap``-ed): seeds ``seed … seed + seeds − 1``, each in its own folder
+    ``RUN/seed<s>`` with its metrics, checkpoints and evaluations, as its own run would be."""
     devices: Annotated[int, POSITIVE] = 1
     """Devices to shard the environment batch over (must divide n_envs); a multi-process
     run (``--distributed``) uses every device of every process (the default 1 means so)."""
@@ -270,11 +274,23 @@ class TrainConfig:
     def run_name(self) -> str:
         if self.name:
             return self.name
+        s = f"s{self.seed}" if self.seeds == 1 else f"s{self.seed}-{self.seed + self.seeds - 1}"
         if self.agent_game:
-            return f"{self.algorithm}-{self.game}-s{self.seed}"
+            return f"{self.algorithm}-{self.game}-{s}"
         if self.game != "maze":
-            return f"{self.game}-s{self.seed}"
-        return f"{self.algorithm}-maze{self.env.height}x{self.env.width}-s{self.seed}"
+            return f"{self.game}-{s}"
+        return f"{self.algorithm}-maze{self.env.height}x{self.env.width}-{s}"
+
+    def seed_runs(self) -> list[TrainConfig]:
+        """One config per seed of a ``seeds > 1`` run: the run each seed's folder holds
+        (``RUN/seed<s>``, ``seeds = 1``); ``[self]`` for one seed."""
+        if self.seeds == 1:
+            return [self]
+        return [
+            dataclasses.replace(self, seed=self.seed + i, seeds=1, out_dir=self.run_dir,
+                                name=f"seed{self.seed + i}", resume=None, overwrite=False)
+            for i in range(self.seeds)
+        ]  # fmt: skip
 
     @property
     def agent_game(self) -> bool:
@@ -312,6 +328,10 @@ class TrainConfig:
             yield Problem("ppo.carry_over", True, "applies to dr and paired (replayed levels start from a zero state, as in the reference)")  # fmt: skip
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
             yield Problem("seed", self.seed, "must be an integer in [0, 2**32)")
+        elif self.seed + self.seeds > 2**32:
+            yield Problem(
+                "seeds", self.seeds, f"seed + seeds must be at most 2**32 (seed={self.seed})"
+            )
         for f in ("checkpoint_every", "archive_every"):
             v = getattr(self, f)
             if v % self.chunk:

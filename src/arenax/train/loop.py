@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 from rich.console import Console
@@ -31,7 +32,7 @@ from arenax.curricula.common import Curriculum, TrainState
 from arenax.rl.evaluation import evaluate, summarize
 from arenax.train import distributed
 from arenax.train.build import make_algorithm, make_env, make_policy
-from arenax.train.checkpoint import Checkpointer
+from arenax.train.checkpoint import Checkpointer, CheckpointError
 from arenax.train.config import (
     ConfigError,
     TrainConfig,
@@ -42,7 +43,15 @@ from arenax.train.config import (
     validate,
 )
 from arenax.train.logging import Logger
-from arenax.train.parallel import AXIS, make_chunk, make_mesh, place
+from arenax.train.parallel import (
+    AXIS,
+    init_state,
+    make_chunk,
+    make_mesh,
+    place,
+    stacked_specs,
+    state_specs,
+)
 from arenax.train.rundir import RunLock, make_new_run_dir
 
 # Host timing columns: everything else in a metrics row is a deterministic function of the
@@ -98,8 +107,28 @@ class TrainResult:
     run_dir: Path
     state: TrainState
     rows: list[dict[str, Any]]
+    """The run's metrics rows (several seeds: every seed's, each with its ``seed``)."""
     compile_seconds: float
     steady_sps: float
+    seed_rows: list[list[dict[str, Any]]] = dataclasses.field(default_factory=list)
+    """Each seed's rows, in seed order (one seed: ``[rows]``)."""
+
+
+@dataclasses.dataclass
+class Member:
+    """One seed of a run (the run itself when it has one seed): its config (whose
+    ``run_dir`` is its folder), checkpoints, logs, step counters and progress."""
+
+    cfg: TrainConfig
+    ckpt: Checkpointer
+    logger: Logger | NullLogger
+    counters: dict[str, int]
+    last_good: int | None
+    #: still training (its budget is not spent)
+    active: bool = True
+    #: the cycle its own run's current chunk would end at (its budget is checked there)
+    chunk_end: int = 0
+    rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -110,20 +139,26 @@ class Run:
     run_dir: Path
     algorithm: Curriculum
     mesh: Mesh
-    ckpt: Checkpointer
-    logger: Logger | NullLogger
     console: Console
     state: TrainState
     cycle: int
-    counters: dict[str, int]
-    last_good: int | None
+    members: list[Member]
+    #: the seeds' folders' locks (several seeds; the run's own lock is held by train())
+    locks: list[RunLock] = dataclasses.field(default_factory=list)
     progress: Progress | None = None
 
     def print(self, text: str) -> None:
         (self.progress.console if self.progress is not None else self.console).print(text)
 
+    def member_state(self, i: int) -> TrainState:
+        """Seed ``i``'s train state (the state itself for one seed)."""
+        if len(self.members) == 1:
+            return self.state
+        return jax.tree.map(lambda x: x[i], self.state)
 
-Hook = Callable[[Run, dict[str, np.ndarray], list[dict[str, Any]]], None]
+
+# after a chunk, for each seed that trained in it: (run, seed, its metrics, its new rows)
+Hook = Callable[[Run, Member, dict[str, np.ndarray], list[dict[str, Any]]], None]
 
 
 # ------------------------------------------------------------------ preparing a run
@@ -212,44 +247,88 @@ def start_run(
     checkpoint: int | None = None,
 ) -> Run:  # fmt: skip
     """Build the curriculum and the mesh, then a fresh train state, or (``resume``) the
-    latest readable checkpoint's (or ``checkpoint``'s) with its counters."""
+    latest readable checkpoint's (or ``checkpoint``'s) with its counters. With several
+    seeds, each seed's folder ``RUN/seed<s>`` is a run of its own (config, lock, logs,
+    checkpoints), and their states are stacked."""
     algorithm = make_algorithm(cfg)
     mesh = make_mesh(cfg.devices)
-    specs = algorithm.state_specs(AXIS)
-    # the lock is held (by process 0, the one writer of a multi-process run)
-    ckpt = Checkpointer(run_dir, cfg.archive_every, writer=distributed.is_main())
-    counters = {"env_steps": 0}
+    configs = cfg.seed_runs()
+    group = cfg.seeds > 1
     warn = lambda text: console.print(f"[yellow]warning:[/] {text}")  # noqa: E731
+    # the locks are held (by process 0, the one writer of a multi-process run)
+    writer = distributed.is_main()
+    locks: list[RunLock] = []
+    ckpts: list[Checkpointer] = []
     try:
-        if resume and (ckpt.all_steps() or checkpoint is not None):
-            abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
-            state, record = ckpt.restore_good(abstract, mesh, specs, checkpoint, warn)
-            counters = {k: int(v) for k, v in record.items() if is_counter(k)}
-            start = int(record["cycle"])
-            check_budget_left(cfg, counters, start)
-            console.print(
-                f"[bold]resumed[/] {run_dir} at cycle {start} ({counters['env_steps']:,} env steps)"
-            )
+        for c in configs:
+            if group:
+                if writer:
+                    c.run_dir.mkdir(exist_ok=True)
+                    locks.append(RunLock.acquire(c.run_dir))
+                distributed.barrier("seed-folders")
+            # several seeds keep two checkpoints: one complete set survives a crash mid-save
+            ckpts.append(Checkpointer(c.run_dir, cfg.archive_every, writer, keep=1 + group))
+        if resume and (any(k.all_steps() for k in ckpts) or checkpoint is not None):
+            state, records, start = restore_members(algorithm, mesh, cfg, ckpts, checkpoint, warn)
+            counters = [{k: int(v) for k, v in r.items() if is_counter(k)} for r in records]
+            for c, n, r in zip(configs, counters, records, strict=True):
+                check_budget_left(c, n, int(r["cycle"]))
+            steps = sum(n["env_steps"] for n in counters)
+            console.print(f"[bold]resumed[/] {run_dir} at cycle {start} ({steps:,} env steps)")
         else:
-            state = place(algorithm.init(jax.random.key(cfg.seed)), mesh, specs)
-            start = 0
+            state = init_state(algorithm, [c.seed for c in configs])
+            state = place(state, mesh, state_specs(algorithm, cfg.seeds))
+            start, counters = 0, [{"env_steps": 0} for _ in configs]
     except BaseException:
-        ckpt.close()
+        for k in ckpts:
+            k.close()
+        for lock in locks:
+            lock.release()
         raise
-    if resume and finished(cfg, counters):  # the budget is spent: change nothing
-        ckpt.close()
+    if resume and all(finished(cfg, n) for n in counters):  # spent: change nothing
+        for k in ckpts:
+            k.close()
+        for lock in locks:
+            lock.release()
         raise NothingToDo(state)
-    if not distributed.is_main():  # process 0 writes the logs
-        logger: Logger | NullLogger = NullLogger()
-    else:
-        if resume:  # the restore worked: now the run directory may change
-            save_config(cfg, run_dir / "config.json")
-        logger = Logger(
-            run_dir, to_dict(cfg), resume_cycle=start, tensorboard=cfg.tensorboard,
-            wandb=cfg.wandb, wandb_project=cfg.wandb_project, warn=warn,
-        )  # fmt: skip
-    return Run(cfg, run_dir, algorithm, mesh, ckpt, logger, console, state, start, counters,
-               start if resume else None)  # fmt: skip
+    members = []
+    for c, k, n in zip(configs, ckpts, counters, strict=True):
+        if not writer:  # process 0 writes the logs
+            logger: Logger | NullLogger = NullLogger()
+        else:
+            if resume or group:  # (a resumed run: now that the restore worked)
+                save_config(c, c.run_dir / "config.json")
+            logger = Logger(
+                c.run_dir, to_dict(c), resume_cycle=start, tensorboard=c.tensorboard,
+                wandb=c.wandb, wandb_project=c.wandb_project, warn=warn,
+            )  # fmt: skip
+        done = finished(cfg, n)
+        members.append(Member(c, k, logger, n, start if resume else None, not done, start))
+    return Run(cfg, run_dir, algorithm, mesh, console, state, start, members, locks)
+
+
+def restore_members(
+    algorithm: Curriculum, mesh: Mesh, cfg: TrainConfig, ckpts: list[Checkpointer],
+    checkpoint: int | None, warn: Callable[[str], None],
+) -> tuple[TrainState, list[dict[str, Any]], int]:  # fmt: skip
+    """``(state, records, cycle)`` of a run's checkpoint ``checkpoint`` or newest readable
+    one; several seeds: the newest checkpoint every seed has, their states stacked."""
+    specs = algorithm.state_specs(AXIS)
+    abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
+    if len(ckpts) == 1:
+        state, record = ckpts[0].restore_good(abstract, mesh, specs, checkpoint, warn)
+        return state, [record], int(record["cycle"])
+    common = set.intersection(*(set(k.all_steps()) for k in ckpts))
+    if checkpoint is None and not common:
+        raise CheckpointError(f"{cfg.run_dir}: no checkpoint that every seed has")
+    step = checkpoint if checkpoint is not None else max(common)
+    states, records = [], []
+    for k in ckpts:
+        state, record = k.restore_good(abstract, mesh, specs, step, warn)
+        states.append(state)
+        records.append(record)
+    stacked = place(jax.tree.map(lambda *xs: jnp.stack(xs), *states), mesh, stacked_specs(specs))
+    return stacked, records, step
 
 
 class NullLogger:
@@ -328,8 +407,9 @@ def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
     except (OverflowError, MemoryError, ValueError, TypeError) as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
         raise ConfigError(f"the run's arrays cannot be built (sizes too large?): {why}") from None
+    state *= cfg.seeds  # several seeds: that many runs side by side
     per_device = cfg.n_envs // cfg.devices
-    trajectory = cfg.blocks * per_device * cfg.n_steps * (obs + 64)
+    trajectory = cfg.seeds * cfg.blocks * per_device * cfg.n_steps * (obs + 64)
     need = state + trajectory
     have, what = device_memory()
     if need <= 0.8 * have:
@@ -349,7 +429,9 @@ def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
 
 
 # ------------------------------------------------------------------ hooks
-def stop_on_non_finite_loss(run: Run, metrics: dict[str, np.ndarray], rows: list) -> None:
+def stop_on_non_finite_loss(
+    run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list
+) -> None:  # fmt: skip
     """Raise :class:`NonFiniteLoss` if a loss of an updating cycle is NaN/inf (cycles
     without an update report NaN losses on purpose)."""
     n = len(rows)
@@ -361,53 +443,68 @@ def stop_on_non_finite_loss(run: Run, metrics: dict[str, np.ndarray], rows: list
     ]  # fmt: skip
     if bad:
         i = int(np.argmax(updated & ~np.isfinite(metrics[bad[0]])))
+        seed = f" (seed {member.cfg.seed})" if len(run.members) > 1 else ""
         raise NonFiniteLoss(
-            f"non-finite {bad[0]} at cycle {run.cycle - n + i + 1}; stopped. The last good "
-            f"checkpoint (cycle {run.last_good}) in {run.run_dir} is intact: lower ppo.lr "
-            "or ppo.max_grad_norm and resume or restart"
+            f"non-finite {bad[0]} at cycle {run.cycle - n + i + 1}{seed}; stopped. The last good "
+            f"checkpoint (cycle {member.last_good}) in {member.cfg.run_dir} is intact: lower "
+            "ppo.lr or ppo.max_grad_norm and resume or restart"
         )
 
 
-def log_rows(run: Run, metrics: dict[str, np.ndarray], rows: list) -> None:
+def log_rows(run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list) -> None:
     """Write the chunk's rows to every sink."""
-    run.logger.log(rows)
+    member.logger.log(rows)
 
 
-def evaluate_when_due(run: Run, metrics: dict[str, np.ndarray], rows: list) -> None:
+def evaluate_when_due(
+    run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list
+) -> None:  # fmt: skip
     """Evaluate the maze student on the held-out suite every ``eval.every`` cycles."""
-    cfg = run.cfg
+    cfg = member.cfg
     if not cfg.eval.every or run.cycle % cfg.eval.every or not distributed.is_main():
         return
-    params = jax.device_get(run.algorithm.student_params(run.state))
+    state = run.member_state(run.members.index(member))
+    params = jax.device_get(run.algorithm.student_params(state))
     key = jax.random.fold_in(jax.random.key(cfg.seed ^ 0x5EED), run.cycle)
     results = evaluate(
         make_policy(cfg), params, cfg.eval.suite, cfg.eval.episodes, key, cfg.eval.greedy,
         cfg.env.view_size, cfg.env.normalize_obs,
     )  # fmt: skip
-    evals = [{"cycle": run.cycle, **run.counters, **dataclasses.asdict(r)} for r in results]
+    evals = [{"cycle": run.cycle, **member.counters, **dataclasses.asdict(r)} for r in results]
     summary = summarize(results)
-    run.logger.log_eval(evals, summary)
+    member.logger.log_eval(evals, summary)
+    seed = f" seed {cfg.seed}" if len(run.members) > 1 else ""
     run.print(
-        f"eval @ {run.counters['env_steps']:,} steps: solved {summary['eval/solved']:.3f}, "
+        f"eval{seed} @ {member.counters['env_steps']:,} steps: solved {summary['eval/solved']:.3f}, "
         f"return {summary['eval/return']:.3f} ({cfg.eval.suite}, {cfg.eval.episodes} episodes/maze)"
     )
 
 
-def checkpoint_when_due(run: Run, metrics: dict[str, np.ndarray], rows: list) -> None:
-    """Save the latest checkpoint every ``checkpoint_every`` cycles and at the end."""
-    if run.cycle % run.cfg.checkpoint_every and not finished(run.cfg, run.counters):
-        return
-    record = {"cycle": run.cycle, **run.counters, "config": to_dict(run.cfg)}
-    run.ckpt.save(run.cycle, run.state, record)
-    run.last_good = run.cycle
-
-
 def default_hooks(cfg: TrainConfig) -> list[Hook]:
-    """Check losses, log, evaluate (maze students), checkpoint — in this order."""
+    """Check losses, log, evaluate (maze students) — in this order; the checkpoint follows
+    (:func:`checkpoint_when_due`)."""
     hooks: list[Hook] = [stop_on_non_finite_loss, log_rows]
     if cfg.game == "maze" and cfg.eval.every:
         hooks.append(evaluate_when_due)
-    return [*hooks, checkpoint_when_due]
+    return hooks
+
+
+def save_members(run: Run) -> None:
+    """Start writing every seed's checkpoint of the current cycle. A seed whose budget is
+    spent saves its final state again (its record keeps its own last cycle), so that every
+    seed has every checkpoint of the run."""
+    for i, m in enumerate(run.members):
+        if m.active:
+            m.last_good = run.cycle
+        record = {"cycle": m.last_good, **m.counters, "config": to_dict(m.cfg)}
+        m.ckpt.save(run.cycle, run.member_state(i), record)
+
+
+def checkpoint_when_due(run: Run, ended: bool) -> None:
+    """Save the latest checkpoints every ``checkpoint_every`` cycles, and when a seed
+    spends its budget (``ended``)."""
+    if run.cycle % run.cfg.checkpoint_every == 0 or ended:
+        save_members(run)
 
 
 # ------------------------------------------------------------------ the chunk loop
@@ -468,12 +565,16 @@ def _progress(run: Run) -> Progress:
 
 
 def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
-    """Run compiled chunks of cycles until the budget is spent, calling ``hooks`` after
-    each chunk."""
+    """Run compiled chunks of cycles until every seed's budget is spent, calling ``hooks``
+    after each chunk for each seed that trained in it, then checkpointing when due.
+
+    Each seed keeps the chunk boundaries its own run would have (a chunk of
+    ``min(chunk, cycles_left)`` cycles, its budget checked at the end), and the stacked
+    chunk ends at the first of them: every seed trains exactly the cycles its own run does."""
     cfg = run.cfg
+    seeds = len(run.members)
     compiled: dict[int, Any] = {}
     compile_s = 0.0
-    all_rows: list[dict[str, Any]] = []
     steady_steps, steady_time = 0, 0.0
     t_start = time.perf_counter()
 
@@ -485,47 +586,67 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
                 "roughly 5-20 s on a CPU; later runs load it from the compilation cache) ..."
             )
             t0 = time.perf_counter()
-            fn = make_chunk(run.algorithm, run.mesh, cfg.n_envs, n)
-            compiled[n] = fn.lower(run.state).compile()
+            fn = make_chunk(run.algorithm, run.mesh, cfg.n_envs, n, seeds)
+            args = (run.state,) if seeds == 1 else (run.state, np.ones(seeds, bool))
+            compiled[n] = fn.lower(*args).compile()
             check_compiled_memory(compiled[n], cfg)
             dt = time.perf_counter() - t0
             compile_s += dt
             run.print(f"compiled a chunk of {n} cycles in {dt:.1f} s")
         return compiled[n]
 
+    for m in run.members:
+        m.chunk_end = run.cycle + min(cfg.chunk, cycles_left(cfg, m.counters))
     run.progress = _progress(run)
-    # the bar follows the update budget when there is one, else the step budget
+    # the bar follows the update budget when there is one, else the step budget (of the
+    # slowest seed)
     unit = "updates" if cfg.total_updates is not None else "env_steps"
     total = cfg.total_updates if unit == "updates" else cfg.total_steps
+    slowest = lambda: min(m.counters.get(unit, 0) for m in run.members)  # noqa: E731
     with StopRequests() as stop, run.progress as progress:
         task = progress.add_task(
-            cfg.run_name, total=total, completed=run.counters.get(unit, 0), sps="-", shown="",
+            cfg.run_name, total=total, completed=slowest(), sps="-", shown="",
             unit=unit.replace("env_", ""),
         )  # fmt: skip
-        while not finished(cfg, run.counters):
-            n = min(cfg.chunk, cycles_left(cfg, run.counters))
+        while any(m.active for m in run.members):
+            active = [m for m in run.members if m.active]
+            n = min(m.chunk_end for m in active) - run.cycle
             fn = get_chunk(n)
+            mask = np.array([m.active for m in run.members])
             t0 = time.perf_counter()
-            run.state, metrics = fn(run.state)
+            run.state, metrics = fn(run.state) if seeds == 1 else fn(run.state, mask)
             metrics = jax.device_get(metrics)
             dt = time.perf_counter() - t0
-            before = run.counters["env_steps"]
-            rows = _rows(metrics, run.cycle, run.counters)
+            steps, trained = 0, []
+            for i, m in enumerate(run.members):
+                if not m.active:
+                    continue
+                own = metrics if seeds == 1 else {k: v[:, i] for k, v in metrics.items()}
+                before = m.counters["env_steps"]
+                rows = _rows(own, run.cycle, m.counters)
+                steps += m.counters["env_steps"] - before
+                m.rows += rows
+                for r in rows:
+                    r["wall_time"] = round(time.perf_counter() - t_start, 3)
+                    r["sps"] = round((m.counters["env_steps"] - before) / dt, 1)
+                trained.append((m, own, rows))
             run.cycle += n
-            sps = (run.counters["env_steps"] - before) / dt
-            steady_steps += run.counters["env_steps"] - before
+            steady_steps += steps
             steady_time += dt
-            for r in rows:
-                r["wall_time"] = round(time.perf_counter() - t_start, 3)
-                r["sps"] = round(sps, 1)
-            for hook in hooks:
-                hook(run, metrics, rows)
-            all_rows += rows
-            last = rows[-1]
-            shown = run.algorithm.progress.items()
+            for m, own, rows in trained:
+                for hook in hooks:
+                    hook(run, m, own, rows)
+            ending = [m for m in active if m.chunk_end == run.cycle and finished(cfg, m.counters)]
+            checkpoint_when_due(run, bool(ending))
+            for m in active:
+                if m in ending:
+                    m.active = False
+                elif m.chunk_end == run.cycle:
+                    m.chunk_end = run.cycle + min(cfg.chunk, cycles_left(cfg, m.counters))
+            last = active[0].rows[-1]
             progress.update(
-                task, completed=run.counters.get(unit, 0), sps=f"{sps:,.0f}",
-                shown="  ".join(f"{k} {_fmt(last[m])}" for k, m in shown),
+                task, completed=slowest(), sps=f"{steps / dt:,.0f}",
+                shown="  ".join(f"{k} {_fmt(last[m])}" for k, m in run.algorithm.progress.items()),
             )  # fmt: skip
             # every process stops after the same chunk (a signal may reach only some)
             signum = distributed.any_process(stop.signum or 0)
@@ -533,19 +654,23 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
                 _stop(run, signum)
     run.progress = None
     steady = steady_steps / steady_time if steady_time else math.nan
-    return TrainResult(run.run_dir, run.state, all_rows, compile_s, steady)
+    per_seed = [m.rows for m in run.members]
+    rows = per_seed[0] if seeds == 1 else [
+        {"seed": m.cfg.seed, **r} for m in run.members for r in m.rows
+    ]  # fmt: skip
+    return TrainResult(run.run_dir, run.state, rows, compile_s, steady, per_seed)
 
 
 def _stop(run: Run, signum: int) -> None:
     """Save the current state (if the last chunk did not) and raise :class:`Interrupted`."""
-    if run.last_good != run.cycle:
-        record = {"cycle": run.cycle, **run.counters, "config": to_dict(run.cfg)}
-        run.ckpt.save(run.cycle, run.state, record)
-        run.last_good = run.cycle
-    run.ckpt.wait()
+    if any(m.active and m.last_good != run.cycle for m in run.members):
+        save_members(run)
+    for m in run.members:
+        m.ckpt.wait()
     name = "SIGINT" if signum == signal.SIGINT else "SIGTERM"
+    steps = sum(m.counters["env_steps"] for m in run.members)
     raise Interrupted(
-        f"{name}: stopped after cycle {run.cycle} ({run.counters['env_steps']:,} env steps) "
+        f"{name}: stopped after cycle {run.cycle} ({steps:,} env steps) "
         f"and saved a checkpoint; continue with: arenax resume {run.run_dir}",
         130 if signum == signal.SIGINT else 143,
     )
@@ -593,8 +718,11 @@ def train(
             try:
                 return run_chunks(run, default_hooks(cfg))
             finally:
-                run.ckpt.close()
-                run.logger.close()
+                for m in run.members:
+                    m.ckpt.close()
+                    m.logger.close()
+                for seed_lock in run.locks:
+                    seed_lock.release()
         except jax.errors.JaxRuntimeError as exc:
             if "RESOURCE_EXHAUSTED" not in str(exc):
                 raise

@@ -54,26 +54,74 @@ def place(tree: Any, mesh: Mesh, specs: Any) -> Any:
     return jax.tree.map(lambda x: x.copy(), placed)
 
 
-def make_chunk(algorithm: Curriculum, mesh: Mesh, n_envs: int, n_cycles: int) -> Callable:
+def stacked_specs(specs: Any) -> Any:
+    """The placement of ``seeds`` train states stacked on a new leading axis: each leaf as
+    ``specs`` places one state, one more (unsplit) axis in front."""
+    is_spec = lambda x: isinstance(x, PartitionSpec)  # noqa: E731
+    return jax.tree.map(lambda p: PartitionSpec(None, *p), specs, is_leaf=is_spec)
+
+
+def state_specs(algorithm: Curriculum, seeds: int = 1) -> Any:
+    """Where the train state lives: as the curriculum says, stacked for ``seeds > 1``."""
+    specs = algorithm.state_specs(AXIS)
+    return specs if seeds == 1 else stacked_specs(specs)
+
+
+def init_state(algorithm: Curriculum, seeds: list[int]) -> TrainState:
+    """The first train state of the run of seed ``seeds[0]`` or, for several seeds, theirs
+    stacked on a leading axis (each exactly the state its own run starts from)."""
+    states = [algorithm.init(jax.random.key(s)) for s in seeds]
+    if len(states) == 1:
+        return states[0]
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+
+
+def make_chunk(
+    algorithm: Curriculum, mesh: Mesh, n_envs: int, n_cycles: int, seeds: int = 1
+) -> Callable:
     """``jit``-ed ``state -> (state, metrics)`` running ``n_cycles`` cycles.
 
     ``metrics`` leaves have a leading ``(n_cycles,)`` axis. The input state is donated.
     The state is placed as ``algorithm.state_specs`` says (replicated unless the
     curriculum keeps per-device state).
+
+    With ``seeds > 1`` the state holds that many independent runs stacked on a leading
+    axis (:func:`init_state`), the chunk is ``(state, active) -> (state, metrics)`` with
+    ``active`` a ``(seeds,) bool`` mask (a run that is not active keeps its state: it has
+    spent its budget), each run's cycle is ``vmap``-ed over that axis, and ``metrics`` leaves
+    are ``(n_cycles, seeds)``.
     """
     n_dev = mesh.devices.size
     n_local = n_envs // n_dev
 
-    def chunk(state: TrainState) -> tuple[TrainState, Any]:
-        env_ids = jax.lax.axis_index(AXIS) * n_local + jnp.arange(n_local, dtype=jnp.int32)
+    def env_ids() -> jax.Array:
+        return jax.lax.axis_index(AXIS) * n_local + jnp.arange(n_local, dtype=jnp.int32)
 
-        def body(s: TrainState, _: None) -> tuple[TrainState, Any]:
-            return algorithm.cycle(s, cycle_key(s), env_ids, AXIS)
+    def one_cycle(s: TrainState, ids: jax.Array) -> tuple[TrainState, Any]:
+        return algorithm.cycle(s, cycle_key(s), ids, AXIS)
 
-        return jax.lax.scan(body, state, None, length=n_cycles)
+    specs = state_specs(algorithm, seeds)
+    if seeds == 1:
 
-    specs = algorithm.state_specs(AXIS)
+        def chunk(state: TrainState) -> tuple[TrainState, Any]:
+            ids = env_ids()
+            return jax.lax.scan(lambda s, _: one_cycle(s, ids), state, None, length=n_cycles)
+
+        in_specs: tuple = (specs,)
+    else:
+
+        def chunk(state: TrainState, active: jax.Array) -> tuple[TrainState, Any]:
+            ids = env_ids()
+
+            def body(s: TrainState, _: None) -> tuple[TrainState, Any]:
+                new, metrics = jax.vmap(one_cycle, in_axes=(0, None))(s, ids)
+                keep = lambda n, o: jnp.where(active.reshape((-1,) + (1,) * (n.ndim - 1)), n, o)  # noqa: E731
+                return jax.tree.map(keep, new, s), metrics
+
+            return jax.lax.scan(body, state, None, length=n_cycles)
+
+        in_specs = (specs, PartitionSpec())
     sharded = jax.shard_map(
-        chunk, mesh=mesh, in_specs=(specs,), out_specs=(specs, PartitionSpec()), check_vma=False
+        chunk, mesh=mesh, in_specs=in_specs, out_specs=(specs, PartitionSpec()), check_vma=False
     )
     return jax.jit(sharded, donate_argnums=0)
