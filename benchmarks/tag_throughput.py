@@ -54,6 +54,15 @@ CASES: dict[str, TrainConfig] = {
     "grid-partial-2000x1000": _case(
         _TG, 2000, 2, 16, n_taggers=999, size=100, partial=True, tag_penalty=-5.0
     ),
+    # arenas with obstacles against the open field (the step's cost does not depend on how
+    # many cells are blocked: one gather per agent; view=1 adds a 3x3 occupancy patch)
+    "grid-partial-2000x100": _case(_TG, 2000, 8, 16, n_taggers=99, size=30, partial=True),
+    "grid-partial-2000x100-obstacles": _case(
+        _TG, 2000, 8, 16, n_taggers=99, size=30, partial=True, max_obstacles=16
+    ),
+    "grid-partial-2000x100-obstacles-view1": _case(
+        _TG, 2000, 8, 16, n_taggers=99, size=30, partial=True, max_obstacles=16, view=1
+    ),
 }
 
 

@@ -15,7 +15,7 @@ def test_hand_cases_and_layout() -> None:
     level = env.generate(jax.random.key(0))  # default: taggers at the centre, runner at (0, 0)
     np.testing.assert_array_equal(level.pos, [[5, 5], [5, 5], [0, 0]])
     # the runner walks into the wall (-x), a tagger steps next to it: no tag
-    s = env.reset_state(None, GridTagLevel(pos=jnp.array([[2, 0], [9, 9], [0, 0]], jnp.int32)))
+    s = env.reset_state(None, GridTagLevel.open_field([[2, 0], [9, 9], [0, 0]], 10))
     s, r, term, _, _ = env.step_state(
         None, s, {"tagger": jnp.array([2, 0]), "runner": jnp.array([2])}
     )

@@ -299,7 +299,7 @@ def test_partial_observation_nearest_is_euclidean() -> None:
     """Runner at (0, 0), taggers at (3, 3) and (5, 0): WarpDrive shows (3, 3) (squared
     distance 18 < 25), not the L1-nearest (5, 0)."""
     env = GridTagEnv(n_taggers=2, size=10, partial=True)
-    s = env.reset_state(None, GridTagLevel(pos=jnp.array([[3, 3], [5, 0], [0, 0]], jnp.int32)))
+    s = env.reset_state(None, GridTagLevel.open_field([[3, 3], [5, 0], [0, 0]], 10))
     runner = np.asarray(env.observe(s)["runner"][0])
     np.testing.assert_allclose(runner[2:4], [0.3, 0.3])
     wd = TagGridWorld(num_taggers=2, grid_length=10, use_full_observation=False,

@@ -122,7 +122,10 @@ class RenderArgs:
     height: Annotated[int, IntIn(1, 256)] = 13
     """Interior rows (generators only)."""
     width: Annotated[int, IntIn(1, 256)] = 13
-    """Interior columns (generators only)."""
+    """Interior columns (generators only); grid-tag generators: the arena's size L (cells
+    0..L)."""
+    taggers: Annotated[int, IntIn(1, 1000)] = 4
+    """Taggers of grid-tag arenas (generators only)."""
     n_walls: Annotated[int, AtLeast(0)] = 60
     """Wall budget (``maze/dr`` generators only)."""
     tile: Annotated[int, IntIn(1, 128)] = 16
@@ -155,7 +158,7 @@ class RenderArgs:
             yield Problem("teacher", True, "draw either --buffer or --teacher, not both")
         if (self.buffer or self.teacher) and self.run_dir is None:
             yield Problem("buffer" if self.buffer else "teacher", True, "needs RUN_DIR")
-        mazes = [g for g in arenax.list_generators() if g.startswith("maze/")]
+        mazes = [g for g in arenax.list_generators() if g.startswith(("maze/", "grid-tag/"))]
         if self.run_dir is None and self.source not in (*mazes, *TAG_PRESETS):
             try:
                 resolve_suite(self.source)
@@ -255,6 +258,9 @@ def render_cmd(args: RenderArgs) -> None:
         what = "highest-priority buffer levels" if args.buffer else "levels from the teacher"
         console.print(f"wrote {path} ({n} {what})")
         return
+    if args.source.startswith("grid-tag/"):
+        _arena_gallery(args)
+        return
     levels, captions, limits = _levels_from(args)
     images = [R.render(lv, tile_size=args.tile) for lv in levels]
     path = R.save_png(R.gallery(images, captions, columns=args.columns), args.out)
@@ -264,6 +270,38 @@ def render_cmd(args: RenderArgs) -> None:
         env = arenax.make("maze", height=lv.height, width=lv.width, max_steps=limits[0])
         frames = R.random_episode_frames(env, lv, jax.random.key(args.seed), tile=args.tile)
         gif = R.save_gif(frames, args.episode_gif)
+        console.print(f"wrote {gif} ({len(frames)} frames, random actions)")
+
+
+def _arena_gallery(args: RenderArgs) -> None:
+    """PNG gallery of grid Tag arenas from a generator (captions: obstacle coverage, mean
+    start distance tagger → runner, connectivity of the free space), and a GIF of random
+    play on the first one."""
+    import jax
+    import numpy as np
+
+    from arenax.envs.maze import render as R
+    from arenax.envs.tag import GridTagEnv
+    from arenax.envs.tag import arenas as A
+    from arenax.envs.tag import render as TR
+    from arenax.utils import save_gif
+
+    env = GridTagEnv(n_taggers=args.taggers, size=args.width)
+    gen = arenax.make_generator(args.source, size=args.width, n_taggers=args.taggers)
+    batch = jax.jit(jax.vmap(gen))(jax.random.split(jax.random.key(args.seed), args.n))
+    levels = [jax.tree.map(lambda x, i=i: x[i], batch) for i in range(args.n)]
+    images, captions = [], []
+    px = max(64, min(320, args.tile * (args.width + 1)))
+    for i, lv in enumerate(levels):
+        m = {k: float(np.asarray(v)) for k, v in A.level_metrics(lv).items()}
+        images.append(TR.frame(env, env.reset_state(None, lv), px))
+        captions.append(f"#{i} cov={m['coverage']:.2f} d={m['start_distance']:.1f} "
+                        f"conn={m['connectivity']:.2f}")  # fmt: skip
+    path = R.save_png(R.gallery(images, captions, columns=args.columns), args.out)
+    console.print(f"wrote {path} ({len(images)} arenas from {args.source!r})")
+    if args.episode_gif is not None:
+        frames = TR.episode_frames(env, jax.random.key(args.seed), level=levels[0])
+        gif = save_gif(frames, args.episode_gif, fps=12)
         console.print(f"wrote {gif} ({len(frames)} frames, random actions)")
 
 

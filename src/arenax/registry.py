@@ -31,6 +31,7 @@ from arenax.envs.maze.generators import empty_level, sample_dr_level
 from arenax.envs.maze.mutators import mutate_level
 from arenax.envs.maze.suites import HeldoutMaze
 from arenax.envs.tag import GridTagEnv, TagEnv
+from arenax.envs.tag import arenas as grid_arenas
 
 ENVS: dict[str, type[Environment]] = {
     "maze": MazeEnv,
@@ -47,12 +48,18 @@ GENERATORS: dict[str, Callable[..., Any]] = {
     "maze/four-rooms": maze_suites.four_rooms,
     "maze/crossing": maze_suites.crossing,
     "maze/perfect": maze_suites.perfect_maze,
+    # grid Tag arenas (obstacles and starts)
+    **{
+        f"grid-tag/{g}": getattr(grid_arenas, g)
+        for g in ("empty", "dr", "rooms", "pillars", "corridors")
+    },
     # classic control: every constant of the physics uniform in its documented range
     **{f"{name}/dr": cls().sample_physics for name, (cls, _) in CLASSIC.items()},
 }
 
 MUTATORS: dict[str, Callable[..., Any]] = {
     "maze/edits": mutate_level,
+    "grid-tag/edits": grid_arenas.mutate,
     # classic control: each edit moves one constant by up to ±10% of its range
     **{f"{name}/physics": cls().mutate for name, (cls, _) in CLASSIC.items()},
 }

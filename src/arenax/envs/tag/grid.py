@@ -14,11 +14,20 @@ Observations (after the move; WarpDrive's types: 0 tagger, 1 runner). Full
 types, a one-hot of the agent itself, ``t/T`` — ``4A + 1`` numbers. ``partial=True``: own
 position, the target's position (the runner's for taggers; for the runner its nearest
 tagger by squared Euclidean distance, lowest index on ties), own type, ``t/T`` — 6 numbers.
+
+Obstacles (an arenax extension; a level without any is WarpDrive's game exactly): a level
+may block cells (``GridTagLevel.blocked``, ``(L+1, L+1) bool`` indexed ``[y, x]``). A move
+into a blocked cell is refused like a move off the grid — the agent stays and gets
+``wall_reward``. Tagging is unchanged (sharing the runner's cell). With ``view = r > 0``
+every observation ends with the agent's ``(2r+1)^2`` occupancy patch centred on it, row by
+row from ``(x−r, y−r)``: 1 for a blocked cell or one off the grid, else 0. Generators,
+mutators, validation and metrics of such arenas: :mod:`arenax.envs.tag.arenas`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import jax
@@ -27,7 +36,7 @@ import numpy as np
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
-from arenax.options import NON_NEGATIVE, POSITIVE, In, check_on_init
+from arenax.options import NON_NEGATIVE, POSITIVE, In, Problem, check_on_init
 from arenax.struct import pytree_dataclass
 
 NON_POSITIVE = In(-1e9, 0.0)
@@ -38,15 +47,23 @@ MOVES = np.array([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]], np.int32)
 
 @pytree_dataclass
 class GridTagLevel:
-    """Start cells ``pos (A, 2) int32`` (taggers first, the runner last)."""
+    """An arena: start cells ``pos (A, 2) int32`` as ``(x, y)`` (taggers first, the runner
+    last) and obstacles ``blocked (L+1, L+1) bool`` indexed ``[y, x]``."""
 
     pos: jax.Array
+    blocked: jax.Array
+
+    @classmethod
+    def open_field(cls, pos: Any, size: int) -> GridTagLevel:
+        """Starts ``pos`` on an arena of cells ``0..size`` without obstacles."""
+        return cls(jnp.asarray(pos, jnp.int32), jnp.zeros((size + 1, size + 1), jnp.bool_))
 
 
 @pytree_dataclass
 class GridTagState:
     pos: jax.Array
     time: jax.Array
+    blocked: jax.Array
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +93,12 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
     random_start: bool = False
     """Generated levels draw every start cell uniformly (an arenax option); False: taggers
     at the centre, the runner in the corner (0, 0), as WarpDrive (starting_location_x/y)."""
+    max_obstacles: Annotated[int, NON_NEGATIVE] = 0
+    """Generated levels block a uniform number 0..max_obstacles of distinct random cells
+    (starts on free cells, drawn uniformly; an arenax option; 0: no obstacles)."""
+    view: Annotated[int, In(0, 8)] = 0
+    """r: observations end with the agent's (2r+1)^2 occupancy patch (1: blocked or off
+    the grid); 0: none (WarpDrive's observations)."""
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
@@ -83,6 +106,12 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
     def __post_init__(self) -> None:
         check_on_init(self, "grid-tag")
+
+    def problems(self) -> Iterator[Problem]:
+        cells = (self.size + 1) ** 2
+        if self.max_obstacles >= cells:
+            yield Problem("max_obstacles", self.max_obstacles,
+                          f"must leave a free cell (below {cells} cells of a size-{self.size} grid)")  # fmt: skip
 
     @classmethod
     def from_warpdrive(cls, **kwargs: Any) -> GridTagEnv:
@@ -112,7 +141,8 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
     @property
     def obs_size(self) -> int:
-        return 6 if self.partial else 4 * self.n_agents + 1
+        patch = (2 * self.view + 1) ** 2 if self.view else 0
+        return (6 if self.partial else 4 * self.n_agents + 1) + patch
 
     def num_agents(self, team: str) -> int:
         return {"tagger": self.n_taggers, "runner": 1}[team]
@@ -124,16 +154,26 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         return spaces.Discrete(len(MOVES))
 
     def generate(self, key: jax.Array) -> GridTagLevel:
+        n = self.size + 1
+        if self.max_obstacles:
+            from arenax.envs.tag.arenas import random_obstacles, random_starts
+
+            k_obs, k_pos = jax.random.split(key)
+            blocked = random_obstacles(k_obs, n, self.max_obstacles)
+            return GridTagLevel(pos=random_starts(k_pos, blocked, self.n_agents), blocked=blocked)
         if self.random_start:
-            pos = jax.random.randint(key, (self.n_agents, 2), 0, self.size + 1, jnp.int32)
+            pos = jax.random.randint(key, (self.n_agents, 2), 0, n, jnp.int32)
         else:
             centre = jnp.full((self.n_taggers, 2), self.size // 2, jnp.int32)
             pos = jnp.concatenate([centre, jnp.zeros((1, 2), jnp.int32)])
-        return GridTagLevel(pos=pos)
+        return GridTagLevel(pos=pos, blocked=jnp.zeros((n, n), jnp.bool_))
 
     def reset_state(self, key: jax.Array, level: GridTagLevel) -> GridTagState:
         del key
-        return GridTagState(pos=jnp.asarray(level.pos, jnp.int32), time=jnp.zeros((), jnp.int32))
+        return GridTagState(
+            pos=jnp.asarray(level.pos, jnp.int32), time=jnp.zeros((), jnp.int32),
+            blocked=jnp.asarray(level.blocked, jnp.bool_),
+        )  # fmt: skip
 
     def step_state(
         self, key: jax.Array, state: GridTagState, action: dict[str, jax.Array]
@@ -142,6 +182,8 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         act = jnp.concatenate([action["tagger"], action["runner"]]).reshape(-1).astype(jnp.int32)
         target = state.pos + jnp.asarray(MOVES)[act]
         pos = jnp.clip(target, 0, self.size)
+        # a blocked cell refuses the move as the border does
+        pos = jnp.where(state.blocked[pos[:, 1], pos[:, 0]][:, None], state.pos, pos)
         hit_wall = jnp.any(pos != target, axis=-1)
         runner = pos[-1]
         tagged = jnp.any(jnp.all(pos[:-1] == runner, axis=-1))
@@ -154,7 +196,8 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
             "runner": (r_runner + wall[-1:]).astype(jnp.float32),
         }
         info = {"tagged": tagged.astype(jnp.int32)}
-        return GridTagState(pos=pos, time=time), reward, tagged, time >= self.episode_length, info
+        new = GridTagState(pos=pos, time=time, blocked=state.blocked)
+        return new, reward, tagged, time >= self.episode_length, info
 
     def observe(self, state: GridTagState) -> dict[str, jax.Array]:
         a, size = self.n_agents, float(self.size)
@@ -172,5 +215,17 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
             obs = jnp.concatenate(
                 [jnp.broadcast_to(shared, (a, 3 * a)), jnp.eye(a), jnp.full((a, 1), t)], axis=-1
             )
+        if self.view:
+            obs = jnp.concatenate([obs, self.patches(state)], axis=-1)
         obs = obs.astype(jnp.float32)
         return {"tagger": obs[:-1], "runner": obs[-1:]}
+
+    def patches(self, state: GridTagState) -> jax.Array:
+        """``(A, (2r+1)^2) float32``: each agent's occupancy patch (1: blocked or off the
+        grid), rows from ``y − r`` to ``y + r``, each from ``x − r`` to ``x + r``."""
+        r = self.view
+        padded = jnp.pad(state.blocked, r, constant_values=True)
+        d = jnp.arange(-r, r + 1)
+        ys = state.pos[:, 1, None, None] + d[None, :, None] + r
+        xs = state.pos[:, 0, None, None] + d[None, None, :] + r
+        return padded[ys, xs].reshape(self.n_agents, -1).astype(jnp.float32)

@@ -19,6 +19,7 @@ RUNNER = (31, 119, 180)
 TAGGED = (190, 190, 190)
 BACKGROUND = (250, 250, 246)
 BORDER = (40, 40, 40)
+OBSTACLE = (110, 110, 110)
 
 
 def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 320) -> np.ndarray:
@@ -30,6 +31,9 @@ def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 32
         n = env.size + 1
         cell = px / n
         draw.rectangle([0, 0, px - 1, px - 1], outline=BORDER)
+        for y, x in np.argwhere(np.asarray(s.blocked)):  # obstacles
+            y0 = (n - 1 - y) * cell
+            draw.rectangle([x * cell, y0, (x + 1) * cell - 1, y0 + cell - 1], fill=OBSTACLE)
         pos = np.asarray(s.pos)
         # the runner fills its cell; taggers are drawn on top, inset, so a tag shows both
         for i in [env.n_agents - 1, *range(env.n_taggers)]:

@@ -1,0 +1,233 @@
+"""Grid Tag arenas as a level family: obstacles and start cells (:class:`GridTagLevel`).
+
+Generators (``key -> level``; registered as ``grid-tag/<name>``), each drawing the starts
+uniformly over the free cells (agents may share a cell, as WarpDrive's random starts do):
+
+- ``empty``: no obstacle;
+- ``dr``: a uniform number ``0..max_obstacles`` of distinct uniformly drawn blocked cells;
+- ``rooms``: four rooms — a wall row and a wall column through the centre, each of the four
+  half-walls with one door at a uniform position;
+- ``pillars``: ``n_pillars`` single blocked cells drawn without replacement from the
+  lattice of even coordinates ``2, 4, …, L − 2`` (pillars never touch, so the free cells
+  stay connected);
+- ``corridors``: a horizontal wall every third row (rows 2, 5, 8, …, below ``L``), each with
+  one gap at a uniform position: a serpentine of corridors.
+
+The mutator ``grid-tag/edits`` applies ``n_edits`` edits, each one of (uniformly): block a
+free cell no agent starts on, free a blocked cell, move one agent's start to a free cell.
+Edits keep a level valid (:func:`validate_level`) by construction; an edit with nothing to
+act on (no obstacle to remove, …) leaves the level as it is.
+
+:func:`validate_level` rejects bad levels with a one-line error naming the field;
+:func:`level_metrics` gives obstacle coverage, mean start distance tagger → runner and the
+connectivity of the free space; :func:`to_json` / :func:`from_json` round-trip a level.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from arenax.envs.tag.grid import GridTagLevel
+
+FREE, WALL = ".", "#"
+
+
+# ------------------------------------------------------------------ building blocks
+def random_obstacles(key: jax.Array, n: int, max_obstacles: int) -> jax.Array:
+    """``(n, n) bool``: a uniform number ``0..max_obstacles`` of distinct random cells."""
+    k_count, k_cells = jax.random.split(key)
+    count = jax.random.randint(k_count, (), 0, max_obstacles + 1)
+    rank = jnp.argsort(jnp.argsort(jax.random.uniform(k_cells, (n * n,))))
+    return (rank < count).reshape(n, n)
+
+
+def random_starts(key: jax.Array, blocked: jax.Array, n_agents: int) -> jax.Array:
+    """``(n_agents, 2) int32`` start cells ``(x, y)``, each uniform over the free cells."""
+    n = blocked.shape[0]
+    logits = jnp.where(blocked.reshape(-1), -jnp.inf, 0.0)
+    cell = jax.random.categorical(key, logits, shape=(n_agents,))
+    return jnp.stack([cell % n, cell // n], axis=-1).astype(jnp.int32)
+
+
+def _with_starts(key: jax.Array, blocked: jax.Array, n_taggers: int) -> GridTagLevel:
+    return GridTagLevel(pos=random_starts(key, blocked, n_taggers + 1), blocked=blocked)
+
+
+# ------------------------------------------------------------------ generators
+def empty(key: jax.Array, size: int = 10, n_taggers: int = 10) -> GridTagLevel:
+    """No obstacle; uniform starts."""
+    return _with_starts(key, jnp.zeros((size + 1, size + 1), jnp.bool_), n_taggers)
+
+
+def dr(
+    key: jax.Array, size: int = 10, n_taggers: int = 10, max_obstacles: int = 16
+) -> GridTagLevel:
+    """Domain randomisation: ``0..max_obstacles`` random blocked cells; uniform starts."""
+    k_obs, k_pos = jax.random.split(key)
+    return _with_starts(k_pos, random_obstacles(k_obs, size + 1, max_obstacles), n_taggers)
+
+
+def rooms(key: jax.Array, size: int = 10, n_taggers: int = 10) -> GridTagLevel:
+    """Four rooms: wall row and column through the centre, one door per half-wall."""
+    n, h = size + 1, size // 2
+    k_doors, k_pos = jax.random.split(key)
+    lo = jax.random.randint(k_doors, (4,), 0, h)  # a door in each half of each wall
+    hi = jax.random.randint(jax.random.fold_in(k_doors, 1), (4,), h + 1, n)
+    blocked = jnp.zeros((n, n), jnp.bool_).at[h, :].set(True).at[:, h].set(True)
+    blocked = blocked.at[h, lo[0]].set(False).at[h, hi[1]].set(False)  # doors in the row
+    blocked = blocked.at[lo[2], h].set(False).at[hi[3], h].set(False)  # …and in the column
+    return _with_starts(k_pos, blocked, n_taggers)
+
+
+def pillars(
+    key: jax.Array, size: int = 10, n_taggers: int = 10, n_pillars: int = 8
+) -> GridTagLevel:
+    """``n_pillars`` isolated blocked cells on the even lattice ``2..L−2``."""
+    n = size + 1
+    lattice = np.array([(x, y) for y in range(2, size - 1, 2) for x in range(2, size - 1, 2)])
+    if len(lattice) == 0:
+        return empty(key, size, n_taggers)
+    k_pick, k_pos = jax.random.split(key)
+    order = jax.random.permutation(k_pick, len(lattice))
+    chosen = jnp.asarray(lattice)[order]
+    keep = jnp.arange(len(lattice)) < n_pillars
+    blocked = jnp.zeros((n, n), jnp.bool_).at[chosen[:, 1], chosen[:, 0]].max(keep)
+    return _with_starts(k_pos, blocked, n_taggers)
+
+
+def corridors(key: jax.Array, size: int = 10, n_taggers: int = 10) -> GridTagLevel:
+    """A wall every third row (2, 5, 8, … below L), each with one gap: a serpentine."""
+    n = size + 1
+    rows = np.arange(2, size, 3)
+    k_gap, k_pos = jax.random.split(key)
+    gaps = jax.random.randint(k_gap, (len(rows),), 0, n)
+    blocked = jnp.zeros((n, n), jnp.bool_)
+    if len(rows):
+        blocked = blocked.at[rows, :].set(True).at[rows, gaps].set(False)
+    return _with_starts(k_pos, blocked, n_taggers)
+
+
+# ------------------------------------------------------------------ mutator
+def mutate(key: jax.Array, level: GridTagLevel, n_edits: int | jax.Array,
+           max_edits: int | None = None) -> GridTagLevel:  # fmt: skip
+    """``n_edits`` random edits (block a free non-start cell, free a blocked cell, or move
+    a start to a free cell), each kept valid; ``n_edits`` may be traced when ``max_edits``
+    (static) bounds it."""
+    max_edits = int(n_edits) if max_edits is None else max_edits
+    n = level.blocked.shape[0]
+
+    def edit(i: int, lv: GridTagLevel) -> GridTagLevel:
+        k = jax.random.fold_in(key, i)
+        k_kind, k_cell, k_agent = jax.random.split(k, 3)
+        kind = jax.random.randint(k_kind, (), 0, 3)
+        flat = lv.blocked.reshape(-1)
+        starts = jnp.zeros(n * n, jnp.bool_).at[lv.pos[:, 1] * n + lv.pos[:, 0]].set(True)
+        # the cells each kind of edit may touch
+        can = jnp.stack([~flat & ~starts, flat, ~flat])[kind]
+        cell = jax.random.categorical(k_cell, jnp.where(can, 0.0, -jnp.inf))
+        ok = jnp.any(can) & (i < n_edits)
+        add = ok & (kind == 0)
+        remove = ok & (kind == 1)
+        blocked = flat.at[cell].set(jnp.where(add, True, jnp.where(remove, False, flat[cell])))
+        agent = jax.random.randint(k_agent, (), 0, lv.pos.shape[0])
+        moved = lv.pos.at[agent].set(jnp.stack([cell % n, cell // n]).astype(jnp.int32))
+        pos = jnp.where(ok & (kind == 2), moved, lv.pos)
+        return GridTagLevel(pos=pos, blocked=blocked.reshape(n, n))
+
+    return jax.lax.fori_loop(0, max_edits, edit, level)
+
+
+# ------------------------------------------------------------------ validation, metrics
+def validate_level(level: GridTagLevel, size: int, n_agents: int) -> None:
+    """Raise ``ValueError`` (one line naming the field) unless ``level`` is a valid unbatched
+    arena of cells ``0..size`` with ``n_agents`` starts on free cells."""
+    pos, blocked = np.asarray(level.pos), np.asarray(level.blocked)
+    n = size + 1
+    if blocked.shape != (n, n) or blocked.dtype != np.bool_:
+        raise ValueError(
+            f"blocked: must be a ({n}, {n}) bool array, got {blocked.shape} {blocked.dtype}"
+        )
+    if pos.shape != (n_agents, 2):
+        raise ValueError(
+            f"pos: must be ({n_agents}, 2) (taggers, then the runner), got {pos.shape}"
+        )
+    for i, (x, y) in enumerate(pos.tolist()):
+        if not (0 <= x <= size and 0 <= y <= size):
+            raise ValueError(f"pos[{i}]=({x}, {y}): outside the arena (cells 0..{size})")
+        if blocked[y, x]:
+            raise ValueError(f"pos[{i}]=({x}, {y}): on an obstacle")
+    if blocked.all():
+        raise ValueError("blocked: every cell is blocked (no free cell for a runner)")
+
+
+def reachable(blocked: jax.Array, start: jax.Array) -> jax.Array:
+    """``(n, n) bool``: the free cells 4-connected to cell ``start = (x, y)``."""
+    free = ~blocked
+    seed = jnp.zeros_like(blocked).at[start[1], start[0]].set(True) & free
+
+    def grow(r: jax.Array) -> jax.Array:
+        up = jnp.pad(r[1:], ((0, 1), (0, 0)))
+        down = jnp.pad(r[:-1], ((1, 0), (0, 0)))
+        left = jnp.pad(r[:, 1:], ((0, 0), (0, 1)))
+        right = jnp.pad(r[:, :-1], ((0, 0), (1, 0)))
+        return (r | up | down | left | right) & free
+
+    def body(c: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        r, _ = c
+        return grow(r), r
+
+    out, _ = jax.lax.while_loop(lambda c: jnp.any(c[0] != c[1]), body, (grow(seed), seed))
+    return out
+
+
+def level_metrics(level: GridTagLevel) -> dict[str, jax.Array]:
+    """Scalars of one arena: ``coverage`` (blocked fraction of cells), ``start_distance``
+    (mean Euclidean distance tagger → runner at the start, in cells), ``connectivity``
+    (fraction of the free cells reachable from the runner's start) and
+    ``taggers_reach`` (fraction of taggers that can reach the runner)."""
+    blocked, pos = level.blocked, level.pos
+    runner = pos[-1]
+    diff = (pos[:-1] - runner).astype(jnp.float32)
+    comp = reachable(blocked, runner)
+    return {
+        "coverage": jnp.mean(blocked.astype(jnp.float32)),
+        "start_distance": jnp.mean(jnp.sqrt(jnp.sum(diff * diff, axis=-1))),
+        "connectivity": jnp.sum(comp) / jnp.maximum(jnp.sum(~blocked), 1),
+        "taggers_reach": jnp.mean(comp[pos[:-1, 1], pos[:-1, 0]].astype(jnp.float32)),
+    }
+
+
+def levels_equal(a: GridTagLevel, b: GridTagLevel) -> bool:
+    """Same starts and the same obstacles."""
+    return bool(np.array_equal(np.asarray(a.pos), np.asarray(b.pos))
+                and np.array_equal(np.asarray(a.blocked), np.asarray(b.blocked)))  # fmt: skip
+
+
+# ------------------------------------------------------------------ JSON
+def to_json(level: GridTagLevel) -> str:
+    """``{"size", "pos": [[x, y], …], "blocked": [row y = 0, row y = 1, …]}`` with rows as
+    strings of ``.`` (free) and ``#`` (blocked)."""
+    blocked = np.asarray(level.blocked)
+    rows = ["".join(WALL if b else FREE for b in row) for row in blocked]
+    return json.dumps({"size": blocked.shape[0] - 1, "pos": np.asarray(level.pos).tolist(),
+                       "blocked": rows})  # fmt: skip
+
+
+def from_json(text: str) -> GridTagLevel:
+    """Inverse of :func:`to_json` (raises ``ValueError`` on a malformed level)."""
+    try:
+        data: dict[str, Any] = json.loads(text)
+        rows = data["blocked"]
+        blocked = np.array([[c == WALL for c in row] for row in rows], bool)
+        if any(set(row) - {FREE, WALL} for row in rows):
+            raise ValueError("blocked: rows may hold only '.' and '#'")
+        level = GridTagLevel(pos=jnp.asarray(data["pos"], jnp.int32), blocked=jnp.asarray(blocked))
+    except (KeyError, TypeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"not a grid Tag arena ({type(exc).__name__}: {exc})") from None
+    validate_level(level, int(data["size"]), len(data["pos"]))
+    return level
