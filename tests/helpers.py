@@ -47,8 +47,12 @@ def tiny_preset(preset: str, out_dir: Path, cycles: int = 4, **changes: object):
         env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
         model=ModelConfig(hidden=16),
         plr=dataclasses.replace(cfg.plr, buffer_size=8, min_fill=0.5, n_edits=2),
+        # (grid Tag arenas: 36 cells, episodes of 8 steps fit a cycle)
         teacher=TeacherConfig(n_walls=4, noise_dim=4, conv_filters=8, hidden=16, head_hidden=8),
-        grid_tag=dataclasses.replace(cfg.grid_tag, n_taggers=2, size=5, episode_length=12),
+        grid_tag=dataclasses.replace(
+            cfg.grid_tag, n_taggers=2, size=5, episode_length=8,
+            max_obstacles=min(cfg.grid_tag.max_obstacles, 6), view=min(cfg.grid_tag.view, 1),
+        ),
         tagger=dataclasses.replace(team, policy=cfg.tagger.policy),
         runner=dataclasses.replace(team, policy=cfg.runner.policy),
         n_envs=4, n_steps=8, chunk=1, checkpoint_every=1, archive_every=0,

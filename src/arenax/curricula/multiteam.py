@@ -124,11 +124,7 @@ class MultiTeamDR(Curriculum):
         ids = jnp.arange(self.n_envs, dtype=jnp.int32)
         levels = jax.vmap(self.env.generate)(per_env_keys(k_levels, ids))
         start = start_rollout(self.rollout_env, k_reset, levels, ids, self._carry(self.n_envs))
-        learners = {}
-        for i, (name, learner) in enumerate(sorted(self.learners.items())):
-            team = self.teams_of(name)[0]
-            example = start.obs[team][:1]  # (T=1, B=A_team, ...)
-            learners[name] = learner.init(jax.random.fold_in(k_params, i), example)
+        learners = self.init_learners(k_params, {t: start.obs[t][0] for t in self.teams})
         return TrainState.create(key, learners, {"rollout": start})
 
     def state_specs(self, axis: str) -> TrainState:
@@ -143,6 +139,33 @@ class MultiTeamDR(Curriculum):
 
     def student_params(self, state: TrainState) -> Any:
         raise ValueError("a many-agent run has no maze student (see its teams' policies)")
+
+    def init_learners(self, key: jax.Array, obs: dict[str, jax.Array]) -> dict[str, Any]:
+        """Fresh parameters of every policy, shaped by ``obs[team] (A_team, ...)`` of one env."""
+        learners = {}
+        for i, (name, learner) in enumerate(sorted(self.learners.items())):
+            team = self.teams_of(name)[0]
+            learners[name] = learner.init(jax.random.fold_in(key, i), obs[team][None])
+        return learners
+
+    def update(
+        self, states: dict[str, Any], trajs: dict[str, Any], carry0: dict[str, Any],
+        key: jax.Array, axis_name: str | None,
+    ) -> tuple[dict[str, Any], dict[str, jax.Array]]:  # fmt: skip
+        """PPO of each learning policy on the trajectories ``trajs[team] (T, N·A_team)`` of
+        the teams it drives (concatenated), from their initial carries ``carry0``: the new
+        learner states and ``<policy>/<stat>`` metrics."""
+        learners = dict(states)
+        metrics: dict[str, jax.Array] = {}
+        for i, name in enumerate(self.learning):
+            teams = self.teams_of(name)
+            traj = jax.tree.map(lambda *x: jnp.concatenate(x, axis=1), *[trajs[t] for t in teams])
+            carry = jax.tree.map(lambda *x: jnp.concatenate(x, axis=0), *[carry0[t] for t in teams])
+            learners[name], st = self.learners[name].update(
+                states[name], traj, carry, jax.random.fold_in(key, i), axis_name
+            )
+            metrics.update({f"{name}/{k}": v for k, v in st.items()})
+        return learners, metrics
 
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
@@ -164,19 +187,7 @@ class MultiTeamDR(Curriculum):
         )  # fmt: skip
 
         # 3. each learning policy updates on its teams' agents
-        learners = dict(state.learner)
-        metrics: dict[str, jax.Array] = {}
-        for i, name in enumerate(self.learning):
-            teams = self.teams_of(name)
-            traj = jax.tree.map(lambda *x: jnp.concatenate(x, axis=1), *[trajs[t] for t in teams])
-            carry0 = jax.tree.map(
-                lambda *x: jnp.concatenate(x, axis=0), *[start.carry[t] for t in teams]
-            )
-            learners[name], st = self.learners[name].update(
-                state.learner[name], traj, carry0, jax.random.fold_in(k_update, i), axis_name
-            )
-            metrics.update({f"{name}/{k}": v for k, v in st.items()})
-
+        learners, metrics = self.update(state.learner, trajs, start.carry, k_update, axis_name)
         metrics.update(team_episode_metrics(episodes, axis_name))
         metrics["env_steps"] = jnp.int32(self.n_envs * self.n_steps)
         # agents in the game, step by step (tagged runners that left are not counted)

@@ -101,6 +101,8 @@ class PLRConfig:
     cold_children: Literal["mutate", "new"] = "mutate"
     """ACCEL∥ before the buffer is warm: the third block holds mutations of fresh levels, or
     more fresh levels (the reference's rule)."""
+    score_team: str = "tagger"
+    """Many-agent games (grid Tag): the team whose regret estimate scores levels."""
 
     def blocks(self, accel: bool) -> int:
         """Level blocks rolled out side by side per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
@@ -201,6 +203,27 @@ class ReplayCurriculum(Curriculum):
         student = self.learner.init(k_params, example_obs(self.env, k_level, level, "agent"))
         return TrainState.create(key, {STUDENT: student}, B.create(level, self.config.buffer_size))
 
+    # ------------------------------------------------------------------ who learns
+    # (one student here; :class:`~arenax.curricula.teams.TeamReplayCurriculum` overrides
+    # these for the policies of a many-agent game)
+    def _agents(self, state: TrainState) -> Any:
+        """The learner state(s) a cycle plays and trains."""
+        return state.learner[STUDENT]
+
+    def _learners(self, agents: Any) -> dict[str, LearnerState]:
+        """``TrainState.learner`` holding ``agents``."""
+        return {STUDENT: agents}
+
+    def _params(self, agents: Any) -> Any:
+        return agents.params
+
+    def _no_stats(self) -> dict[str, jax.Array]:
+        """The update statistics of a cycle that does not train (NaN)."""
+        return no_update_stats()
+
+    def _episode_metrics(self, episodes: dict, axis_name: str | None) -> dict[str, jax.Array]:
+        return episode_metrics(episodes, axis_name)
+
     # ------------------------------------------------------------------ pieces
     def _new_levels(self, key: jax.Array) -> Any:
         """``n_envs`` new levels (global batch, same on every device)."""
@@ -268,7 +291,7 @@ class ReplayCurriculum(Curriculum):
                  replay: jax.Array, updated: jax.Array, env_steps: jax.Array,
                  axis_name: str | None) -> dict:  # fmt: skip
         return {
-            **episode_metrics(episodes, axis_name),
+            **self._episode_metrics(episodes, axis_name),
             **stats,
             **level_batch_metrics(self.level_metrics, levels_local, axis_name),
             **B.buffer_metrics(buf, self._probs(buf)),
@@ -323,7 +346,7 @@ class ReplayCurriculum(Curriculum):
     ) -> tuple[TrainState, dict[str, jax.Array]]:
         c, n, t = self.config, self.n_envs, self.n_steps
         k_coin, k_levels, k_play, k_update, k_mutate, k_children = jax.random.split(key, 6)
-        buf, student = state.curriculum, state.learner[STUDENT]
+        buf, student = state.curriculum, self._agents(state)
         warm = B.fill_ratio(buf) >= c.min_fill
         replay = warm & (jax.random.uniform(k_coin) < c.replay_prob)
 
@@ -331,7 +354,7 @@ class ReplayCurriculum(Curriculum):
             b, idx = B.sample(buf, k_levels, n, self._probs(buf))
             levels = _take(b.levels, idx)
             local = _take(levels, ids)
-            played = self._play(student.params, k_play, local, ids)
+            played = self._play(self._params(student), k_play, local, ids)
             trained, stats = self._train(student, played, k_update, axis_name)
             scores, best = self._score(played, local, b.max_returns[idx][ids])
             scores, best = all_gather((scores, best), axis_name)
@@ -340,7 +363,7 @@ class ReplayCurriculum(Curriculum):
             if self.accel:  # mutate, evaluate the children with the updated student, insert
                 kids, parent = self._children(k_mutate, levels, scores)
                 kids_local = _take(kids, ids)
-                kids_played = self._play(trained.params, k_children, kids_local, ids)
+                kids_played = self._play(self._params(trained), k_children, kids_local, ids)
                 kid_scores, kid_best = all_gather(
                     self._score(kids_played, kids_local, self._best_before(b, kids_local)),
                     axis_name,
@@ -353,9 +376,9 @@ class ReplayCurriculum(Curriculum):
         def new_cycle(_: None) -> tuple:
             levels = self._new_levels(k_levels)
             local = _take(levels, ids)
-            played = self._play(student.params, k_play, local, ids)
+            played = self._play(self._params(student), k_play, local, ids)
             if c.robust:
-                trained, stats = student, no_update_stats()
+                trained, stats = student, self._no_stats()
             else:
                 trained, stats = self._train(student, played, k_update, axis_name)
             scores, best = all_gather(
@@ -368,14 +391,14 @@ class ReplayCurriculum(Curriculum):
             replay, replay_cycle, new_cycle, None
         )
         metrics = self._metrics(buf, episodes, stats, local, replay, updated, steps, axis_name)
-        return state.next({STUDENT: student}, buf), metrics
+        return state.next(self._learners(student), buf), metrics
 
     def _parallel_cycle(
         self, state: TrainState, key: jax.Array, ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
         c, n = self.config, self.n_envs
         k_new, k_more_new, k_sample, k_mutate, k_play, k_update = jax.random.split(key, 6)
-        buf, student = state.curriculum, state.learner[STUDENT]
+        buf, student = state.curriculum, self._agents(state)
         warm = B.fill_ratio(buf) >= c.min_fill
 
         # 1. compose the blocks: new levels, replayed levels, (ACCEL∥) their children
@@ -394,7 +417,7 @@ class ReplayCurriculum(Curriculum):
 
         # 2. one rollout over every block; score each level (against its best return so far)
         local = layout.local(blocks, ids)
-        played = self._play(student.params, k_play, local, layout.env_ids(ids))
+        played = self._play(self._params(student), k_play, local, layout.env_ids(ids))
         best_before = {b: self._best_before(buf, layout.part(local, b)) for b in layout.names}
         best_before["replay"] = jnp.where(warm, buf.max_returns[idx][ids], best_before["replay"])
         scores, best = self._score(played, local, layout.concat(best_before))
@@ -409,7 +432,7 @@ class ReplayCurriculum(Curriculum):
         student, stats = jax.lax.cond(
             warm,
             lambda _: self._train(student, replay_part, k_update, axis_name),
-            lambda _: (student, no_update_stats()),
+            lambda _: (student, self._no_stats()),
             None,
         )
 
@@ -420,4 +443,4 @@ class ReplayCurriculum(Curriculum):
         metrics = self._metrics(buf, replay_part.episodes, stats, layout.part(local, "replay"),
                                 warm, warm, steps, axis_name)  # fmt: skip
         metrics["buffer/replayed_taken"] = taken
-        return state.next({STUDENT: student}, buf), metrics
+        return state.next(self._learners(student), buf), metrics

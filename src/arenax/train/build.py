@@ -17,6 +17,7 @@ from arenax.curricula.offpolicy import OffPolicyDR
 from arenax.curricula.paired import TeacherCurriculum
 from arenax.curricula.plr import ReplayCurriculum
 from arenax.curricula.sfl import SFLCurriculum
+from arenax.curricula.teams import TeamReplayCurriculum
 from arenax.envs.classic import FAMILIES as CLASSIC
 from arenax.envs.core import Environment
 from arenax.envs.maze import (
@@ -28,7 +29,7 @@ from arenax.envs.maze import (
     mutate_level,
     optimal_return,
 )
-from arenax.envs.tag import GridTagEnv, TagEnv
+from arenax.envs.tag import GridTagEnv, TagEnv, arenas
 from arenax.nn.mlp import MLPConfig, MLPPolicy
 from arenax.nn.student import StudentPolicy
 from arenax.nn.teacher import TeacherPolicy
@@ -147,6 +148,25 @@ def make_classic_replay(cfg: TrainConfig) -> ReplayCurriculum:
     )
 
 
+def make_arena_replay(cfg: TrainConfig) -> TeamReplayCurriculum:
+    """PLR / ACCEL over grid Tag arenas, every team driven as in multi-team PPO; new arenas
+    are the env's (domain randomisation over obstacles and starts) or, for
+    ``new_levels="empty"``, open fields with random starts."""
+    mt = make_multiteam(cfg)
+    env, q = mt.env, cfg.plr
+    new = (
+        functools.partial(arenas.empty, size=env.size, n_taggers=env.n_taggers)
+        if q.new_levels == "empty" else env.generate
+    )  # fmt: skip
+    return TeamReplayCurriculum(
+        env=env, learner=mt.learners[mt.team_policy[q.score_team]], n_envs=cfg.n_envs,
+        n_steps=cfg.n_steps, config=q, generator=new, accel=cfg.algorithm == "accel",
+        mutator=functools.partial(arenas.mutate, n_edits=q.n_edits),
+        level_metrics=arenas.level_metrics, learners=mt.learners, team_policy=mt.team_policy,
+        frozen=mt.frozen, score_team=q.score_team, bootstrap_truncation=mt.bootstrap_truncation,
+    )  # fmt: skip
+
+
 def make_algorithm(cfg: TrainConfig) -> Curriculum:
     """The curriculum named by ``cfg.algorithm`` (multi-team PPO for Tag games, and for
     classic control with ``dr``)."""
@@ -154,6 +174,8 @@ def make_algorithm(cfg: TrainConfig) -> Curriculum:
         return OffPolicyDR(env=make_env(cfg), config=cfg.ddpg, n_envs=cfg.n_envs, n_steps=cfg.n_steps)  # fmt: skip
     if cfg.agent_game and cfg.algorithm in ("plr", "accel"):
         return make_classic_replay(cfg)
+    if cfg.game == "grid-tag" and cfg.algorithm in ("plr", "accel"):
+        return make_arena_replay(cfg)
     if cfg.game != "maze":
         return make_multiteam(cfg)
     env = make_env(cfg)

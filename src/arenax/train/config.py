@@ -380,10 +380,19 @@ class TrainConfig:
 
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
         classic = self.agent_game
-        if self.algorithm in ("paired", "sfl") or (self.algorithm != "dr" and not classic):
-            allowed = "'dr', 'plr' or 'accel'" if classic else "'dr'"
+        replays = classic or self.game == "grid-tag"  # level families with a buffer curriculum
+        if self.algorithm in ("paired", "sfl") or (self.algorithm != "dr" and not replays):
+            allowed = "'dr', 'plr' or 'accel'" if replays else "'dr'"
             yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (the teacher curricula are maze-only)")  # fmt: skip
         yield from self._plr_problems()
+        if self.game == "grid-tag" and self.algorithm in ("plr", "accel"):
+            q = self.plr
+            if q.parallel:
+                yield Problem("plr.parallel", True, "the parallel forms are maze-only so far")
+            if q.score == "oracle_regret":
+                yield Problem("plr.score", q.score, "the oracle regret is the maze's (shortest paths)")  # fmt: skip
+            if q.score_team not in ("tagger", "runner"):
+                yield Problem("plr.score_team", q.score_team, "allowed: tagger, runner")
         if self.learner == "ddpg":
             yield from self._ddpg_problems(classic)
             return
@@ -459,6 +468,9 @@ _ACCEL = dataclasses.replace(
     _PLR, replay_prob=0.8, staleness_coef=0.5, new_levels="empty", n_edits=20
 )
 
+_ARENA = GridTagConfig(n_taggers=4, size=14, partial=True, random_start=True,
+                       max_obstacles=40, view=2)  # fmt: skip
+
 # The maze presets mirror the reference UED library's published configurations, whose
 # budget is 30,000 PPO updates of the student (≈246 M env steps for DR; more for the replay
 # curricula, which also roll out levels they do not train on).
@@ -521,6 +533,25 @@ PRESETS: dict[str, TrainConfig] = {
         n_envs=64, n_steps=128, total_steps=5_000_000, checkpoint_every=50,
         archive_every=500, eval=EvalConfig(every=0),
     ),
+    # Replay curricula over grid Tag arenas (15 x 15 cells with up to 40 obstacles, a 5 x 5
+    # occupancy patch in the observations); the taggers' regret (MaxMC) scores arenas; both
+    # teams share one policy and learn (self-play). Rollouts restart on their arena every
+    # cycle, so they are longer than an episode (128 >= 100 steps).
+    "tag-grid-plr": TrainConfig(
+        game="grid-tag", algorithm="plr", grid_tag=_ARENA,
+        plr=dataclasses.replace(_PLR, buffer_size=1000), tagger=TeamConfig(policy="shared"),
+        runner=TeamConfig(policy="shared"), n_envs=64, n_steps=128, total_steps=5_000_000,
+        checkpoint_every=50, archive_every=500, eval=EvalConfig(every=0),
+    ),
+    # ACCEL over arenas: new arenas are open fields (random starts), replayed arenas are
+    # edited (5 edits: add / remove an obstacle, move a start).
+    "tag-grid-accel": TrainConfig(
+        game="grid-tag", algorithm="accel", grid_tag=_ARENA,
+        plr=dataclasses.replace(_ACCEL, buffer_size=1000, n_edits=5),
+        tagger=TeamConfig(policy="shared"), runner=TeamConfig(policy="shared"), n_envs=64,
+        n_steps=128, total_steps=5_000_000, checkpoint_every=50, archive_every=500,
+        eval=EvalConfig(every=0),
+    ),
     # Classic control over physics. CartPole with DR over masses, pole length and push
     # (the env persists between cycles, so 128-step rollouts continue episodes).
     "cartpole-dr": TrainConfig(
@@ -567,6 +598,8 @@ PRESET_DOCS: dict[str, str] = {
     "maze-ppaired": "Population PAIRED: three students, population regret.",
     "tag-continuous": "Continuous Tag, the benchmark game: 10 taggers vs 100 runners.",
     "tag-grid": "Grid Tag: 4 taggers and a runner on a 31 x 31 grid, one shared policy.",
+    "tag-grid-plr": "Grid Tag arenas with obstacles, robust PLR (PLR⊥) on the taggers' regret.",
+    "tag-grid-accel": "Grid Tag arenas, ACCEL: open fields edited into harder arenas.",
     "cartpole-dr": "CartPole, domain randomisation over its physics (masses, pole, push).",
     "cartpole-plr": "CartPole, robust PLR (PLR⊥) over its physics.",
     "pendulum-ppo": "Pendulum (Gymnasium's physics), PPO with a Gaussian policy.",
@@ -581,7 +614,8 @@ def relevant_groups(cfg: TrainConfig) -> set[str]:
         own = {CLASSIC_GAMES[cfg.game]} if cfg.game in CLASSIC_GAMES else set()
         return own | {learner} | ({"plr"} if cfg.algorithm != "dr" else set())
     if cfg.game != "maze":
-        return {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"}
+        replay = {"plr"} if cfg.algorithm in ("plr", "accel") else set()
+        return {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"} | replay
     groups = {"env", "model", "ppo", "eval"}
     if cfg.algorithm in ("plr", "accel"):
         groups.add("plr")

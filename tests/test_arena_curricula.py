@@ -1,0 +1,107 @@
+"""Replay curricula over grid Tag arenas (``tag-grid-plr``, ``tag-grid-accel``): the
+presets train end to end, the scoring team's regret scores arenas (by hand), the buffer of
+arenas resumes bitwise exactly after SIGKILL, and bad combinations are refused."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from arenax.curricula.plr import Played
+from arenax.options import ConfigError
+from arenax.train import PRESETS, train, validate
+from arenax.train.build import make_algorithm
+from arenax.train.logging import read_jsonl
+from helpers import CACHE_DIR, assert_same, learning_rows, tiny_preset
+
+WORKER = Path(__file__).parent / "mp_worker.py"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ["tag-grid-plr", "tag-grid-accel"])
+def test_presets_train_and_count_every_step(tmp_path: Path, preset: str) -> None:
+    validate(PRESETS[preset])
+    cfg = tiny_preset(preset, tmp_path, 8)
+    rows = train(cfg).rows
+    n_t = cfg.n_envs * cfg.n_steps
+    prev = 0
+    for r in rows:
+        steps, prev = r["env_steps"] - prev, r["env_steps"]
+        # ACCEL: the children's evaluation rollout counts too
+        assert steps == (2 * n_t if preset == "tag-grid-accel" and r["replay"] else n_t)
+        assert r["updated"] == r["replay"]  # robust: updates on replay cycles only
+        # an arena of 6 x 6 cells and 3 agents' (x, y) int32 starts
+        assert r["buffer/bytes_per_level"] == 36 + 3 * 2 * 4
+        assert 0.0 <= r["level/coverage"] <= 6 / 36 + 1e-6
+    assert any(r["replay"] for r in rows) and rows[-1]["buffer/fill"] > 0
+    assert all(np.isfinite(r["shared/value_loss"]) for r in rows if r["updated"])
+
+
+def test_the_scoring_teams_regret_scores_the_arena() -> None:
+    """PVL by hand: 2 envs × 2 taggers, 3 steps; tagger 1 of env 1 ends no episode."""
+    algo = make_algorithm(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")),
+                                              plr=dataclasses.replace(PRESETS["tag-grid-plr"].plr, score="pvl")))  # fmt: skip
+    adv = jnp.array([[1.0, -1.0, 2.0, 0.5], [3.0, 1.0, 0.0, 0.5], [0.0, 2.0, 4.0, 0.5]])
+    done = jnp.array([[0, 0, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0]], bool)
+    reward = jnp.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 10.0, 0.0], [-1.0, 3.0, 0.0, 0.0]])
+    tr = SimpleNamespace(reward=reward, value=jnp.zeros((3, 4)), done=done)
+    played = Played({"tagger": tr}, None, {"tagger": adv}, {})
+    scores, best = algo._score(played, None, jnp.full((2,), -jnp.inf))
+    # env 0: tagger 0 mean(max(adv,0)) over its episode = (1+3+0)/3, tagger 1 (0+1+2)/3
+    # env 1: tagger 0 episode of 2 steps (2+0)/2 (the third step's partial episode does
+    # not count), tagger 1 no ended episode: only tagger 0 scores
+    np.testing.assert_allclose(scores, [((4 / 3) + 1.0) / 2, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(best, [3.0, 10.0])
+
+
+@pytest.mark.slow
+def test_arena_buffer_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
+    cycles = 10
+    run = tmp_path / "killed" / "tag-grid-accel"
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+           "ARENAX_CACHE": str(CACHE_DIR)}  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), "0", "1", "0", "2", str(tmp_path / "killed"),
+         f"tag-grid-accel:{cycles}"], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        full = train(tiny_preset("tag-grid-accel", tmp_path / "full", cycles, devices=2))
+        deadline = time.time() + 300
+        while time.time() < deadline and proc.poll() is None:
+            if len(read_jsonl(run / "metrics.jsonl")) >= 3:
+                break
+            time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    done = len(read_jsonl(run / "metrics.jsonl"))
+    assert 3 <= done < len(full.rows), f"not killed mid-way ({done} rows)"
+    train(tiny_preset("tag-grid-accel", tmp_path / "killed", cycles, devices=2), resume=run)
+    assert_same(learning_rows(read_jsonl(run / "metrics.jsonl")), learning_rows(full.rows))
+
+
+def test_bad_combinations_are_refused() -> None:
+    cases = [
+        (dataclasses.replace(PRESETS["tag-continuous"], algorithm="plr"),
+         "algorithm='plr': game 'tag' trains with 'dr'"),
+        (dataclasses.replace(PRESETS["tag-grid-plr"],
+                             plr=dataclasses.replace(PRESETS["tag-grid-plr"].plr, parallel=True)),
+         "plr.parallel=True: the parallel forms are maze-only so far"),
+        (dataclasses.replace(PRESETS["tag-grid-plr"],
+                             plr=dataclasses.replace(PRESETS["tag-grid-plr"].plr, score_team="x")),
+         "plr.score_team='x': allowed: tagger, runner"),
+    ]  # fmt: skip
+    for cfg, message in cases:
+        with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            validate(cfg)
