@@ -4,6 +4,7 @@ arenas resumes bitwise exactly after SIGKILL, and bad combinations are refused."
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import os
 import signal
@@ -17,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from arenax import cli
 from arenax.curricula.plr import Played
 from arenax.options import ConfigError
 from arenax.train import PRESETS, train, validate
@@ -29,7 +31,9 @@ WORKER = Path(__file__).parent / "mp_worker.py"
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["tag-grid-plr", "tag-grid-accel"])
-def test_presets_train_and_count_every_step(tmp_path: Path, preset: str) -> None:
+def test_presets_train_and_count_every_step(
+    tmp_path: Path, preset: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     validate(PRESETS[preset])
     cfg = tiny_preset(preset, tmp_path, 8)
     rows = train(cfg).rows
@@ -45,6 +49,15 @@ def test_presets_train_and_count_every_step(tmp_path: Path, preset: str) -> None
         assert 0.0 <= r["level/coverage"] <= 6 / 36 + 1e-6
     assert any(r["replay"] for r in rows) and rows[-1]["buffer/fill"] > 0
     assert all(np.isfinite(r["shared/value_loss"]) for r in rows if r["updated"])
+    if preset == "tag-grid-plr":  # held-out arenas: every matchup on every arena
+        monkeypatch.setattr("sys.argv", ["arenax", "eval", str(cfg.run_dir), "--suite",
+                                         "rooms,cornered", "--episodes", "4", "--opponents",
+                                         "scripted"])  # fmt: skip
+        cli.main()
+        with (cfg.run_dir / "eval_tag.csv").open() as f:
+            got = [(r["arena"], r["taggers"], r["runners"]) for r in csv.DictReader(f)]
+        assert got == [(a, *m) for a in ("rooms", "cornered")
+                       for m in (("trained", "scripted"), ("scripted", "trained"), ("random", "random"))]  # fmt: skip
 
 
 def test_the_scoring_teams_regret_scores_the_arena() -> None:

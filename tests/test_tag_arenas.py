@@ -174,3 +174,23 @@ def test_cli_gallery_and_gif(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     )  # fmt: skip
     cli.main()
     assert png.stat().st_size > 0 and gif.stat().st_size > 0
+
+
+@pytest.mark.parametrize("size", [8, 14])
+def test_heldout_arenas_are_valid_and_fixed(size: int) -> None:
+    for name in A.HELDOUT_ARENAS:
+        a, b = (A.heldout_arena(name, jax.random.key(k), size, 3) for k in (0, 1))
+        A.validate_level(a, size, 4)
+        A.validate_level(b, size, 4)
+        np.testing.assert_array_equal(a.blocked, b.blocked)  # the layout is the arena's
+        assert float(A.level_metrics(a)["connectivity"]) == 1.0, name
+        pos = np.asarray(a.pos)
+        if name == "crowded-start":
+            assert np.abs(pos - size // 2).max() <= 1
+        if name == "cornered":  # the runner in its pocket, every tagger outside it
+            k = max(2, (size + 1) // 4)
+            assert pos[-1].tolist() == [0, 0]
+            assert all(x > k or y > k for x, y in pos[:-1].tolist())
+    assert A.resolve_arenas("rooms, arenas")[0] == "rooms"
+    with pytest.raises(ValueError, match="unknown arena 'x'"):
+        A.resolve_arenas("x")

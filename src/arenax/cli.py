@@ -97,6 +97,15 @@ def _suite_problem(suite: str, field: str = "suite") -> Iterator[Problem]:
         yield Problem(field, suite, str(exc))
 
 
+def _arena_suite_problem(suite: str) -> Iterator[Problem]:
+    from arenax.envs.tag.arenas import resolve_arenas
+
+    try:
+        resolve_arenas(suite)
+    except ValueError as exc:
+        yield Problem("suite", suite, str(exc))
+
+
 # ------------------------------------------------------------------ render
 @dataclasses.dataclass(frozen=True)
 class RenderArgs:
@@ -325,7 +334,10 @@ class EvalArgs:
     run_dir: tyro.conf.Positional[Path]
     """The run directory (holds config.json and checkpoints/)."""
     suite: str = "all"
-    """Maze runs: held-out suites and/or maze names, comma-separated (``arenax list``)."""
+    """Maze runs: held-out suites and/or maze names, comma-separated (``arenax list``).
+    Grid Tag runs: ``arenas`` (every held-out arena) or arena names, comma-separated
+    (open-field, pillars, rooms, corridors, maze, crowded-start, cornered); the default
+    evaluates on starts drawn from the run's own level generator."""
     opponents: tuple[Literal["trained", "random", "scripted"], ...] = (
         "trained",
         "random",
@@ -355,7 +367,10 @@ class EvalArgs:
 
     def problems(self) -> Iterator[Problem]:
         yield from _run_problems(self.run_dir)
-        yield from _suite_problem(self.suite)
+        if (Path(self.run_dir) / "config.json").is_file() and _run_game(self.run_dir) == "grid-tag":
+            yield from _arena_suite_problem(self.suite)
+        else:
+            yield from _suite_problem(self.suite)
         yield from _file_problem(self.out, "out", (".csv",))
         yield from _dir_problem(self.gif_dir, "gif_dir")
         if self.out is None and (Path(self.run_dir) / "config.json").is_file():
@@ -496,6 +511,7 @@ def _eval_one(args: EvalArgs) -> list | None:
         evaluate_tag_run(
             args.run_dir, args.episodes, tuple(args.opponents), args.greedy, args.seed,
             args.checkpoint, args.out, args.gif_dir, console,
+            None if game != "grid-tag" or args.suite == "all" else args.suite,
         )  # fmt: skip
         return None
     return evaluate_run(

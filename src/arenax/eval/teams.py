@@ -35,6 +35,7 @@ class MatchResult:
 
     taggers: str
     runners: str
+    arena: str
     episodes: int
     tagged: float
     tagged_lo: float
@@ -122,7 +123,7 @@ def matchups(opponents: tuple[str, ...]) -> list[tuple[str, str]]:
 
 def evaluate_matchup(
     env: Any, taggers: str, runners: str, policies: dict[str, Any], params: dict[str, Any],
-    levels: Any, key: jax.Array, greedy: bool = False,
+    levels: Any, key: jax.Array, greedy: bool = False, arena: str = "",
 ) -> tuple[MatchResult, dict[str, np.ndarray]]:  # fmt: skip
     act = team_actor(env, {"tagger": taggers, "runner": runners}, policies, params, greedy)
     out = jax.device_get(play_episodes(env, act, levels, key))
@@ -132,7 +133,7 @@ def evaluate_matchup(
     lo, hi = wilson(int(had.sum()), n)
     first = mean_ci(out["first"][had]) if had.any() else (np.nan, np.nan, np.nan)
     rt, rr = mean_ci(out["return_tagger"]), mean_ci(out["return_runner"])
-    res = MatchResult(taggers, runners, n, *tagged, float(had.mean()), lo, hi, *first, *rt, *rr,
+    res = MatchResult(taggers, runners, arena, n, *tagged, float(had.mean()), lo, hi, *first, *rt, *rr,
                       float(np.mean(out["length"])))  # fmt: skip
     return res, out
 
@@ -148,13 +149,15 @@ def results_table(results: list[MatchResult], title: str) -> Table:
     """A compact table: each estimate is followed by its 95% interval."""
     table = Table(title=title, caption="mean ± 95% half-width (P(tag): Wilson interval); "
                                        "returns per agent per episode")  # fmt: skip
-    cols = ("taggers", "runners", "tags/ep", "P(tag)", "1st tag", "tagger ret",
-            "runner ret")  # fmt: skip
+    arenas = any(r.arena for r in results)
+    cols = (*(("arena",) if arenas else ()), "taggers", "runners", "tags/ep", "P(tag)",
+            "1st tag", "tagger ret", "runner ret")  # fmt: skip
     for col in cols:
-        table.add_column(col, justify="left" if col in ("taggers", "runners") else "right")
+        left = col in ("arena", "taggers", "runners")
+        table.add_column(col, justify="left" if left else "right")
     for r in results:
         table.add_row(
-            r.taggers, r.runners,
+            *((r.arena,) if arenas else ()), r.taggers, r.runners,
             pm(r.tagged, r.tagged_hi, 2), f"{r.any_tag:.2f}\n{r.any_tag_lo:.2f}–{r.any_tag_hi:.2f}",
             pm(r.first_tag, r.first_tag_hi, 0), pm(r.return_tagger, r.return_tagger_hi, 2),
             pm(r.return_runner, r.return_runner_hi, 2),
@@ -172,9 +175,12 @@ def evaluate_tag_run(
     out: Path | None = None,
     gif_dir: Path | None = None,
     console: Console | None = None,
+    suite: str | None = None,
 ) -> list[MatchResult]:
     """Evaluate a Tag run's checkpoint: prints a table, writes a CSV (and one GIF per
-    matchup into ``gif_dir``)."""
+    matchup into ``gif_dir``). ``suite`` (grid Tag): held-out arenas (``arenas`` or names,
+    see :func:`arenax.envs.tag.arenas.heldout_arena`), each matchup on each arena, starts
+    drawn per episode; default: starts from the run's own generator."""
     from arenax.envs.tag.render import episode_frames
     from arenax.eval.report import load_run, write_csv
     from arenax.train.build import make_algorithm
@@ -188,20 +194,32 @@ def evaluate_tag_run(
     params = {t: jax.device_get(state.learner[algo.team_policy[t]].params) for t in algo.teams}
     key = jax.random.key(seed ^ 0x7A6)  # not a training key: held-out starts
     k_levels, k_play = jax.random.split(key)
-    levels = jax.vmap(env.generate)(jax.random.split(k_levels, episodes))
+    keys = jax.random.split(k_levels, episodes)
+    if suite is None:
+        sets = {"": jax.vmap(env.generate)(keys)}
+    else:
+        from arenax.envs.tag.arenas import heldout_arena, resolve_arenas
+
+        sets = {
+            name: jax.vmap(lambda k, n=name: heldout_arena(n, k, env.size, env.n_taggers))(keys)
+            for name in resolve_arenas(suite)
+        }
     results = []
-    for i, (tg, rn) in enumerate(matchups(opponents)):
-        res, _ = evaluate_matchup(env, tg, rn, policies, params, levels,
-                                  jax.random.fold_in(k_play, i), greedy)  # fmt: skip
-        results.append(res)
-        if gif_dir is not None:
-            act = team_actor(env, {"tagger": tg, "runner": rn}, policies, params, greedy)
-            lv = jax.tree.map(lambda x: x[0], levels)
-            frames = episode_frames(env, jax.random.fold_in(k_play, i), act, level=lv)
-            save_gif(frames, Path(gif_dir) / f"{tg}-taggers_vs_{rn}-runners.gif", fps=12)
+    for j, (arena, levels) in enumerate(sets.items()):
+        for i, (tg, rn) in enumerate(matchups(opponents)):
+            k = jax.random.fold_in(k_play, i + 1000 * j)  # arena j's matchup i
+            res, _ = evaluate_matchup(env, tg, rn, policies, params, levels, k, greedy, arena)
+            results.append(res)
+            if gif_dir is not None:
+                act = team_actor(env, {"tagger": tg, "runner": rn}, policies, params, greedy)
+                lv = jax.tree.map(lambda x: x[0], levels)
+                frames = episode_frames(env, k, act, level=lv)
+                name = f"{arena}_" if arena else ""
+                save_gif(frames, Path(gif_dir) / f"{name}{tg}-taggers_vs_{rn}-runners.gif", fps=12)
     mode = "greedy" if greedy else "sampled"
+    where = "held-out starts" if suite is None else "episodes per arena"
     console.print(results_table(results, f"{Path(run_dir).name} @ cycle {cycle}: Tag, {episodes} "
-                                          f"held-out starts per matchup ({mode})"))  # fmt: skip
+                                          f"{where} per matchup ({mode})"))  # fmt: skip
     path = write_csv(results, Path(out) if out else Path(run_dir) / "eval_tag.csv", MatchResult)
     console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
     return results

@@ -112,6 +112,88 @@ def corridors(key: jax.Array, size: int = 10, n_taggers: int = 10) -> GridTagLev
     return _with_starts(k_pos, blocked, n_taggers)
 
 
+# ------------------------------------------------------------------ held-out arenas
+def _fixed_layout(name: str, n: int) -> np.ndarray:
+    """``(n, n) bool`` obstacles of a held-out arena (a function of its size only)."""
+    b = np.zeros((n, n), bool)
+    h, last = n // 2, n - 1
+    if name == "pillars":  # every point of the even lattice 2..L-2
+        b[2 : last - 1 : 2, 2 : last - 1 : 2] = True
+    elif name == "rooms":  # four rooms, a door in the middle of each half-wall
+        b[h, :] = True
+        b[:, h] = True
+        for d in (h // 2, h + 1 + (last - h - 1) // 2):
+            b[h, d] = b[d, h] = False
+    elif name == "corridors":  # a serpentine: gaps at alternate ends
+        for i, y in enumerate(range(2, last, 3)):
+            b[y, :] = True
+            b[y, last if i % 2 == 0 else 0] = False
+    elif name == "maze":  # walls on the odd lattice lines, one gap per segment
+        b[1:last:2, :] = True
+        for y in range(1, last, 2):
+            for x0 in range(0, n, 4):
+                b[y, min(x0 + (y // 2) % 3, last)] = False
+    elif name == "cornered":  # a pocket in the corner (0, 0) open to the right
+        k = max(2, n // 4)
+        b[k, : k + 1] = True
+        b[: k + 1, k] = True
+        b[k // 2, k] = False
+    return b
+
+
+def _heldout(name: str, key: jax.Array, size: int, n_taggers: int) -> GridTagLevel:
+    n = size + 1
+    blocked = jnp.asarray(_fixed_layout(name, n))
+    if name == "crowded-start":  # everyone within the 3 x 3 cells around the centre
+        offsets = jax.random.randint(key, (n_taggers + 1, 2), -1, 2)
+        return GridTagLevel(pos=(size // 2 + offsets).astype(jnp.int32), blocked=blocked)
+    if name == "cornered":  # the runner in its pocket, the taggers outside it
+        k = max(2, n // 4)
+        outside = blocked | (jnp.arange(n)[:, None] <= k) & (jnp.arange(n)[None, :] <= k)
+        pos = random_starts(key, outside, n_taggers + 1)
+        return GridTagLevel(pos=pos.at[-1].set(jnp.zeros(2, jnp.int32)), blocked=blocked)
+    return _with_starts(key, blocked, n_taggers)
+
+
+#: held-out grid Tag arenas: fixed layouts for any size (starts drawn per episode)
+HELDOUT_ARENAS: tuple[str, ...] = (
+    "open-field",
+    "pillars",
+    "rooms",
+    "corridors",
+    "maze",
+    "crowded-start",
+    "cornered",
+)
+
+
+def resolve_arenas(suite: str) -> list[str]:
+    """Arena names of ``suite``: ``arenas`` (all) or names, comma-separated."""
+    names = [n.strip() for n in suite.split(",") if n.strip()]
+    out: list[str] = []
+    for n in names:
+        if n == "arenas":
+            out += [a for a in HELDOUT_ARENAS if a not in out]
+        elif n in HELDOUT_ARENAS:
+            out += [] if n in out else [n]
+        else:
+            raise ValueError(f"unknown arena {n!r}; allowed: arenas, {', '.join(HELDOUT_ARENAS)}")
+    if not out:
+        raise ValueError("no arena named")
+    return out
+
+
+def heldout_arena(name: str, key: jax.Array, size: int, n_taggers: int) -> GridTagLevel:
+    """A held-out arena: ``open-field`` (no obstacle), ``pillars`` (every even lattice
+    point), ``rooms`` (four rooms, centred doors), ``corridors`` (a serpentine), ``maze``
+    (walls on every odd row, gaps every 4 cells), ``crowded-start`` (open, everyone starts
+    within the centre's 3 x 3 cells), ``cornered`` (the runner starts in a walled pocket at
+    (0, 0) with one exit, the taggers outside); other starts uniform on free cells."""
+    if name not in HELDOUT_ARENAS:
+        raise ValueError(f"arena {name!r}: allowed {', '.join(HELDOUT_ARENAS)}")
+    return _heldout(name, key, size, n_taggers)
+
+
 # ------------------------------------------------------------------ mutator
 def mutate(key: jax.Array, level: GridTagLevel, n_edits: int | jax.Array,
            max_edits: int | None = None) -> GridTagLevel:  # fmt: skip
