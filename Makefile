@@ -43,7 +43,7 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 --dist worksteal -q
 
 ## the documentation site (MkDocs Material + mkdocstrings) into site/; `mkdocs serve` to browse it
 docs: $(STAMP)

@@ -83,13 +83,14 @@ def test_arena_buffer_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
     run = tmp_path / "killed" / "tag-grid-accel"
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
            "ARENAX_CACHE": str(CACHE_DIR)}  # fmt: skip
+    # the uninterrupted run first: the killed one then loads its compiled chunk from the cache
+    full = train(tiny_preset("tag-grid-accel", tmp_path / "full", cycles, devices=2))
     proc = subprocess.Popen(
         [sys.executable, str(WORKER), "0", "1", "0", "2", str(tmp_path / "killed"),
          f"tag-grid-accel:{cycles}"], env=env, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
-        full = train(tiny_preset("tag-grid-accel", tmp_path / "full", cycles, devices=2))
         deadline = time.time() + 300
         while time.time() < deadline and proc.poll() is None:
             if len(read_jsonl(run / "metrics.jsonl")) >= 3:

@@ -368,7 +368,8 @@ class EvalArgs:
     def problems(self) -> Iterator[Problem]:
         yield from _run_problems(self.run_dir)
         if (Path(self.run_dir) / "config.json").is_file() and _run_game(self.run_dir) == "grid-tag":
-            yield from _arena_suite_problem(self.suite)
+            if self.suite != "all":  # the default: the run's own generator's starts
+                yield from _arena_suite_problem(self.suite)
         else:
             yield from _suite_problem(self.suite)
         yield from _file_problem(self.out, "out", (".csv",))
