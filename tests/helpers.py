@@ -30,6 +30,22 @@ def assert_same(a: list[dict], b: list[dict]) -> None:
             assert va == vb or (np.isnan(va) and np.isnan(vb)), (ra["cycle"], k, va, vb)
 
 
+def assert_close(a: list[dict], b: list[dict], rtol: float = 1e-3, atol: float = 1e-5) -> None:
+    """Two lists of metrics rows agree: integers (counters) and the flags ``updated`` /
+    ``replay`` exactly, floats within ``rtol`` / ``atol`` (NaN equals NaN)."""
+    import math
+
+    assert len(a) == len(b)
+    for ra, rb in zip(a, b, strict=True):
+        assert ra.keys() == rb.keys()
+        for k, va in ra.items():
+            vb = rb[k]
+            if isinstance(va, int) or k in ("updated", "replay"):
+                assert va == vb, (ra["cycle"], k, va, vb)
+            elif not (math.isnan(va) and math.isnan(vb)):
+                assert math.isclose(va, vb, rel_tol=rtol, abs_tol=atol), (ra["cycle"], k, va, vb)
+
+
 def tiny_preset(preset: str, out_dir: Path, cycles: int = 4, **changes: object):
     """``preset`` (maze, PAIRED or Tag) at the tiny shapes of the suite: ``cycles`` cycles,
     a checkpoint every cycle, no evaluation, no progress bar."""

@@ -6,7 +6,6 @@ evaluation summarise over seeds."""
 from __future__ import annotations
 
 import dataclasses
-import math
 from pathlib import Path
 
 import pytest
@@ -15,22 +14,9 @@ from arenax import cli
 from arenax.options import ConfigError
 from arenax.train import train, validate
 from arenax.train.logging import read_jsonl
-from helpers import assert_same, learning_rows, tiny_preset
+from helpers import assert_close, assert_same, learning_rows, tiny_preset
 
 pytestmark = pytest.mark.slow  # every test here trains
-
-
-def assert_close(a: list[dict], b: list[dict], rtol: float = 1e-3, atol: float = 1e-5) -> None:
-    """Row by row: integers (counters, flags) exactly, floats within the tolerance."""
-    assert len(a) == len(b)
-    for ra, rb in zip(a, b, strict=True):
-        assert ra.keys() == rb.keys()
-        for k, va in ra.items():
-            vb = rb[k]
-            if isinstance(va, int) or k in ("updated", "replay"):
-                assert va == vb, (ra["cycle"], k, va, vb)
-            elif not (math.isnan(va) and math.isnan(vb)):
-                assert math.isclose(va, vb, rel_tol=rtol, abs_tol=atol), (ra["cycle"], k, va, vb)
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import jax
 import numpy as np
@@ -32,3 +33,8 @@ def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 8) -> Pa
     ims = [Image.fromarray(f) for f in frames]
     ims[0].save(path, save_all=True, append_images=ims[1:], duration=int(1000 / fps), loop=0)
     return path
+
+
+def tree_bytes(tree: Any) -> int:
+    """Bytes of a pytree's arrays (or of their shapes and dtypes, e.g. from ``eval_shape``)."""
+    return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))

@@ -32,7 +32,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.sharding import PartitionSpec
 
 from arenax.curricula import buffer as B
@@ -43,6 +42,7 @@ from arenax.curricula.scores import level_scores
 from arenax.rl.gae import gae
 from arenax.rl.learner import Learner, LearnerState, no_update_stats
 from arenax.rl.rollout import start_rollout, team_rollout
+from arenax.utils import tree_bytes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,6 +164,5 @@ class TeamReplayCurriculum(ReplayCurriculum):
         out = super()._metrics(buf, episodes, stats, levels_local, replay, updated, env_steps,
                                axis_name)  # fmt: skip
         one = jax.tree.map(lambda x: x[0], buf.levels)
-        size = sum(int(np.prod(x.shape)) * x.dtype.itemsize for x in jax.tree.leaves(one))
-        out["buffer/bytes_per_level"] = jnp.float32(size)
+        out["buffer/bytes_per_level"] = jnp.float32(tree_bytes(one))
         return out

@@ -53,6 +53,7 @@ from arenax.train.parallel import (
     state_specs,
 )
 from arenax.train.rundir import RunLock, make_new_run_dir
+from arenax.utils import tree_bytes
 
 # Host timing columns: everything else in a metrics row is a deterministic function of the
 # seed (bitwise on CPU), which the resume tests check.
@@ -392,18 +393,14 @@ def device_memory() -> tuple[int, str]:
     return int(pages * size), "host memory"
 
 
-def _bytes(tree: Any) -> int:
-    return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
-
-
 def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
     """Refuse, before anything is allocated or compiled, a run whose train state and
     per-cycle trajectories cannot fit one device (a lower bound of what it needs)."""
     try:
-        state = _bytes(jax.eval_shape(algorithm.init, jax.random.key(0)))
+        state = tree_bytes(jax.eval_shape(algorithm.init, jax.random.key(0)))
         env = make_env(cfg)
         level = jax.eval_shape(env.generate, jax.random.key(0))
-        obs = _bytes(jax.eval_shape(lambda lv: env.reset(jax.random.key(0), lv)[0], level))
+        obs = tree_bytes(jax.eval_shape(lambda lv: env.reset(jax.random.key(0), lv)[0], level))
     except (OverflowError, MemoryError, ValueError, TypeError) as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
         raise ConfigError(f"the run's arrays cannot be built (sizes too large?): {why}") from None
