@@ -1,5 +1,6 @@
 """Curricula over grid Tag arenas at equal env steps: DR (fresh random arenas every
-cycle), PLR⊥ and ACCEL (``tag-grid-dr`` below, ``tag-grid-plr``, ``tag-grid-accel``: the
+cycle), PLR⊥, ACCEL and SFL (``tag-grid-dr`` below, ``tag-grid-plr``, ``tag-grid-accel``,
+``tag-grid-sfl``: the
 same arenas — 15 x 15 cells, up to 40 obstacles, a 5 x 5 occupancy patch — and the same
 shared self-play policy), each over several seeds trained in one program (``--seeds``),
 then the trained taggers evaluated against scripted runners (and random ones) on the seven
@@ -24,6 +25,7 @@ from arenax.envs.tag.arenas import HELDOUT_ARENAS
 from arenax.eval.teams import evaluate_tag_run
 from arenax.rl.evaluation import mean_ci
 from arenax.train import PRESETS, train
+from arenax.train.logging import read_jsonl
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,8 +34,8 @@ class Args:
     """Env steps per seed and method."""
     seeds: int = 3
     """Seeds per method (0 .. seeds − 1, trained together)."""
-    methods: tuple[str, ...] = ("dr", "plr", "accel")
-    """Curricula: dr, plr (PLR⊥), accel."""
+    methods: tuple[str, ...] = ("dr", "plr", "accel", "sfl")
+    """Curricula: dr, plr (PLR⊥), accel, sfl."""
     episodes: int = 100
     """Evaluation episodes per arena and matchup."""
     opponents: tuple[str, ...] = ("scripted", "random")
@@ -61,7 +63,11 @@ def main(args: Args) -> None:
         res = train(config(method, args))
         train_s = time.perf_counter() - t0
         per_seed: dict[str, list[float]] = {}
+        budget: dict[str, list[int]] = {"updates": [], "env_steps": []}
         for s in range(args.seeds):
+            last = read_jsonl(args.out / method / f"seed{s}" / "metrics.jsonl")[-1]
+            for k in budget:
+                budget[k].append(int(last[k]))
             rows = evaluate_tag_run(
                 args.out / method / f"seed{s}", args.episodes, args.opponents, seed=1234,
                 console=Console(quiet=True), suite="arenas",
@@ -70,7 +76,7 @@ def main(args: Args) -> None:
                 if r.taggers == "trained" and r.runners in args.opponents:
                     per_seed.setdefault(f"{r.runners}/{r.arena}", []).append(r.any_tag)
         results[method] = {"train_s": train_s, "steps_per_s": res.steady_sps,
-                           "p_tag": per_seed}  # fmt: skip
+                           "p_tag": per_seed, **budget}  # fmt: skip
     lines = [f"Taggers' P(tag) on held-out arenas after {args.steps:,} env steps per seed "
              f"({args.seeds} seeds, {args.episodes} episodes per arena; mean and 95% interval "
              "across seeds)", ""]  # fmt: skip
@@ -92,7 +98,10 @@ def main(args: Args) -> None:
         lines.append("")
     for m in args.methods:
         r = results[m]
-        lines.append(f"{m}: trained in {r['train_s']:.0f} s ({r['steps_per_s']:,.0f} env steps/s)")
+        lines.append(
+            f"{m}: trained in {r['train_s']:.0f} s ({r['steps_per_s']:,.0f} env steps/s); "
+            f"per seed {', '.join(f'{u} updates / {e:,} steps' for u, e in zip(r['updates'], r['env_steps'], strict=True))}"
+        )
     print("\n".join(lines))
     _plot(results, args)
     (args.out / "results.json").write_text(json.dumps(results))

@@ -119,3 +119,61 @@ def test_bad_combinations_are_refused() -> None:
     for cfg, message in cases:
         with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
             validate(cfg)
+
+
+def tiny_sfl(tmp_path: Path, name: str, updates: int, **changes: object):
+    cfg = tiny_preset("tag-grid-sfl", tmp_path, name=name, **changes)
+    q = dataclasses.replace(cfg.sfl, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2)
+    return dataclasses.replace(cfg, sfl=q, total_steps=None, total_updates=updates)
+
+
+def test_sfl_success_is_the_scoring_teams_first_episode() -> None:
+    """Taggers succeed when the runner is tagged, runners when an episode ends untagged;
+    only each env's first episode counts."""
+    from arenax.curricula.sfl import first_episode_success
+
+    algo = make_algorithm(tiny_sfl(Path("x"), "x", 1))
+    # 3 envs over 3 steps: env 0 tagged at t = 1, env 1 survives to the time limit at
+    # t = 0 (then tagged), env 2 ends no episode
+    done = jnp.array([[0, 1, 0], [1, 1, 0], [0, 0, 0]], bool)
+    tagged = jnp.array([[0, 0, 0], [1, 1, 0], [0, 0, 0]], bool)
+    ep = {"done": done, "success": tagged}
+    runner = dataclasses.replace(algo, score_team="runner")
+    np.testing.assert_array_equal(first_episode_success(done, algo._success(ep)), [1, 0, 0])
+    np.testing.assert_array_equal(first_episode_success(done, runner._success(ep)), [0, 1, 0])
+
+
+@pytest.mark.slow
+def test_tag_grid_sfl_trains_counts_its_steps_resumes_and_devices_agree(tmp_path: Path) -> None:
+    """Every cycle trains the shared policy on 4 envs × 8 steps; a refresh (every 2nd cycle)
+    adds 8 arenas × 2 copies × the 8-step episode. The selected arenas' tag rates are
+    fractions of 2 first episodes, ranked by p (1 − p); a run stopped after 3 updates and
+    resumed equals an uninterrupted one bitwise; 2 devices select the same arenas."""
+    import jax
+
+    full = train(tiny_sfl(tmp_path, "full", 6))
+    rows = full.rows
+    assert [r["sfl/refresh"] for r in rows] == [1.0, 0.0] * 3
+    steps = [r["env_steps"] - (rows[i - 1]["env_steps"] if i else 0) for i, r in enumerate(rows)]
+    assert steps == [4 * 8 + 8 * 2 * 8, 4 * 8] * 3
+    assert [r["updates"] for r in rows] == [1, 2, 3, 4, 5, 6]  # cumulative
+    assert all(r["buffer/bytes_per_level"] == 36 + 3 * 2 * 4 for r in rows)
+    assert all(np.isfinite(r["shared/value_loss"]) for r in rows)
+    buf = full.state.curriculum
+    p = np.asarray(buf.success)
+    np.testing.assert_allclose(p * 2, np.round(p * 2), atol=1e-6)
+    np.testing.assert_allclose(buf.learnability, p * (1 - p), atol=1e-6)
+    assert np.all(np.diff(np.asarray(buf.learnability)) <= 1e-7)
+
+    train(tiny_sfl(tmp_path, "half", 3))
+    resumed = train(tiny_sfl(tmp_path, "x", 6), resume=tmp_path / "half")
+    assert_same(learning_rows(rows)[3:], learning_rows(resumed.rows))
+    for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(resumed.state), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    two = train(tiny_sfl(tmp_path, "two", 6, devices=2))
+    for a, b in zip(learning_rows(rows), learning_rows(two.rows), strict=True):
+        for k in a:
+            np.testing.assert_allclose(a[k], b[k], rtol=2e-4, atol=1e-6, err_msg=k)
+    for a, b in zip(jax.tree.leaves(buf.levels), jax.tree.leaves(two.state.curriculum.levels),
+                    strict=True):  # fmt: skip
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -15,7 +15,8 @@ One cycle::
     rollout <- the student plays them (each env replays its level), n_steps steps
     student <- PPO update
 
-Success is the environment's ``info["success"]`` (the maze: the goal reached). Multi-device:
+Success is the environment's ``info["success"]`` (the maze: the goal reached; grid Tag:
+the runner tagged, see :class:`~arenax.curricula.teams.TeamSFLCurriculum`). Multi-device:
 the sampled levels and the buffer are global (replicated keys); every device plays its
 slice of the sampled levels and the success rates are all-gathered before the selection.
 """
@@ -38,9 +39,10 @@ from arenax.curricula.common import (
     level_batch_metrics,
     replay_rollout,
 )
+from arenax.curricula.plr import Played
 from arenax.envs.core import Environment
 from arenax.options import POSITIVE, UNIT
-from arenax.rl.learner import Learner
+from arenax.rl.learner import Learner, LearnerState
 from arenax.rl.rollout import example_obs
 from arenax.struct import pytree_dataclass
 
@@ -125,20 +127,54 @@ class SFLCurriculum(Curriculum):
         return round(self.config.replay_fraction * self.n_envs)
 
     def init(self, key: jax.Array) -> TrainState:
-        """A fresh student and a placeholder buffer (the first cycle fills it)."""
+        """Fresh learner(s) and a placeholder buffer (the first cycle fills it)."""
         k_params, k_level = jax.random.split(key)
         level = self.generator(k_level)
-        student = self.learner.init(k_params, example_obs(self.env, k_level, level, "agent"))
         k = self.config.buffer_size
         buf = SFLBuffer(
             levels=jax.tree.map(lambda x: jnp.broadcast_to(x, (k, *jnp.shape(x))), level),
             success=jnp.zeros((k,), jnp.float32),
             learnability=jnp.zeros((k,), jnp.float32),
         )
-        return TrainState.create(key, {STUDENT: student}, buf)
+        return TrainState.create(key, self._init_learners(k_params, k_level, level), buf)
 
-    def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array, steps: int):
-        return replay_rollout(self.env, self.learner, params, key, levels, ids, steps)
+    # ------------------------------------------------------------------ who learns
+    # (one student here; :class:`~arenax.curricula.teams.TeamSFLCurriculum` overrides
+    # these for the policies of a many-agent game, as for the replay curricula)
+    def _init_learners(
+        self, key: jax.Array, level_key: jax.Array, level: Any
+    ) -> dict[str, LearnerState]:
+        obs = example_obs(self.env, level_key, level, "agent")
+        return {STUDENT: self.learner.init(key, obs)}
+
+    def _success(self, episodes: dict) -> jax.Array:
+        """``(T, N)`` flags: the episode ending at that step was a success."""
+        return episodes["success"]
+
+    def _agents(self, state: TrainState) -> Any:
+        return state.learner[STUDENT]
+
+    def _learners(self, agents: Any) -> dict[str, LearnerState]:
+        return {STUDENT: agents}
+
+    def _params(self, agents: Any) -> Any:
+        return agents.params
+
+    def _episode_metrics(self, episodes: dict, axis_name: str | None) -> dict[str, jax.Array]:
+        return episode_metrics(episodes, axis_name)
+
+    def _train(
+        self, agents: Any, played: Played, key: jax.Array, axis_name: str | None
+    ) -> tuple[Any, dict[str, jax.Array]]:
+        return self.learner.update(agents, played.traj, played.carry0, key, axis_name)
+
+    def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array, steps: int) -> Played:
+        """This device's ``levels`` played ``steps`` steps, each env replaying its level
+        (``advantages`` unused: ``None``)."""
+        traj, carry0, episodes = replay_rollout(
+            self.env, self.learner, params, key, levels, ids, steps
+        )
+        return Played(traj, carry0, None, episodes)
 
     @property
     def eval_steps(self) -> int:
@@ -155,8 +191,8 @@ class SFLCurriculum(Curriculum):
         first = jax.lax.axis_index(axis_name) * n_local if axis_name else 0
         ids = first + jnp.arange(n_local, dtype=jnp.int32)
         local = _take(new, ids // c.episodes)
-        _, _, ep = self._play(params, k_play, local, ids, self.eval_steps)
-        solved = all_gather(first_episode_success(ep["done"], ep["success"]), axis_name)
+        ep = self._play(params, k_play, local, ids, self.eval_steps).episodes
+        solved = all_gather(first_episode_success(ep["done"], self._success(ep)), axis_name)
         success = jnp.mean(solved.reshape(c.sample_levels, c.episodes), axis=1)
         return select(new, success, c.buffer_size)
 
@@ -165,22 +201,22 @@ class SFLCurriculum(Curriculum):
     ) -> tuple[TrainState, dict[str, jax.Array]]:
         c = self.config
         k_refresh, k_pick, k_fresh, k_play, k_update = jax.random.split(key, 5)
-        student = state.learner[STUDENT]
+        agents = self._agents(state)
         refresh = state.cycle % c.refresh_every == 0
         buf = jax.lax.cond(
-            refresh, lambda b: self._refresh(student.params, k_refresh, axis_name), lambda b: b,
-            state.curriculum,
+            refresh, lambda b: self._refresh(self._params(agents), k_refresh, axis_name),
+            lambda b: b, state.curriculum,
         )  # fmt: skip
         picked = _take(buf.levels, jax.random.randint(k_pick, (self.n_buffer,), 0, c.buffer_size))
         fresh = jax.vmap(self.generator)(jax.random.split(k_fresh, self.n_envs - self.n_buffer))
         levels = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), picked, fresh)
         local = _take(levels, env_ids)
-        traj, carry0, episodes = self._play(student.params, k_play, local, env_ids, self.n_steps)
-        student, stats = self.learner.update(student, traj, carry0, k_update, axis_name)
+        played = self._play(self._params(agents), k_play, local, env_ids, self.n_steps)
+        agents, stats = self._train(agents, played, k_update, axis_name)
         steps = self.n_envs * self.n_steps
         eval_steps = c.sample_levels * c.episodes * self.eval_steps
         metrics = {
-            **episode_metrics(episodes, axis_name),
+            **self._episode_metrics(played.episodes, axis_name),
             **stats,
             **level_batch_metrics(self.level_metrics, local, axis_name),
             "sfl/learnability": jnp.mean(buf.learnability),
@@ -190,4 +226,4 @@ class SFLCurriculum(Curriculum):
             "student_steps": jnp.int32(steps),
             "updates": jnp.int32(1),
         }
-        return state.next({STUDENT: student}, buf), metrics
+        return state.next(self._learners(agents), buf), metrics

@@ -39,6 +39,7 @@ from arenax.curricula.common import TrainState
 from arenax.curricula.multiteam import MultiTeamDR, team_episode_metrics
 from arenax.curricula.plr import Played, ReplayCurriculum
 from arenax.curricula.scores import level_scores
+from arenax.curricula.sfl import SFLCurriculum
 from arenax.rl.gae import gae
 from arenax.rl.learner import Learner, LearnerState, no_update_stats
 from arenax.rl.rollout import start_rollout, team_rollout
@@ -46,14 +47,18 @@ from arenax.utils import tree_bytes
 
 
 @dataclasses.dataclass(frozen=True)
-class TeamReplayCurriculum(ReplayCurriculum):
-    """PLR / PLR⊥ / ACCEL (sequential forms) over a many-agent game's levels.
+class TeamPlay:
+    """What a level curriculum needs to drive the teams of a many-agent game instead of one
+    student: the policies, their initialisation, rollouts where every team acts, and the
+    updates of the learning policies. Mixed into :class:`TeamReplayCurriculum` and
+    :class:`TeamSFLCurriculum` ahead of the single-student curriculum, whose ``env``,
+    ``n_envs`` and ``n_steps`` it reads (its ``learner`` is unused).
 
-    Attributes (beyond :class:`ReplayCurriculum`'s, whose ``learner`` is unused):
+    Attributes:
         learners: ``{policy name: Learner}``.
         team_policy: ``{team: policy name}``.
         frozen: policies that act but do not learn.
-        score_team: the team whose regret estimate scores levels.
+        score_team: the team whose results score levels.
         bootstrap_truncation: per team, as in :class:`MultiTeamDR`.
     """
 
@@ -64,8 +69,6 @@ class TeamReplayCurriculum(ReplayCurriculum):
     bootstrap_truncation: bool | dict[str, bool] = False
 
     def __post_init__(self) -> None:
-        if self.config.parallel:
-            raise ValueError("plr.parallel: the parallel forms are for mazes only so far")
         if self.score_team not in self.env.teams:
             raise ValueError(f"score_team={self.score_team!r}: allowed {', '.join(self.env.teams)}")
 
@@ -86,20 +89,18 @@ class TeamReplayCurriculum(ReplayCurriculum):
     def progress(self) -> dict[str, str]:
         return self.multi.progress
 
-    # ------------------------------------------------------------------ state
-    def init(self, key: jax.Array) -> TrainState:
-        """Fresh policies and an empty level buffer."""
-        k_params, k_level = jax.random.split(key)
-        level = self.generator(k_level)
-        obs, _ = self.env.reset(k_level, level)
-        learners = self.multi.init_learners(k_params, obs)
-        return TrainState.create(key, learners, B.create(level, self.config.buffer_size))
-
     def state_specs(self, axis: str) -> Any:
         return PartitionSpec()  # the buffer is global; no env state outlives a cycle
 
     def student_params(self, state: TrainState) -> Any:
         raise ValueError("a many-agent run has no maze student (see its teams' policies)")
+
+    def _init_learners(
+        self, key: jax.Array, level_key: jax.Array, level: Any
+    ) -> dict[str, LearnerState]:
+        """Fresh policies, shaped by the observations of ``level``."""
+        obs, _ = self.env.reset(level_key, level)
+        return self.multi.init_learners(key, obs)
 
     # ------------------------------------------------------------------ who learns
     def _agents(self, state: TrainState) -> dict[str, LearnerState]:
@@ -117,25 +118,62 @@ class TeamReplayCurriculum(ReplayCurriculum):
     def _episode_metrics(self, episodes: dict, axis_name: str | None) -> dict[str, jax.Array]:
         return team_episode_metrics(episodes, axis_name)
 
-    # ------------------------------------------------------------------ pieces
-    def _play(self, params: dict[str, Any], key: jax.Array, levels: Any, ids: jax.Array) -> Played:
-        """Every team plays this device's ``levels`` from their start (each env replaying
-        its level), with advantages per team (its policy's GAE options)."""
+    def _train(
+        self, agents: dict[str, LearnerState], played: Played, key: jax.Array,
+        axis_name: str | None,
+    ) -> tuple[dict[str, LearnerState], dict[str, jax.Array]]:  # fmt: skip
+        return self.multi.update(agents, played.traj, played.carry0, key, axis_name)
+
+    def _team_rollout(
+        self, params: dict[str, Any], key: jax.Array, levels: Any, ids: jax.Array, steps: int
+    ) -> Played:
+        """Every team plays this device's ``levels`` from their start for ``steps`` steps
+        (each env replaying its level; recurrent states zero); ``advantages`` ``None``."""
         mt = self.multi
         k_reset, k_roll = jax.random.split(key)
         start = start_rollout(mt.rollout_env, k_reset, levels, ids, mt._carry(ids.shape[0]))
         policies = {t: self.learners[self.team_policy[t]].policy for t in mt.teams}
         team_params = {t: params[self.team_policy[t]] for t in mt.teams}
         trajs, _, episodes = team_rollout(
-            mt.rollout_env, policies, team_params, k_roll, start, self.n_steps, ids,
+            mt.rollout_env, policies, team_params, k_roll, start, steps, ids,
             self.bootstrap_truncation,
         )  # fmt: skip
+        return Played(trajs, start.carry, None, episodes)
+
+    def _bytes_per_level(self, levels: Any) -> dict[str, jax.Array]:
+        """Memory of one stored level (leaves ``(K, ...)``) in bytes."""
+        one = jax.tree.map(lambda x: x[0], levels)
+        return {"buffer/bytes_per_level": jnp.float32(tree_bytes(one))}
+
+
+@dataclasses.dataclass(frozen=True)
+class TeamReplayCurriculum(TeamPlay, ReplayCurriculum):
+    """PLR / PLR⊥ / ACCEL (sequential forms) over a many-agent game's levels (see the
+    module docstring; the attributes are :class:`ReplayCurriculum`'s and
+    :class:`TeamPlay`'s)."""
+
+    def __post_init__(self) -> None:
+        if self.config.parallel:
+            raise ValueError("plr.parallel: the parallel forms are for mazes only so far")
+        super().__post_init__()
+
+    def init(self, key: jax.Array) -> TrainState:
+        """Fresh policies and an empty level buffer."""
+        k_params, k_level = jax.random.split(key)
+        level = self.generator(k_level)
+        learners = self._init_learners(k_params, k_level, level)
+        return TrainState.create(key, learners, B.create(level, self.config.buffer_size))
+
+    def _play(self, params: dict[str, Any], key: jax.Array, levels: Any, ids: jax.Array) -> Played:
+        """Every team plays this device's ``levels`` from their start (each env replaying
+        its level), with advantages per team (its policy's GAE options)."""
+        played = self._team_rollout(params, key, levels, ids, self.n_steps)
         advantages = {}
-        for t, tr in trajs.items():
+        for t, tr in played.traj.items():
             c = self.learners[self.team_policy[t]].config
             advantages[t], _ = gae(tr.reward, tr.value, tr.next_value, tr.terminated, tr.done,
                                    c.gamma, c.gae_lambda)  # fmt: skip
-        return Played(trajs, start.carry, advantages, episodes)
+        return played._replace(advantages=advantages)
 
     def _score(self, played: Played, levels: Any, max_returns: jax.Array) -> tuple:
         """Each level's score: the mean over the scoring team's agents of their regret
@@ -152,17 +190,40 @@ class TeamReplayCurriculum(ReplayCurriculum):
         mean = jnp.sum(jnp.where(scored, scores, 0.0), axis=1) / jnp.maximum(jnp.sum(scored, 1), 1)
         return jnp.where(jnp.any(scored, axis=1), mean, -jnp.inf), jnp.max(best, axis=1)
 
-    def _train(
-        self, agents: dict[str, LearnerState], played: Played, key: jax.Array,
-        axis_name: str | None,
-    ) -> tuple[dict[str, LearnerState], dict[str, jax.Array]]:  # fmt: skip
-        return self.multi.update(agents, played.traj, played.carry0, key, axis_name)
-
     def _metrics(self, buf: B.LevelBuffer, episodes: dict, stats: dict, levels_local: Any,
                  replay: jax.Array, updated: jax.Array, env_steps: jax.Array,
                  axis_name: str | None) -> dict:  # fmt: skip
         out = super()._metrics(buf, episodes, stats, levels_local, replay, updated, env_steps,
                                axis_name)  # fmt: skip
-        one = jax.tree.map(lambda x: x[0], buf.levels)
-        out["buffer/bytes_per_level"] = jnp.float32(tree_bytes(one))
-        return out
+        return {**out, **self._bytes_per_level(buf.levels)}
+
+
+@dataclasses.dataclass(frozen=True)
+class TeamSFLCurriculum(TeamPlay, SFLCurriculum):
+    """Sampling for learnability over a many-agent game's levels: SFL's cycle, with every
+    team acting by its policy in the refresh's evaluation rollout and in the training
+    rollout, and every learning policy updated each cycle.
+
+    A level's success rate ``p`` is the scoring team's: for taggers the fraction of first
+    episodes in which the runner is tagged, for runners the fraction survived. The
+    learnability ``p (1 − p)`` is the same for both, so the buffer does not depend on the
+    scoring team; ``sfl/success`` is the scoring team's rate.
+    """
+
+    @property
+    def eval_steps(self) -> int:
+        """The episode length: every copy of a refresh ends its first episode."""
+        return int(self.env.episode_length)
+
+    def _success(self, episodes: dict) -> jax.Array:
+        tagged = episodes["success"]
+        return tagged if self.score_team == "tagger" else episodes["done"] & ~tagged
+
+    def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array, steps: int) -> Played:
+        return self._team_rollout(params, key, levels, ids, steps)
+
+    def cycle(
+        self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
+        state, metrics = super().cycle(state, key, env_ids, axis_name)
+        return state, {**metrics, **self._bytes_per_level(state.curriculum.levels)}

@@ -17,7 +17,7 @@ from arenax.curricula.offpolicy import OffPolicyDR
 from arenax.curricula.paired import TeacherCurriculum
 from arenax.curricula.plr import ReplayCurriculum
 from arenax.curricula.sfl import SFLCurriculum
-from arenax.curricula.teams import TeamReplayCurriculum
+from arenax.curricula.teams import TeamReplayCurriculum, TeamSFLCurriculum
 from arenax.envs.classic import FAMILIES as CLASSIC
 from arenax.envs.core import Environment
 from arenax.envs.maze import (
@@ -148,12 +148,22 @@ def make_classic_replay(cfg: TrainConfig) -> ReplayCurriculum:
     )
 
 
-def make_arena_replay(cfg: TrainConfig) -> TeamReplayCurriculum:
-    """PLR / ACCEL over grid Tag arenas, every team driven as in multi-team PPO; new arenas
-    are the env's (domain randomisation over obstacles and starts) or, for
-    ``new_levels="empty"``, open fields with random starts."""
+def make_arena_curriculum(cfg: TrainConfig) -> TeamReplayCurriculum | TeamSFLCurriculum:
+    """PLR / ACCEL / SFL over grid Tag arenas, every team driven as in multi-team PPO; new
+    arenas are the env's (domain randomisation over obstacles and starts) or, for
+    ``plr.new_levels="empty"``, open fields with random starts."""
     mt = make_multiteam(cfg)
     env, q = mt.env, cfg.plr
+    teams = dict(
+        learners=mt.learners, team_policy=mt.team_policy, frozen=mt.frozen,
+        bootstrap_truncation=mt.bootstrap_truncation,
+    )  # fmt: skip
+    if cfg.algorithm == "sfl":
+        return TeamSFLCurriculum(
+            env=env, learner=mt.learners[mt.team_policy["tagger"]], n_envs=cfg.n_envs,
+            n_steps=cfg.n_steps, config=cfg.sfl, generator=env.generate,
+            level_metrics=arenas.level_metrics, n_devices=cfg.devices, **teams,
+        )  # fmt: skip
     new = (
         functools.partial(arenas.empty, size=env.size, n_taggers=env.n_taggers)
         if q.new_levels == "empty" else env.generate
@@ -162,8 +172,7 @@ def make_arena_replay(cfg: TrainConfig) -> TeamReplayCurriculum:
         env=env, learner=mt.learners[mt.team_policy[q.score_team]], n_envs=cfg.n_envs,
         n_steps=cfg.n_steps, config=q, generator=new, accel=cfg.algorithm == "accel",
         mutator=functools.partial(arenas.mutate, n_edits=q.n_edits),
-        level_metrics=arenas.level_metrics, learners=mt.learners, team_policy=mt.team_policy,
-        frozen=mt.frozen, score_team=q.score_team, bootstrap_truncation=mt.bootstrap_truncation,
+        level_metrics=arenas.level_metrics, score_team=q.score_team, **teams,
     )  # fmt: skip
 
 
@@ -174,8 +183,8 @@ def make_algorithm(cfg: TrainConfig) -> Curriculum:
         return OffPolicyDR(env=make_env(cfg), config=cfg.ddpg, n_envs=cfg.n_envs, n_steps=cfg.n_steps)  # fmt: skip
     if cfg.agent_game and cfg.algorithm in ("plr", "accel"):
         return make_classic_replay(cfg)
-    if cfg.game == "grid-tag" and cfg.algorithm in ("plr", "accel"):
-        return make_arena_replay(cfg)
+    if cfg.game == "grid-tag" and cfg.algorithm in ("plr", "accel", "sfl"):
+        return make_arena_curriculum(cfg)
     if cfg.game != "maze":
         return make_multiteam(cfg)
     env = make_env(cfg)

@@ -361,12 +361,16 @@ class TrainConfig:
             if per_device % self.teacher.ppo.minibatches:
                 yield Problem("teacher.ppo.minibatches", self.teacher.ppo.minibatches, f"must divide the environments per device ({per_device})")  # fmt: skip
         yield from self._plr_problems()
-        if self.algorithm == "sfl":
-            q = self.sfl
-            if (q.sample_levels * q.episodes) % self.devices:
-                yield Problem("sfl.sample_levels", q.sample_levels, f"times sfl.episodes={q.episodes} must be divisible by devices={self.devices}")  # fmt: skip
-            if q.buffer_size > q.sample_levels:
-                yield Problem("sfl.buffer_size", q.buffer_size, f"must be <= sfl.sample_levels={q.sample_levels} (the kept levels are sampled ones)")  # fmt: skip
+        yield from self._sfl_problems()
+
+    def _sfl_problems(self) -> Iterator[Problem]:
+        if self.algorithm != "sfl":
+            return
+        q = self.sfl
+        if (q.sample_levels * q.episodes) % self.devices:
+            yield Problem("sfl.sample_levels", q.sample_levels, f"times sfl.episodes={q.episodes} must be divisible by devices={self.devices}")  # fmt: skip
+        if q.buffer_size > q.sample_levels:
+            yield Problem("sfl.buffer_size", q.buffer_size, f"must be <= sfl.sample_levels={q.sample_levels} (the kept levels are sampled ones)")  # fmt: skip
 
     def _plr_problems(self) -> Iterator[Problem]:
         """The replay buffer must hold a block of levels (maze and classic control)."""
@@ -380,11 +384,21 @@ class TrainConfig:
 
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
         classic = self.agent_game
-        replays = classic or self.game == "grid-tag"  # level families with a buffer curriculum
-        if self.algorithm in ("paired", "sfl") or (self.algorithm != "dr" and not replays):
-            allowed = "'dr', 'plr' or 'accel'" if replays else "'dr'"
+        arenas = self.game == "grid-tag"
+        replays = classic or arenas  # level families with a buffer curriculum
+        sfl = self.algorithm == "sfl" and arenas
+        if (
+            self.algorithm == "paired"
+            or (self.algorithm != "dr" and not replays)
+            or (self.algorithm == "sfl" and not sfl)
+        ):
+            allowed = (
+                "'dr', 'plr', 'accel' or 'sfl'" if arenas
+                else "'dr', 'plr' or 'accel'" if replays else "'dr'"
+            )  # fmt: skip
             yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (the teacher curricula are maze-only)")  # fmt: skip
         yield from self._plr_problems()
+        yield from self._sfl_problems()
         if self.game == "grid-tag" and self.algorithm in ("plr", "accel"):
             q = self.plr
             if q.parallel:
@@ -552,6 +566,14 @@ PRESETS: dict[str, TrainConfig] = {
         n_steps=128, total_steps=5_000_000, checkpoint_every=50, archive_every=500,
         eval=EvalConfig(every=0),
     ),
+    # Sampling for learnability over the same arenas: every 50 cycles 256 fresh arenas are
+    # played 4 times each (a 100-step episode), the 100 whose tag rate p is nearest 1/2
+    # are kept, and half of each cycle's envs replay them (the other half: fresh arenas).
+    "tag-grid-sfl": TrainConfig(
+        game="grid-tag", algorithm="sfl", grid_tag=_ARENA, tagger=TeamConfig(policy="shared"),
+        runner=TeamConfig(policy="shared"), n_envs=64, n_steps=128, total_steps=5_000_000,
+        checkpoint_every=50, archive_every=500, eval=EvalConfig(every=0),
+    ),
     # Classic control over physics. CartPole with DR over masses, pole length and push
     # (the env persists between cycles, so 128-step rollouts continue episodes).
     "cartpole-dr": TrainConfig(
@@ -600,6 +622,7 @@ PRESET_DOCS: dict[str, str] = {
     "tag-grid": "Grid Tag: 4 taggers and a runner on a 31 x 31 grid, one shared policy.",
     "tag-grid-plr": "Grid Tag arenas with obstacles, robust PLR (PLR⊥) on the taggers' regret.",
     "tag-grid-accel": "Grid Tag arenas, ACCEL: open fields edited into harder arenas.",
+    "tag-grid-sfl": "Grid Tag arenas, SFL: train on arenas where taggers tag about half the time.",
     "cartpole-dr": "CartPole, domain randomisation over its physics (masses, pole, push).",
     "cartpole-plr": "CartPole, robust PLR (PLR⊥) over its physics.",
     "pendulum-ppo": "Pendulum (Gymnasium's physics), PPO with a Gaussian policy.",
@@ -615,7 +638,8 @@ def relevant_groups(cfg: TrainConfig) -> set[str]:
         return own | {learner} | ({"plr"} if cfg.algorithm != "dr" else set())
     if cfg.game != "maze":
         replay = {"plr"} if cfg.algorithm in ("plr", "accel") else set()
-        return {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"} | replay
+        sfl = {"sfl"} if cfg.algorithm == "sfl" else set()
+        return {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"} | replay | sfl
     groups = {"env", "model", "ppo", "eval"}
     if cfg.algorithm in ("plr", "accel"):
         groups.add("plr")
