@@ -156,10 +156,11 @@ class Blocks:
         """Per-block local arrays ``(n_local, ...)`` laid out like the batch."""
         return jnp.concatenate([per_block[b] for b in self.names])
 
-    def part(self, tree: Any, name: str, axis: int = 0) -> Any:
-        """Block ``name``'s columns of a local batch (environment axis ``axis``)."""
-        i = self.names.index(name)
-        sl = slice(i * self.n_local, (i + 1) * self.n_local)
+    def part(self, tree: Any, name: str, axis: int = 0, per_env: int = 1) -> Any:
+        """Block ``name``'s columns of a local batch (environment axis ``axis``; with
+        ``per_env`` columns per environment, e.g. a team's agents, environment-major)."""
+        i, w = self.names.index(name), self.n_local * per_env
+        sl = slice(i * w, (i + 1) * w)
         return jax.tree.map(lambda a: a[(slice(None),) * axis + (sl,)], tree)
 
     def gather(self, x: jax.Array, axis_name: str | None) -> dict[str, jax.Array]:
@@ -281,6 +282,14 @@ class ReplayCurriculum(Curriculum):
     def _probs(self, buf: B.LevelBuffer) -> jax.Array:
         c = self.config
         return B.replay_probs(buf, c.staleness_coef, c.temperature, c.prioritization, c.topk)
+
+    def _block(self, layout: Blocks, played: Played, name: str) -> Played:
+        """Block ``name``'s part of a parallel cycle's rollout."""
+        return Played(
+            layout.part(played.traj, name, axis=1), layout.part(played.carry0, name),
+            layout.part(played.advantages, name, axis=1),
+            layout.part(played.episodes, name, axis=1),
+        )  # fmt: skip
 
     def _train(
         self, student: LearnerState, played: Played, key: jax.Array, axis_name: str | None
@@ -424,11 +433,7 @@ class ReplayCurriculum(Curriculum):
         scores, best = layout.gather(scores, axis_name), layout.gather(best, axis_name)
 
         # 3. train on the replay block only, once the buffer is warm
-        replay_part = Played(
-            layout.part(played.traj, "replay", axis=1), layout.part(played.carry0, "replay"),
-            layout.part(played.advantages, "replay", axis=1),
-            layout.part(played.episodes, "replay", axis=1),
-        )  # fmt: skip
+        replay_part = self._block(layout, played, "replay")
         student, stats = jax.lax.cond(
             warm,
             lambda _: self._train(student, replay_part, k_update, axis_name),

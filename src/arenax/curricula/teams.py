@@ -1,8 +1,9 @@
-"""Replay curricula over the levels of a many-agent game: PLR, robust PLR (PLR⊥) and ACCEL
-over grid Tag arenas, with every team driven by its policy as in multi-team PPO.
+"""Level curricula over the levels of a many-agent game: PLR, robust PLR (PLR⊥), ACCEL,
+their parallel forms (PLR∥, ACCEL∥) and SFL over grid Tag arenas, with every team driven by
+its policy as in multi-team PPO (:class:`TeamPlay`).
 
-One cycle is :class:`~arenax.curricula.plr.ReplayCurriculum`'s sequential cycle, with
-these differences::
+A replay cycle is :class:`~arenax.curricula.plr.ReplayCurriculum`'s (sequential or
+parallel), with these differences::
 
     rollout <- every env is reset onto its level at the cycle's start (recurrent states
                zero) and replays it (auto-reset to the same level) for n_steps; every
@@ -12,7 +13,11 @@ these differences::
                policy's options), averaged over its agents; the best return is the best
                of its agents'
     update  <- each learning policy on its teams' agents (frozen policies only act);
-               robust forms update only on replay cycles
+               robust forms update only on replay cycles, parallel forms on the replay
+               block only
+
+An SFL cycle is :class:`~arenax.curricula.sfl.SFLCurriculum`'s with the same rollouts and
+updates; a level's success rate is the scoring team's (:class:`TeamSFLCurriculum`).
 
 Whose learning drives the curriculum is ``score_team``'s: with ``--runner.frozen`` the
 runners are a fixed opponent and the taggers the learning team; with both teams learning
@@ -37,7 +42,7 @@ from jax.sharding import PartitionSpec
 from arenax.curricula import buffer as B
 from arenax.curricula.common import TrainState
 from arenax.curricula.multiteam import MultiTeamDR, team_episode_metrics
-from arenax.curricula.plr import Played, ReplayCurriculum
+from arenax.curricula.plr import Blocks, Played, ReplayCurriculum
 from arenax.curricula.scores import level_scores
 from arenax.curricula.sfl import SFLCurriculum
 from arenax.rl.gae import gae
@@ -148,14 +153,9 @@ class TeamPlay:
 
 @dataclasses.dataclass(frozen=True)
 class TeamReplayCurriculum(TeamPlay, ReplayCurriculum):
-    """PLR / PLR⊥ / ACCEL (sequential forms) over a many-agent game's levels (see the
+    """PLR / PLR⊥ / ACCEL and PLR∥ / ACCEL∥ over a many-agent game's levels (see the
     module docstring; the attributes are :class:`ReplayCurriculum`'s and
     :class:`TeamPlay`'s)."""
-
-    def __post_init__(self) -> None:
-        if self.config.parallel:
-            raise ValueError("plr.parallel: the parallel forms are for mazes only so far")
-        super().__post_init__()
 
     def init(self, key: jax.Array) -> TrainState:
         """Fresh policies and an empty level buffer."""
@@ -174,6 +174,17 @@ class TeamReplayCurriculum(TeamPlay, ReplayCurriculum):
             advantages[t], _ = gae(tr.reward, tr.value, tr.next_value, tr.terminated, tr.done,
                                    c.gamma, c.gae_lambda)  # fmt: skip
         return played._replace(advantages=advantages)
+
+    def _block(self, layout: Blocks, played: Played, name: str) -> Played:
+        """Block ``name``'s part of a parallel cycle's rollout: each team's columns are its
+        agents, environment-major, so a block is ``n_local × agents`` of them."""
+        a = {t: self.env.num_agents(t) for t in played.traj}
+        return Played(
+            {t: layout.part(x, name, 1, a[t]) for t, x in played.traj.items()},
+            {t: layout.part(x, name, 0, a[t]) for t, x in played.carry0.items()},
+            {t: layout.part(x, name, 1, a[t]) for t, x in played.advantages.items()},
+            layout.part(played.episodes, name, axis=1),
+        )  # fmt: skip
 
     def _score(self, played: Played, levels: Any, max_returns: jax.Array) -> tuple:
         """Each level's score: the mean over the scoring team's agents of their regret

@@ -401,8 +401,6 @@ class TrainConfig:
         yield from self._sfl_problems()
         if self.game == "grid-tag" and self.algorithm in ("plr", "accel"):
             q = self.plr
-            if q.parallel:
-                yield Problem("plr.parallel", True, "the parallel forms are maze-only so far")
             if q.score == "oracle_regret":
                 yield Problem("plr.score", q.score, "the oracle regret is the maze's (shortest paths)")  # fmt: skip
             if q.score_team not in ("tagger", "runner"):
