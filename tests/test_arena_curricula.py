@@ -52,8 +52,13 @@ def test_presets_train_and_count_every_step(
     if preset == "tag-grid-plr":  # held-out arenas: every matchup on every arena
         monkeypatch.setattr("sys.argv", ["arenax", "eval", str(cfg.run_dir), "--suite",
                                          "rooms,cornered", "--episodes", "4", "--opponents",
-                                         "scripted"])  # fmt: skip
+                                         "scripted", "--cvar-alpha", "0.25", "--cvar-levels",
+                                         "8", "--cvar-episodes", "2"])  # fmt: skip
         cli.main()
+        with (cfg.run_dir / "eval_cvar.csv").open() as f:
+            (rob,) = list(csv.DictReader(f))  # the trained taggers vs scripted runners
+        assert (rob["opponent"], rob["levels"], rob["episodes"]) == ("scripted", "8", "2")
+        assert 0.0 <= float(rob["cvar"]) <= float(rob["mean"]) <= 1.0
         with (cfg.run_dir / "eval_tag.csv").open() as f:
             got = [(r["arena"], r["taggers"], r["runners"]) for r in csv.DictReader(f)]
         assert got == [(a, *m) for a in ("rooms", "cornered")

@@ -1,5 +1,5 @@
-"""Robustness evaluation (CVaR of per-level success rates) for mazes: the statistic by
-hand, and a scripted policy whose per-level outcome is known."""
+"""Robustness evaluation (CVaR of per-level success rates) for mazes and Tag arenas: the
+statistic by hand, and scripted policies whose per-level outcome is known."""
 
 import dataclasses
 
@@ -56,3 +56,47 @@ def test_robustness_of_a_scripted_policy() -> None:
     assert (r.levels, r.episodes, r.alpha) == (64, 3, 0.25)
     full = robustness(Forward(), None, env, half_blocked, 64, 3, 1.0, jax.random.key(0), True, 50)
     assert full.cvar == pytest.approx(full.mean)
+
+
+@dataclasses.dataclass(frozen=True)
+class Always:
+    """A team policy that always takes grid Tag move ``move`` (0 stay, 1 is +x)."""
+
+    move: int
+    dist = D.CATEGORICAL
+
+    def apply(self, params, obs, first, carry):
+        t, b = obs.shape[:2]
+        return carry, jnp.full((t, b, 5), -10.0).at[..., self.move].set(10.0), jnp.zeros((t, b))
+
+
+def test_arena_robustness_of_scripted_teams() -> None:
+    """Grid Tag, one tagger standing at (2, 0), the runner at (0, 0) always moving +x: it
+    runs into the tagger on step 2 of an open arena, and never in an arena where (1, 0) is
+    blocked. The taggers' per-arena tag rate is 1 or 0, as for mazes; the random runners
+    (another matchup) are drawn as well."""
+    from arenax.envs.tag import GridTagEnv
+    from arenax.envs.tag.grid import GridTagLevel
+    from arenax.eval.teams import arena_robustness
+
+    env = GridTagEnv(n_taggers=1, size=3, episode_length=5)
+    start = jnp.array([[2, 0], [0, 0]], jnp.int32)
+
+    def generator(key: jax.Array) -> GridTagLevel:
+        wall = jax.random.bernoulli(key)
+        return GridTagLevel(start, jnp.zeros((4, 4), bool).at[0, 1].set(wall))
+
+    policies = {"tagger": Always(0), "runner": Always(1)}
+    params = {"tagger": None, "runner": None}
+    r = arena_robustness(env, policies, params, generator, 40, 3, 0.25, jax.random.key(0),
+                         runners="trained", greedy=True, batch=32)  # fmt: skip
+    assert r.mean + r.unsolved == pytest.approx(1.0)  # tagged always (open) or never
+    assert 0.2 < r.mean < 0.8
+    assert r.cvar == 0.0 and r.cvar_hi == 0.0 and r.opponent == "trained"
+    assert (r.levels, r.episodes, r.alpha) == (40, 3, 0.25)
+    full = arena_robustness(env, policies, params, generator, 40, 3, 1.0, jax.random.key(0),
+                            runners="trained", greedy=True, batch=32)  # fmt: skip
+    assert full.cvar == pytest.approx(full.mean) == pytest.approx(r.mean)
+    rnd = arena_robustness(env, policies, params, generator, 40, 3, 0.25, jax.random.key(0),
+                           runners="random")  # fmt: skip
+    assert 0.0 <= rnd.cvar <= rnd.mean <= 1.0 and rnd.opponent == "random"

@@ -358,8 +358,9 @@ class EvalArgs:
     gif_dir: Path | None = None
     """Also write one episode GIF per maze into this folder."""
     cvar_alpha: Annotated[float, UNIT] = 0.0
-    """Maze runs: also the success rate on the worst alpha fraction (CVaR) of
-    --cvar-levels levels drawn from the run's training distribution (0: off)."""
+    """Also the success rate on the worst alpha fraction (CVaR) of --cvar-levels levels
+    drawn from the run's training distribution (0: off). Maze runs: the student's solved
+    rate; Tag runs: the trained taggers' P(tag) against each of --opponents."""
     cvar_levels: Annotated[int, IntIn(1, 1_000_000)] = 1000
     """Levels of the robustness evaluation."""
     cvar_episodes: Annotated[int, IntIn(1, 1000)] = 4
@@ -513,6 +514,7 @@ def _eval_one(args: EvalArgs) -> list | None:
             args.run_dir, args.episodes, tuple(args.opponents), args.greedy, args.seed,
             args.checkpoint, args.out, args.gif_dir, console,
             None if game != "grid-tag" or args.suite == "all" else args.suite,
+            args.cvar_alpha, args.cvar_levels, args.cvar_episodes,
         )  # fmt: skip
         return None
     return evaluate_run(

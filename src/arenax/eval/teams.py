@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.envs.tag.scripted import scripted_actions
-from arenax.rl.evaluation import mean_ci, wilson
+from arenax.rl.evaluation import Robustness, mean_ci, rate_robustness, wilson
 
 DRIVERS = ("trained", "random", "scripted")
 
@@ -138,6 +138,31 @@ def evaluate_matchup(
     return res, out
 
 
+def arena_robustness(
+    env: Any, policies: dict[str, Any], params: dict[str, Any], generator: Callable,
+    n_levels: int, episodes: int, alpha: float, key: jax.Array, runners: str = "scripted",
+    greedy: bool = False, batch: int = 2048,
+) -> Robustness:  # fmt: skip
+    """The trained taggers' robustness against ``runners``: ``episodes`` episodes on each
+    of ``n_levels`` levels from ``generator`` (``key -> level``), success = a tag in the
+    episode; the mean tag rate and its CVaR over the worst ``alpha`` fraction of levels
+    (see :class:`~arenax.rl.evaluation.Robustness`). Played ``batch`` episodes at a time
+    (the last batch padded, so one program serves every batch)."""
+    k_levels, k_play, k_boot = jax.random.split(key, 3)
+    levels = jax.vmap(generator)(jax.random.split(k_levels, n_levels))
+    total = n_levels * episodes
+    batch = min(batch, total)
+    idx = np.arange(-(-total // batch) * batch) % total // episodes  # level-major, padded
+    act = team_actor(env, {"tagger": "trained", "runner": runners}, policies, params, greedy)
+    wins = []
+    for i, start in enumerate(range(0, len(idx), batch)):
+        part = jax.tree.map(lambda x, s=start: x[idx[s : s + batch]], levels)
+        out = play_episodes(env, act, part, jax.random.fold_in(k_play, i))
+        wins.append(np.asarray(out["first"]) > 0)
+    wins = np.concatenate(wins)[:total].reshape(n_levels, episodes)
+    return rate_robustness(wins, alpha, k_boot, runners)
+
+
 def pm(mean: float, hi: float, digits: int) -> str:
     """``mean ± half-width`` of a symmetric interval ending at ``hi``."""
     if not np.isfinite(mean):
@@ -176,11 +201,17 @@ def evaluate_tag_run(
     gif_dir: Path | None = None,
     console: Console | None = None,
     suite: str | None = None,
+    cvar_alpha: float = 0.0,
+    cvar_levels: int = 1000,
+    cvar_episodes: int = 4,
 ) -> list[MatchResult]:
     """Evaluate a Tag run's checkpoint: prints a table, writes a CSV (and one GIF per
     matchup into ``gif_dir``). ``suite`` (grid Tag): held-out arenas (``arenas`` or names,
     see :func:`arenax.envs.tag.arenas.heldout_arena`), each matchup on each arena, starts
-    drawn per episode; default: starts from the run's own generator."""
+    drawn per episode; default: starts from the run's own generator. With ``cvar_alpha >
+    0`` also the trained taggers' robustness against each runner driver on ``cvar_levels``
+    levels of the run's own generator (``RUN_DIR/eval_cvar.csv``, see
+    :func:`arena_robustness`)."""
     from arenax.envs.tag.render import episode_frames
     from arenax.eval.report import load_run, write_csv
     from arenax.train.build import make_algorithm
@@ -222,4 +253,19 @@ def evaluate_tag_run(
                                           f"{where} per matchup ({mode})"))  # fmt: skip
     path = write_csv(results, Path(out) if out else Path(run_dir) / "eval_tag.csv", MatchResult)
     console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
+    if cvar_alpha > 0:
+        rob = [
+            arena_robustness(env, policies, params, env.generate, cvar_levels, cvar_episodes,
+                             cvar_alpha, jax.random.key(seed ^ 0xC0FFEE), runners, greedy)
+            for runners in opponents
+        ]  # fmt: skip
+        for r in rob:
+            console.print(
+                f"robustness of the trained taggers vs {r.opponent} runners on {r.levels} "
+                f"training-distribution levels x {r.episodes} episodes: mean P(tag) "
+                f"{r.mean:.3f}, CVaR@{r.alpha:g} (worst {r.alpha:.0%} of levels) {r.cvar:.3f} "
+                f"[{r.cvar_lo:.3f}, {r.cvar_hi:.3f}], never tagged {r.unsolved:.1%}"
+            )
+        cpath = write_csv(rob, Path(run_dir) / "eval_cvar.csv", Robustness)
+        console.print(f"wrote {cpath}")
     return results

@@ -219,6 +219,22 @@ class Robustness:
     cvar_hi: float
     unsolved: float
     """Fraction of levels never solved in any episode."""
+    opponent: str = ""
+    """Many-agent games: the driver of the opposing team (success: the evaluated team's)."""
+
+
+def rate_robustness(
+    wins: np.ndarray, alpha: float, key: jax.Array, opponent: str = ""
+) -> Robustness:
+    """:class:`Robustness` of per-episode successes ``wins (n_levels, episodes)``; the
+    bootstrap (1000 resamples of the levels) draws from ``key``."""
+    n_levels, episodes = wins.shape
+    rate = np.asarray(wins, np.float64).mean(axis=1)
+    rng = np.random.default_rng(int(jax.random.randint(key, (), 0, 2**31 - 1)))
+    boot = [cvar(rate[rng.integers(0, n_levels, n_levels)], alpha) for _ in range(1000)]
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return Robustness(n_levels, episodes, alpha, float(rate.mean()), cvar(rate, alpha),
+                      float(lo), float(hi), float(np.mean(rate == 0.0)), opponent)  # fmt: skip
 
 
 def robustness(
@@ -237,9 +253,4 @@ def robustness(
         part = jax.tree.map(lambda x, s=start: x[s : s + batch], copies)
         out = play(env, policy, params, part, jax.random.fold_in(k_play, i), greedy=greedy)
         wins.append(np.asarray(out["success"]))
-    rate = np.concatenate(wins).reshape(n_levels, episodes).mean(axis=1)
-    rng = np.random.default_rng(int(jax.random.randint(k_boot, (), 0, 2**31 - 1)))
-    boot = [cvar(rate[rng.integers(0, n_levels, n_levels)], alpha) for _ in range(1000)]
-    lo, hi = np.percentile(boot, [2.5, 97.5])
-    return Robustness(n_levels, episodes, alpha, float(rate.mean()), cvar(rate, alpha),
-                      float(lo), float(hi), float(np.mean(rate == 0.0)))  # fmt: skip
+    return rate_robustness(np.concatenate(wins).reshape(n_levels, episodes), alpha, k_boot)
