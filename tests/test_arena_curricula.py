@@ -59,6 +59,10 @@ def test_presets_train_and_count_every_step(
             (rob,) = list(csv.DictReader(f))  # the trained taggers vs scripted runners
         assert (rob["opponent"], rob["levels"], rob["episodes"]) == ("scripted", "8", "2")
         assert 0.0 <= float(rob["cvar"]) <= float(rob["mean"]) <= 1.0
+        monkeypatch.setattr("sys.argv", ["arenax", "render", str(cfg.run_dir), "--buffer",
+                                         "--n", "4", "--out", str(tmp_path / "buffer.png")])  # fmt: skip
+        cli.main()
+        assert (tmp_path / "buffer.png").stat().st_size > 0
         with (cfg.run_dir / "eval_tag.csv").open() as f:
             got = [(r["arena"], r["taggers"], r["runners"]) for r in csv.DictReader(f)]
         assert got == [(a, *m) for a in ("rooms", "cornered")

@@ -287,25 +287,19 @@ def _arena_gallery(args: RenderArgs) -> None:
     start distance tagger → runner, connectivity of the free space), and a GIF of random
     play on the first one."""
     import jax
-    import numpy as np
 
     from arenax.envs.maze import render as R
     from arenax.envs.tag import GridTagEnv
-    from arenax.envs.tag import arenas as A
     from arenax.envs.tag import render as TR
+    from arenax.eval.report import arena_tiles
     from arenax.utils import save_gif
 
     env = GridTagEnv(n_taggers=args.taggers, size=args.width)
     gen = arenax.make_generator(args.source, size=args.width, n_taggers=args.taggers)
     batch = jax.jit(jax.vmap(gen))(jax.random.split(jax.random.key(args.seed), args.n))
     levels = [jax.tree.map(lambda x, i=i: x[i], batch) for i in range(args.n)]
-    images, captions = [], []
-    px = max(64, min(320, args.tile * (args.width + 1)))
-    for i, lv in enumerate(levels):
-        m = {k: float(np.asarray(v)) for k, v in A.level_metrics(lv).items()}
-        images.append(TR.frame(env, env.reset_state(None, lv), px))
-        captions.append(f"#{i} cov={m['coverage']:.2f} d={m['start_distance']:.1f} "
-                        f"conn={m['connectivity']:.2f}")  # fmt: skip
+    images, captions = arena_tiles(env, levels, max(64, min(320, args.tile * (args.width + 1))))
+    captions = [f"#{i} {c}" for i, c in enumerate(captions)]
     path = R.save_png(R.gallery(images, captions, columns=args.columns), args.out)
     console.print(f"wrote {path} ({len(images)} arenas from {args.source!r})")
     if args.episode_gif is not None:

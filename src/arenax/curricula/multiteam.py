@@ -140,6 +140,14 @@ class MultiTeamDR(Curriculum):
     def student_params(self, state: TrainState) -> Any:
         raise ValueError("a many-agent run has no maze student (see its teams' policies)")
 
+    def team_policies(self) -> dict[str, Any]:
+        """``{team: the policy that drives it}``."""
+        return {t: self.learners[self.team_policy[t]].policy for t in self.teams}
+
+    def team_params(self, state: TrainState) -> dict[str, Any]:
+        """``{team: the parameters that drive it}`` of a train state."""
+        return {t: state.learner[self.team_policy[t]].params for t in self.teams}
+
     def init_learners(self, key: jax.Array, obs: dict[str, jax.Array]) -> dict[str, Any]:
         """Fresh parameters of every policy, shaped by ``obs[team] (A_team, ...)`` of one env."""
         learners = {}

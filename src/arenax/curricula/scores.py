@@ -66,6 +66,23 @@ def episode_returns(rewards: jax.Array, done: jax.Array) -> tuple[jax.Array, jax
     return _mean_over_episodes(rets, has), jnp.max(jnp.where(has, rets, -jnp.inf), axis=0)
 
 
+def team_episode_returns(
+    rewards: jax.Array, done: jax.Array, agents: int
+) -> tuple[jax.Array, jax.Array]:
+    """Per level, a team's ``(mean, best)`` undiscounted episode return, ``(n,)`` each, from
+    its agents' ``(T, n·agents)`` rewards and flags (env-major): the mean over the agents
+    that ended an episode of their mean returns, and the best of their best returns; 0 for
+    both when none of them ended an episode."""
+    mean, best = episode_returns(rewards, done)
+    n = mean.shape[0] // agents
+    ended = jnp.isfinite(mean).reshape(n, agents)
+    count = jnp.sum(ended, axis=1)
+    total = jnp.sum(jnp.where(ended, mean.reshape(n, agents), 0.0), axis=1)
+    mean = jnp.where(count > 0, total / jnp.maximum(count, 1), 0.0)
+    best = jnp.max(jnp.where(ended, best.reshape(n, agents), -jnp.inf), axis=1)
+    return mean, jnp.where(count > 0, best, 0.0)
+
+
 def level_scores(
     kind: str,
     rewards: jax.Array,

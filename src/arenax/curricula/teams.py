@@ -39,15 +39,18 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
+from arenax.collectives import psum
 from arenax.curricula import buffer as B
-from arenax.curricula.common import TrainState
+from arenax.curricula.common import TrainState, level_batch_metrics
 from arenax.curricula.multiteam import MultiTeamDR, team_episode_metrics
+from arenax.curricula.paired import TeacherCurriculum, TeacherState
 from arenax.curricula.plr import Blocks, Played, ReplayCurriculum
-from arenax.curricula.scores import level_scores
+from arenax.curricula.scores import level_scores, teacher_score, team_episode_returns
 from arenax.curricula.sfl import SFLCurriculum
+from arenax.envs.wrappers import AutoReplay, EpisodeStats
 from arenax.rl.gae import gae
 from arenax.rl.learner import Learner, LearnerState, no_update_stats
-from arenax.rl.rollout import start_rollout, team_rollout
+from arenax.rl.rollout import example_obs, start_rollout, team_rollout
 from arenax.utils import tree_bytes
 
 
@@ -99,6 +102,12 @@ class TeamPlay:
 
     def student_params(self, state: TrainState) -> Any:
         raise ValueError("a many-agent run has no maze student (see its teams' policies)")
+
+    def team_policies(self) -> dict[str, Any]:
+        return self.multi.team_policies()
+
+    def team_params(self, state: TrainState) -> dict[str, Any]:
+        return self.multi.team_params(state)
 
     def _init_learners(
         self, key: jax.Array, level_key: jax.Array, level: Any
@@ -238,3 +247,152 @@ class TeamSFLCurriculum(TeamPlay, SFLCurriculum):
     ) -> tuple[TrainState, dict[str, jax.Array]]:
         state, metrics = super().cycle(state, key, env_ids, axis_name)
         return state, {**metrics, **self._bytes_per_level(state.curriculum.levels)}
+
+
+@dataclasses.dataclass(frozen=True)
+class TeamTeacherCurriculum(TeacherCurriculum):
+    """PAIRED, the minimax adversary and population PAIRED over a many-agent game's levels:
+    a teacher builds each arena (``editor``, e.g. :class:`~arenax.envs.tag.editor.ArenaEditor`)
+    and the **students are policies of the learning team** (``team``; taggers by default):
+    student 0 (the protagonist), student 1 (the antagonist) or a population, stacked and
+    ``vmap``-ed as for mazes. Every other team is driven by one policy per team shared by
+    every student's games (``others``), which learns from the protagonist's games unless
+    frozen. One cycle::
+
+        levels   <- the teacher builds one arena per env (its whole episode)
+        rollouts <- for each student: the student's team plays against the other teams
+                    (each env replays its arena, recurrent states zero) for n_steps
+        students <- PPO of each student on its team's agents
+        others   <- PPO of each learning other-team policy on its agents in the
+                    protagonist's games
+        regret   <- the teacher score from each student's episode returns on the arena
+                    (mean over its team's agents; best: the best of its agents')
+        teacher  <- the regret is the reward of its last step; PPO update
+
+    Attributes (beyond :class:`TeacherCurriculum`'s, whose ``students`` is the learning
+    team's learner):
+        team: the learning team.
+        others: ``{team: Learner}`` of every other team.
+        frozen: other teams that act but do not learn.
+        bootstrap_truncation: per team, as in :class:`MultiTeamDR`.
+    """
+
+    team: str = "tagger"
+    others: dict[str, Learner] = dataclasses.field(default_factory=dict)
+    frozen: frozenset[str] = frozenset()
+    bootstrap_truncation: bool | dict[str, bool] = False
+
+    @property
+    def teams(self) -> tuple[str, ...]:
+        return tuple(self.env.teams)
+
+    @property
+    def learners(self) -> dict[str, Learner]:
+        """``{team: its learner}`` (the students' for the learning team)."""
+        return {**self.others, self.team: self.students}
+
+    @property
+    def team_policy(self) -> dict[str, str]:
+        return {t: t for t in self.teams}
+
+    @property
+    def progress(self) -> dict[str, str]:
+        """The protagonist's team return, the regret and the env's per-episode counters."""
+        sums = {k: k for k in self.env.episode_sums}
+        return {f"{self.team} return": f"return/{self.team}", "regret": "regret", **sums}
+
+    def team_policies(self) -> dict[str, Any]:
+        return {t: self.learners[t].policy for t in self.teams}
+
+    def team_params(self, state: TrainState) -> dict[str, Any]:
+        """The protagonist's parameters for the learning team, the others' own."""
+        own = jax.tree.map(lambda x: x[0], state.learner[self.team].params)
+        return {t: own if t == self.team else state.learner[t].params for t in self.teams}
+
+    def student_params(self, state: TrainState) -> Any:
+        raise ValueError("a many-agent run has no maze student (see its teams' policies)")
+
+    def init(self, key: jax.Array) -> TrainState:
+        """Fresh students (stacked, the protagonist first), other-team policies and teacher."""
+        k_students, k_others, k_teacher, k_env = jax.random.split(key, 4)
+        level = self.editor.decode(self.editor.reset_state(k_env, None))
+        obs, _ = self.env.reset(k_env, level)
+        students = jax.vmap(lambda k: self.students.init(k, obs[self.team][None]))(
+            jax.random.split(k_students, self.n_students)
+        )
+        learners = {self.team: students}
+        for i, (t, learner) in enumerate(sorted(self.others.items())):
+            learners[t] = learner.init(jax.random.fold_in(k_others, i), obs[t][None])
+        teacher = self.teacher.init(k_teacher, example_obs(self.editor, k_env, None, "teacher"))
+        return TrainState.create(key, learners, TeacherState(teacher, {}))
+
+    def state_specs(self, axis: str) -> Any:
+        return PartitionSpec()  # no recurrent state or env state outlives a cycle
+
+    def cycle(
+        self, state: TrainState, key: jax.Array, ids: jax.Array, axis_name: str | None
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
+        k_teach, k_students, k_update, k_others = jax.random.split(key, 4)
+        n, me = ids.shape[0], self.team
+        env = EpisodeStats(AutoReplay(self.env))
+        policies = self.team_policies()
+        carry = {t: policies[t].initial_carry(n * self.env.num_agents(t)) for t in self.teams}
+        other_params = {t: state.learner[t].params for t in self.others}
+
+        # 1. the teacher builds the arenas
+        levels, t_traj, t_carry0, _ = self._build(state.curriculum.params, k_teach, ids)
+
+        # 2-3. every student's team plays against the others, then learns from its agents
+        def student(learner_state: Any, k: jax.Array) -> tuple:
+            k_reset, k_roll, k_upd = jax.random.split(k, 3)
+            start = start_rollout(env, k_reset, levels, ids, carry)
+            trajs, _, eps = team_rollout(
+                env, policies, {**other_params, me: learner_state.params}, k_roll, start,
+                self.n_steps, ids, self.bootstrap_truncation,
+            )  # fmt: skip
+            new_state, stats = self.students.update(learner_state, trajs[me], carry[me], k_upd,
+                                                    axis_name)  # fmt: skip
+            returns = team_episode_returns(trajs[me].reward, trajs[me].done,
+                                           self.env.num_agents(me))  # fmt: skip
+            others = {t: trajs[t] for t in self.others}
+            return new_state, stats, returns, eps, others
+
+        keys = jax.random.split(k_students, self.n_students)
+        students, s_stats, (mean_r, best_r), eps, o_trajs = jax.vmap(student)(
+            state.learner[me], keys
+        )
+
+        # 4. the other teams learn from the protagonist's games
+        learners = {me: students}
+        metrics: dict[str, jax.Array] = {}
+        for i, (t, learner) in enumerate(sorted(self.others.items())):
+            if t in self.frozen:
+                learners[t] = state.learner[t]
+                continue
+            traj0 = jax.tree.map(lambda x: x[0], o_trajs[t])
+            learners[t], st = learner.update(state.learner[t], traj0, carry[t],
+                                             jax.random.fold_in(k_others, i), axis_name)  # fmt: skip
+            metrics.update({f"{t}/{k}": v for k, v in st.items()})
+
+        # 5. regret of each arena -> the reward of the teacher's last step; teacher update
+        regret = teacher_score(self.score, mean_r, best_r)  # (n,)
+        t_traj = t_traj.replace(reward=t_traj.reward.at[-1].set(regret))
+        teacher, t_stats = self.teacher.update(
+            state.curriculum.learner, t_traj, t_carry0, k_update, axis_name
+        )
+
+        metrics.update({f"teacher/{k}": v for k, v in t_stats.items()})
+        metrics["regret"] = psum(jnp.sum(regret), axis_name) / jnp.float32(self.n_envs)
+        metrics.update(level_batch_metrics(self.level_metrics, levels, axis_name))
+        for i in range(self.n_students):
+            pre = "" if i == 0 else f"student{i}/"
+            one = jax.tree.map(lambda x, i=i: x[i], eps)
+            metrics.update({pre + k: v for k, v in team_episode_metrics(one, axis_name).items()})
+            metrics.update({f"{pre}{me}/{k}": v[i] for k, v in s_stats.items()})
+        student_steps = self.n_students * self.n_envs * self.n_steps
+        teacher_steps = self.n_envs * self.editor.episode_length
+        metrics["student_steps"] = jnp.int32(student_steps)
+        metrics["teacher_steps"] = jnp.int32(teacher_steps)
+        metrics["env_steps"] = jnp.int32(student_steps + teacher_steps)
+        metrics["updates"] = jnp.int32(1)
+        return state.next(learners, TeacherState(teacher, {})), metrics

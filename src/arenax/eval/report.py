@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -73,6 +74,34 @@ def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int
     return cfg, ranked, cycle
 
 
+def arena_tiles(env: Any, levels: list[Any], px: int) -> tuple[list[np.ndarray], list[str]]:
+    """Pictures of grid Tag arenas (``px`` pixels a side) and captions: obstacle coverage,
+    mean start distance tagger → runner, connectivity of the free space."""
+    from arenax.envs.tag import arenas as A
+    from arenax.envs.tag import render as TR
+
+    images, captions = [], []
+    for lv in levels:
+        m = {k: float(np.asarray(v)) for k, v in A.level_metrics(lv).items()}
+        images.append(TR.frame(env, env.reset_state(None, lv), px))
+        captions.append(f"cov={m['coverage']:.2f} d={m['start_distance']:.1f} "
+                        f"conn={m['connectivity']:.2f}")  # fmt: skip
+    return images, captions
+
+
+def _tiles(cfg: Any, levels: list[Any], tile: int) -> tuple[list[np.ndarray], list[str] | None]:
+    """A run's levels as pictures: mazes at ``tile`` pixels a cell, arenas (with
+    captions) at ``tile`` pixels a cell, 160 to 320 pixels a side."""
+    if cfg.game == "grid-tag":
+        from arenax.train.build import make_env
+
+        env = make_env(cfg)
+        return arena_tiles(env, levels, max(160, min(320, tile * (env.size + 1))))
+    from arenax.envs.maze import render as R
+
+    return [R.render(lv, tile_size=tile) for lv in levels], None
+
+
 def buffer_gallery(
     run_dir: Path, n: int = 16, out: Path | None = None, columns: int = 4, tile: int = 16
 ) -> tuple[Path, int]:
@@ -80,8 +109,8 @@ def buffer_gallery(
     replay probability, score and mutation count. Returns ``(path, levels drawn)``."""
     from arenax.envs.maze import render as R
 
-    _, ranked, _ = ranked_buffer(run_dir)
-    images = [R.render(level, tile_size=tile) for level, _, _, _ in ranked[:n]]
+    cfg, ranked, _ = ranked_buffer(run_dir)
+    images, _ = _tiles(cfg, [level for level, _, _, _ in ranked[:n]], tile)
     captions = [f"P={p:.3f} s={sc:.2f} m={m}" for _, p, sc, m in ranked[:n]]
     path = R.save_png(
         R.gallery(images, captions, columns=columns), out or Path(run_dir) / "buffer.png"
@@ -166,7 +195,8 @@ def teacher_gallery(
     seed: int = 0,
 ) -> tuple[Path, int]:  # fmt: skip
     """PNG of ``n`` levels the run's current teacher builds (PAIRED-family runs), captioned
-    with walls and shortest path. Returns ``(path, levels drawn)``."""
+    with walls and shortest path (mazes) or obstacle coverage, start distance and
+    connectivity (arenas). Returns ``(path, levels drawn)``."""
     import jax.numpy as jnp
 
     from arenax.envs.maze import level_metrics
@@ -182,11 +212,12 @@ def teacher_gallery(
         state.curriculum.params, jax.random.key(seed)
     )
     levels = jax.device_get(levels)
-    metrics = jax.device_get(jax.vmap(level_metrics)(levels))
-    images, captions = [], []
-    for i in range(n):
-        images.append(R.render(jax.tree.map(lambda a, i=i: a[i], levels), tile_size=tile))
-        captions.append(f"w={int(metrics['walls'][i])} sp={int(metrics['shortest_path'][i])}")
+    images, captions = _tiles(cfg, [jax.tree.map(lambda a, i=i: a[i], levels) for i in range(n)],
+                              tile)  # fmt: skip
+    if captions is None:  # mazes
+        metrics = jax.device_get(jax.vmap(level_metrics)(levels))
+        captions = [f"w={int(metrics['walls'][i])} sp={int(metrics['shortest_path'][i])}"
+                    for i in range(n)]  # fmt: skip
     path = R.save_png(
         R.gallery(images, captions, columns=columns), out or Path(run_dir) / "teacher.png"
     )
@@ -205,8 +236,7 @@ def run_episode_gif(
     if cfg.game == "maze":
         raise ValueError(f"{run_dir}: a maze run (use --buffer / --teacher, or arenax eval)")
     algo = make_algorithm(cfg)
-    policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
-    params = {t: state.learner[algo.team_policy[t]].params for t in algo.teams}
+    policies, params = algo.team_policies(), algo.team_params(state)
     act = team_actor(algo.env, dict.fromkeys(algo.teams, "trained"), policies, params, greedy)
     frames = episode_frames(algo.env, jax.random.key(seed), act, px)
     path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif", fps=12)

@@ -221,8 +221,7 @@ def evaluate_tag_run(
     cfg, state, cycle = load_run(run_dir, checkpoint)
     algo = make_algorithm(cfg)
     env = algo.env
-    policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
-    params = {t: jax.device_get(state.learner[algo.team_policy[t]].params) for t in algo.teams}
+    policies, params = algo.team_policies(), jax.device_get(algo.team_params(state))
     key = jax.random.key(seed ^ 0x7A6)  # not a training key: held-out starts
     k_levels, k_play = jax.random.split(key)
     keys = jax.random.split(k_levels, episodes)

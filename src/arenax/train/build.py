@@ -17,7 +17,7 @@ from arenax.curricula.offpolicy import OffPolicyDR
 from arenax.curricula.paired import TeacherCurriculum
 from arenax.curricula.plr import ReplayCurriculum
 from arenax.curricula.sfl import SFLCurriculum
-from arenax.curricula.teams import TeamReplayCurriculum, TeamSFLCurriculum
+from arenax.curricula.teams import TeamReplayCurriculum, TeamSFLCurriculum, TeamTeacherCurriculum
 from arenax.envs.classic import FAMILIES as CLASSIC
 from arenax.envs.core import Environment
 from arenax.envs.maze import (
@@ -30,6 +30,7 @@ from arenax.envs.maze import (
     optimal_return,
 )
 from arenax.envs.tag import GridTagEnv, TagEnv, arenas
+from arenax.envs.tag.editor import ArenaEditor
 from arenax.nn.mlp import MLPConfig, MLPPolicy
 from arenax.nn.student import StudentPolicy
 from arenax.nn.teacher import TeacherPolicy
@@ -69,10 +70,13 @@ def make_student(cfg: TrainConfig) -> Learner:
     return make_learner(cfg, make_policy(cfg, make_env(cfg).action_space().n), cfg.ppo)
 
 
-def make_editor(cfg: TrainConfig) -> MazeEditor:
-    """The teacher's editor MDP for the student's maze size."""
-    e = cfg.env
-    return MazeEditor(height=e.height, width=e.width, **fields_of(cfg.teacher, EditorOptions))
+def make_editor(cfg: TrainConfig) -> MazeEditor | ArenaEditor:
+    """The teacher's editor MDP for the students' maze size (or grid Tag arena)."""
+    options = fields_of(cfg.teacher, EditorOptions)
+    if cfg.game == "grid-tag":
+        g = cfg.grid_tag
+        return ArenaEditor(size=g.size, n_taggers=g.n_taggers, **options)
+    return MazeEditor(height=cfg.env.height, width=cfg.env.width, **options)
 
 
 def make_teacher(cfg: TrainConfig) -> Learner:
@@ -176,6 +180,21 @@ def make_arena_curriculum(cfg: TrainConfig) -> TeamReplayCurriculum | TeamSFLCur
     )  # fmt: skip
 
 
+def make_arena_teacher(cfg: TrainConfig) -> TeamTeacherCurriculum:
+    """PAIRED-family teachers over grid Tag arenas: the taggers are the students (their
+    policy stacked per student); the runners' policy is shared by every student's games."""
+    mt = make_multiteam(cfg)
+    others = {t: mt.learners[mt.team_policy[t]] for t in mt.teams if t != "tagger"}
+    return TeamTeacherCurriculum(
+        env=mt.env, editor=make_editor(cfg), students=mt.learners[mt.team_policy["tagger"]],
+        teacher=make_teacher(cfg), n_students=cfg.paired.n_students, score=cfg.paired.score,
+        n_envs=cfg.n_envs, n_steps=cfg.n_steps, level_metrics=arenas.level_metrics,
+        team="tagger", others=others,
+        frozen=frozenset(t for t in others if mt.team_policy[t] in mt.frozen),
+        bootstrap_truncation=mt.bootstrap_truncation,
+    )  # fmt: skip
+
+
 def make_algorithm(cfg: TrainConfig) -> Curriculum:
     """The curriculum named by ``cfg.algorithm`` (multi-team PPO for Tag games, and for
     classic control with ``dr``)."""
@@ -185,6 +204,8 @@ def make_algorithm(cfg: TrainConfig) -> Curriculum:
         return make_classic_replay(cfg)
     if cfg.game == "grid-tag" and cfg.algorithm in ("plr", "accel", "sfl"):
         return make_arena_curriculum(cfg)
+    if cfg.game == "grid-tag" and cfg.algorithm == "paired":
+        return make_arena_teacher(cfg)
     if cfg.game != "maze":
         return make_multiteam(cfg)
     env = make_env(cfg)

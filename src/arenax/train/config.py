@@ -363,6 +363,19 @@ class TrainConfig:
         yield from self._plr_problems()
         yield from self._sfl_problems()
 
+    def _arena_teacher_problems(self, per_device: int) -> Iterator[Problem]:
+        """PAIRED over arenas: the taggers are the students, with a policy of their own."""
+        cells = (self.grid_tag.size + 1) ** 2 - 1
+        if not 0 <= self.teacher.n_walls <= cells:
+            yield Problem("teacher.n_walls", self.teacher.n_walls, f"must be in [0, {cells}]")
+        policy_of = self.team_policy()
+        if policy_of["tagger"] == policy_of["runner"]:
+            yield Problem("runner.policy", self.runner.policy, "must differ from the taggers' policy (the taggers are the teacher's students)")  # fmt: skip
+        if self.tagger.frozen:
+            yield Problem("tagger.frozen", True, "the taggers are the teacher's students: they learn")  # fmt: skip
+        if per_device % self.teacher.ppo.minibatches:
+            yield Problem("teacher.ppo.minibatches", self.teacher.ppo.minibatches, f"must divide the environments per device ({per_device})")  # fmt: skip
+
     def _sfl_problems(self) -> Iterator[Problem]:
         if self.algorithm != "sfl":
             return
@@ -386,19 +399,15 @@ class TrainConfig:
         classic = self.agent_game
         arenas = self.game == "grid-tag"
         replays = classic or arenas  # level families with a buffer curriculum
-        sfl = self.algorithm == "sfl" and arenas
-        if (
-            self.algorithm == "paired"
-            or (self.algorithm != "dr" and not replays)
-            or (self.algorithm == "sfl" and not sfl)
+        if (self.algorithm != "dr" and not replays) or (
+            self.algorithm in ("sfl", "paired") and not arenas
         ):
-            allowed = (
-                "'dr', 'plr', 'accel' or 'sfl'" if arenas
-                else "'dr', 'plr' or 'accel'" if replays else "'dr'"
-            )  # fmt: skip
-            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (the teacher curricula are maze-only)")  # fmt: skip
+            allowed = "'dr', 'plr' or 'accel'" if replays else "'dr'"
+            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (SFL and the teacher curricula are for mazes and grid Tag arenas)")  # fmt: skip
         yield from self._plr_problems()
         yield from self._sfl_problems()
+        if arenas and self.algorithm == "paired":
+            yield from self._arena_teacher_problems(per_device)
         if self.game == "grid-tag" and self.algorithm in ("plr", "accel"):
             q = self.plr
             if q.score == "oracle_regret":
@@ -572,6 +581,14 @@ PRESETS: dict[str, TrainConfig] = {
         runner=TeamConfig(policy="shared"), n_envs=64, n_steps=128, total_steps=5_000_000,
         checkpoint_every=50, archive_every=500, eval=EvalConfig(every=0),
     ),
+    # PAIRED over the same arenas: a teacher places 40 obstacles, then the 4 taggers' and
+    # the runner's starts; the students are two tagger policies (protagonist, antagonist),
+    # each playing against one runner policy that learns from the protagonist's games.
+    "tag-grid-paired": TrainConfig(
+        game="grid-tag", algorithm="paired", grid_tag=_ARENA, paired=PairedConfig(2, "paired"),
+        teacher=TeacherConfig(n_walls=40), n_envs=64, n_steps=128, total_steps=5_000_000,
+        checkpoint_every=50, archive_every=500, eval=EvalConfig(every=0),
+    ),
     # Classic control over physics. CartPole with DR over masses, pole length and push
     # (the env persists between cycles, so 128-step rollouts continue episodes).
     "cartpole-dr": TrainConfig(
@@ -621,6 +638,7 @@ PRESET_DOCS: dict[str, str] = {
     "tag-grid-plr": "Grid Tag arenas with obstacles, robust PLR (PLR⊥) on the taggers' regret.",
     "tag-grid-accel": "Grid Tag arenas, ACCEL: open fields edited into harder arenas.",
     "tag-grid-sfl": "Grid Tag arenas, SFL: train on arenas where taggers tag about half the time.",
+    "tag-grid-paired": "Grid Tag arenas, PAIRED: a teacher builds arenas; regret of two tagger policies.",
     "cartpole-dr": "CartPole, domain randomisation over its physics (masses, pole, push).",
     "cartpole-plr": "CartPole, robust PLR (PLR⊥) over its physics.",
     "pendulum-ppo": "Pendulum (Gymnasium's physics), PPO with a Gaussian policy.",
@@ -637,7 +655,9 @@ def relevant_groups(cfg: TrainConfig) -> set[str]:
     if cfg.game != "maze":
         replay = {"plr"} if cfg.algorithm in ("plr", "accel") else set()
         sfl = {"sfl"} if cfg.algorithm == "sfl" else set()
-        return {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"} | replay | sfl
+        teacher = {"paired", "teacher"} if cfg.algorithm == "paired" else set()
+        game = {"tag" if cfg.game == "tag" else "grid_tag", "tagger", "runner"}
+        return game | replay | sfl | teacher
     groups = {"env", "model", "ppo", "eval"}
     if cfg.algorithm in ("plr", "accel"):
         groups.add("plr")

@@ -1,0 +1,152 @@
+"""PAIRED over grid Tag arenas (``tag-grid-paired``): the arena editor by hand and as a
+property (every editing episode decodes to a valid arena), the team's per-level returns by
+hand, and the preset training, resuming exactly and evaluating on held-out arenas."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from arenax import cli
+from arenax.curricula.scores import team_episode_returns
+from arenax.envs.tag.arenas import validate_level
+from arenax.envs.tag.editor import ArenaEditor
+from arenax.options import ConfigError
+from arenax.train import PRESETS, train, validate
+from arenax.train.build import make_algorithm
+from helpers import assert_same, learning_rows, tiny_preset
+
+
+def build(editor: ArenaEditor, cells: list[int]):
+    """Play an editing episode choosing ``cells``; returns the final state."""
+    state = editor.reset_state(jax.random.key(0))
+    for t, c in enumerate(cells):
+        state, _, done, _, _ = editor.step_state(jax.random.key(t + 1), state, {"teacher": c})
+        assert bool(done) == (t == len(cells) - 1)
+    return state
+
+
+def test_the_editor_blocks_then_places_starts_by_hand() -> None:
+    # a 4 x 4 arena (L = 3), 3 obstacle steps, 2 taggers and the runner
+    editor = ArenaEditor(size=3, n_taggers=2, n_walls=3, noise_dim=2)
+    assert editor.episode_length == 6 and editor.action_space().n == 16
+    # obstacles at (1, 0), (1, 0) again (no change) and (2, 3); tagger 0 on the obstacle
+    # at (2, 3) (keep: the obstacle goes), tagger 1 at (0, 0), the runner at (0, 0) too
+    state = build(editor, [1, 1, 3 * 4 + 2, 3 * 4 + 2, 0, 0])
+    level = editor.decode(state)
+    assert np.argwhere(np.asarray(level.blocked)).tolist() == [[0, 1]]  # [y, x]
+    assert np.asarray(level.pos).tolist() == [[2, 3], [0, 0], [0, 0]]
+    validate_level(level, 3, 3)
+    image = np.asarray(editor.observe(state)["teacher"].image[0])
+    assert image.shape == (4, 4, 3)
+    assert image[0, 1, 0] == 2 and image[3, 2, 0] == 0  # obstacles
+    assert image[3, 2, 1] == 1 and image[0, 0, 1] == 1 and image[0, 0, 2] == 1  # starts
+    assert image[..., 1].sum() == 2 and image[..., 2].sum() == 1
+    # redirect: the start chosen on the obstacle moves to a free cell; the obstacle stays
+    red = ArenaEditor(size=3, n_taggers=2, n_walls=3, noise_dim=2, collisions="redirect")
+    level = red.decode(build(red, [1, 1, 3 * 4 + 2, 3 * 4 + 2, 0, 0]))
+    assert np.argwhere(np.asarray(level.blocked)).tolist() == [[0, 1], [3, 2]]
+    assert np.asarray(level.pos)[0].tolist() not in ([1, 0], [2, 3])
+    validate_level(level, 3, 3)
+
+
+@pytest.mark.parametrize("collisions", ["keep", "redirect"])
+def test_every_editing_episode_decodes_to_a_valid_arena(collisions: str) -> None:
+    """200 episodes of uniformly random cells, with an obstacle budget of all but one cell
+    (L = 2: 9 cells, 8 obstacle steps), so starts often land on obstacles."""
+    editor = ArenaEditor(size=2, n_taggers=2, n_walls=8, noise_dim=1, collisions=collisions)
+
+    def episode(key: jax.Array):
+        def step(state, k):
+            k_act, k_env = jax.random.split(k)
+            cell = jax.random.randint(k_act, (), 0, 9)
+            return editor.step_state(k_env, state, {"teacher": cell})[0], None
+
+        state, _ = jax.lax.scan(step, editor.reset_state(key),
+                                jax.random.split(key, editor.episode_length))  # fmt: skip
+        return editor.decode(state)
+
+    levels = jax.jit(jax.vmap(episode))(jax.random.split(jax.random.key(0), 200))
+    for i in range(200):
+        validate_level(jax.tree.map(lambda x, i=i: x[i], levels), 2, 3)
+    assert np.asarray(levels.blocked).sum(axis=(1, 2)).max() >= 5  # the budget was used
+
+
+def test_a_teams_returns_per_arena_by_hand() -> None:
+    # 2 arenas × 2 agents, 3 steps: arena 0's agent 0 ends episodes of 1 and 2 (returns
+    # 1 and 5), its agent 1 one of 3; arena 1's agent 0 none, agent 1 one of -2
+    reward = jnp.array([[1.0, 0.0, 0.0, 0.0], [2.0, 0.0, 4.0, -2.0], [3.0, 3.0, 0.0, 0.0]])
+    done = jnp.array([[1, 0, 0, 0], [0, 0, 0, 1], [1, 1, 0, 0]], bool)
+    mean, best = team_episode_returns(reward, done, 2)
+    np.testing.assert_allclose(mean, [((1 + 5) / 2 + 3) / 2, -2.0])
+    np.testing.assert_allclose(best, [5.0, -2.0])
+    mean, best = team_episode_returns(reward, jnp.zeros_like(done), 2)
+    np.testing.assert_allclose(mean, [0.0, 0.0])  # no episode ended: 0, as for mazes
+    np.testing.assert_allclose(best, [0.0, 0.0])
+
+
+def test_bad_combinations_are_refused() -> None:
+    cfg = PRESETS["tag-grid-paired"]
+    cases = [
+        (dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, policy="tagger")),
+         "runner.policy='tagger': must differ from the taggers' policy"),
+        (dataclasses.replace(cfg, teacher=dataclasses.replace(cfg.teacher, n_walls=225)),
+         "teacher.n_walls=225: must be in [0, 224]"),
+        (dataclasses.replace(cfg, tagger=dataclasses.replace(cfg.tagger, frozen=True)),
+         "tagger.frozen=True: the taggers are the teacher's students"),
+        (dataclasses.replace(PRESETS["tag-continuous"], algorithm="paired"),
+         "algorithm='paired': game 'tag' trains with 'dr'"),
+    ]  # fmt: skip
+    for c, message in cases:
+        with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            validate(c)
+
+
+@pytest.mark.slow
+def test_tag_grid_paired_trains_resumes_exactly_and_evaluates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each cycle: the teacher's 4 arenas (3 obstacle steps + 3 starts), two tagger
+    students × 4 envs × 8 steps; the arenas it builds are valid; the run stopped after 2
+    cycles and resumed equals the uninterrupted one bitwise; the protagonist is evaluated
+    on held-out arenas."""
+    validate(PRESETS["tag-grid-paired"])
+    full = train(tiny_preset("tag-grid-paired", tmp_path, 4, name="full"))
+    rows = full.rows
+    assert [r["env_steps"] for r in rows] == [(2 * 4 * 8 + 4 * 7) * (i + 1) for i in range(4)]
+    for r in rows:
+        assert r["regret"] >= 0.0  # the PAIRED regret: antagonist's best − protagonist's mean
+        for k in ("tagger/value_loss", "student1/tagger/value_loss", "runner/value_loss",
+                  "teacher/value_loss", "level/coverage", "tagged", "student1/tagged"):  # fmt: skip
+            assert k in r, k
+    algo = make_algorithm(tiny_preset("tag-grid-paired", tmp_path))
+    ids = jnp.arange(8, dtype=jnp.int32)
+    levels, _, _ = algo.generate(full.state.curriculum.params, jax.random.key(3), ids)
+    for i in range(8):
+        validate_level(jax.tree.map(lambda x, i=i: x[i], levels), 5, 3)
+
+    train(tiny_preset("tag-grid-paired", tmp_path, 2, name="half"))
+    resumed = train(tiny_preset("tag-grid-paired", tmp_path, 4, name="x"),
+                    resume=tmp_path / "half")  # fmt: skip
+    assert_same(learning_rows(rows)[2:], learning_rows(resumed.rows))
+    for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(resumed.state), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+    monkeypatch.setattr("sys.argv", ["arenax", "eval", str(tmp_path / "full"), "--suite",
+                                     "pillars", "--episodes", "4", "--opponents", "scripted"])  # fmt: skip
+    cli.main()
+    with (tmp_path / "full" / "eval_tag.csv").open() as f:
+        got = [(r["arena"], r["taggers"], r["runners"]) for r in csv.DictReader(f)]
+    assert got == [("pillars", "trained", "scripted"), ("pillars", "scripted", "trained"),
+                   ("pillars", "random", "random")]  # fmt: skip
+    # a gallery of arenas the teacher builds now
+    monkeypatch.setattr("sys.argv", ["arenax", "render", str(tmp_path / "full"), "--teacher",
+                                     "--n", "4", "--out", str(tmp_path / "teacher.png")])  # fmt: skip
+    cli.main()
+    assert (tmp_path / "teacher.png").stat().st_size > 0
