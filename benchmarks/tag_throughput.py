@@ -51,6 +51,8 @@ CASES: dict[str, TrainConfig] = {
     "continuous-1000x105": _case(_TC, 1000, 10, 4, n_taggers=5),
     "continuous-1000x105-all": _case(_TC, 1000, 10, 4, n_taggers=5, k_nearest=None),
     "continuous-1x1000": _case(_TC, 1, 100, 4, n_taggers=100, n_runners=900),
+    # disc obstacles (16 slots, every one checked per agent and step; 48 more observations)
+    "continuous-1000x105-obstacles": _case(_TC, 1000, 10, 4, n_taggers=5, max_obstacles=16),
     "grid-partial-2000x1000": _case(
         _TG, 2000, 2, 16, n_taggers=999, size=100, partial=True, tag_penalty=-5.0
     ),

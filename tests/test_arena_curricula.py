@@ -162,10 +162,10 @@ def test_a_block_of_a_parallel_rollout_is_its_levels_played_alone(tmp_path: Path
 
 def test_bad_combinations_are_refused() -> None:
     cases = [
-        (dataclasses.replace(PRESETS["tag-continuous"], algorithm="plr"),
-         "algorithm='plr': game 'tag' trains with 'dr'"),
+        (dataclasses.replace(PRESETS["tag-continuous"], algorithm="sfl"),
+         "algorithm='sfl': game 'tag' trains with 'dr', 'plr' or 'accel'"),
         (dataclasses.replace(PRESETS["tag-grid-plr"], algorithm="paired"),
-         "algorithm='paired': game 'grid-tag' trains with 'dr', 'plr', 'accel' or 'sfl'"),
+         "runner.policy='shared': must differ from the taggers' policy"),
         (dataclasses.replace(PRESETS["tag-grid-plr"],
                              plr=dataclasses.replace(PRESETS["tag-grid-plr"].plr, score_team="x")),
          "plr.score_team='x': allowed: tagger, runner"),

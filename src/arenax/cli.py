@@ -97,11 +97,11 @@ def _suite_problem(suite: str, field: str = "suite") -> Iterator[Problem]:
         yield Problem(field, suite, str(exc))
 
 
-def _arena_suite_problem(suite: str) -> Iterator[Problem]:
-    from arenax.envs.tag.arenas import resolve_arenas
+def _arena_suite_problem(suite: str, game: str) -> Iterator[Problem]:
+    from arenax.envs.tag import arenas, discs
 
     try:
-        resolve_arenas(suite)
+        arenas.resolve_arenas(suite, (arenas if game == "grid-tag" else discs).HELDOUT_ARENAS)
     except ValueError as exc:
         yield Problem("suite", suite, str(exc))
 
@@ -134,7 +134,8 @@ class RenderArgs:
     """Interior columns (generators only); grid-tag generators: the arena's size L (cells
     0..L)."""
     taggers: Annotated[int, IntIn(1, 1000)] = 4
-    """Taggers of grid-tag arenas (generators only)."""
+    """Taggers of Tag arenas (generators only; continuous ``tag/…``: with tag-plr's 100
+    runners and up to 16 discs)."""
     n_walls: Annotated[int, AtLeast(0)] = 60
     """Wall budget (``maze/dr`` generators only)."""
     tile: Annotated[int, IntIn(1, 128)] = 16
@@ -167,7 +168,9 @@ class RenderArgs:
             yield Problem("teacher", True, "draw either --buffer or --teacher, not both")
         if (self.buffer or self.teacher) and self.run_dir is None:
             yield Problem("buffer" if self.buffer else "teacher", True, "needs RUN_DIR")
-        mazes = [g for g in arenax.list_generators() if g.startswith(("maze/", "grid-tag/"))]
+        mazes = [
+            g for g in arenax.list_generators() if g.startswith(("maze/", "grid-tag/", "tag/"))
+        ]
         if self.run_dir is None and self.source not in (*mazes, *TAG_PRESETS):
             try:
                 resolve_suite(self.source)
@@ -267,7 +270,7 @@ def render_cmd(args: RenderArgs) -> None:
         what = "highest-priority buffer levels" if args.buffer else "levels from the teacher"
         console.print(f"wrote {path} ({n} {what})")
         return
-    if args.source.startswith("grid-tag/"):
+    if args.source.startswith(("grid-tag/", "tag/")):
         _arena_gallery(args)
         return
     levels, captions, limits = _levels_from(args)
@@ -294,11 +297,20 @@ def _arena_gallery(args: RenderArgs) -> None:
     from arenax.eval.report import arena_tiles
     from arenax.utils import save_gif
 
-    env = GridTagEnv(n_taggers=args.taggers, size=args.width)
-    gen = arenax.make_generator(args.source, size=args.width, n_taggers=args.taggers)
+    if args.source.startswith("tag/"):  # continuous: tag-plr's game with --taggers taggers
+        from arenax.envs.tag import TagEnv
+        from arenax.options import fields_of
+
+        env = TagEnv(**{**fields_of(PRESETS["tag-plr"].tag), "n_taggers": args.taggers})
+        gen = arenax.make_generator(args.source, env=env)
+        px = 320
+    else:
+        env = GridTagEnv(n_taggers=args.taggers, size=args.width)
+        gen = arenax.make_generator(args.source, size=args.width, n_taggers=args.taggers)
+        px = max(64, min(320, args.tile * (args.width + 1)))
     batch = jax.jit(jax.vmap(gen))(jax.random.split(jax.random.key(args.seed), args.n))
     levels = [jax.tree.map(lambda x, i=i: x[i], batch) for i in range(args.n)]
-    images, captions = arena_tiles(env, levels, max(64, min(320, args.tile * (args.width + 1))))
+    images, captions = arena_tiles(env, levels, px)
     captions = [f"#{i} {c}" for i, c in enumerate(captions)]
     path = R.save_png(R.gallery(images, captions, columns=args.columns), args.out)
     console.print(f"wrote {path} ({len(images)} arenas from {args.source!r})")
@@ -362,9 +374,10 @@ class EvalArgs:
 
     def problems(self) -> Iterator[Problem]:
         yield from _run_problems(self.run_dir)
-        if (Path(self.run_dir) / "config.json").is_file() and _run_game(self.run_dir) == "grid-tag":
+        game = _run_game(self.run_dir) if (Path(self.run_dir) / "config.json").is_file() else None
+        if game in ("grid-tag", "tag"):
             if self.suite != "all":  # the default: the run's own generator's starts
-                yield from _arena_suite_problem(self.suite)
+                yield from _arena_suite_problem(self.suite, game)
         else:
             yield from _suite_problem(self.suite)
         yield from _file_problem(self.out, "out", (".csv",))
@@ -507,7 +520,7 @@ def _eval_one(args: EvalArgs) -> list | None:
         evaluate_tag_run(
             args.run_dir, args.episodes, tuple(args.opponents), args.greedy, args.seed,
             args.checkpoint, args.out, args.gif_dir, console,
-            None if game != "grid-tag" or args.suite == "all" else args.suite,
+            None if args.suite == "all" else args.suite,
             args.cvar_alpha, args.cvar_levels, args.cvar_episodes,
         )  # fmt: skip
         return None

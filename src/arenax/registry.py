@@ -32,6 +32,7 @@ from arenax.envs.maze.mutators import mutate_level
 from arenax.envs.maze.suites import HeldoutMaze
 from arenax.envs.tag import GridTagEnv, TagEnv
 from arenax.envs.tag import arenas as grid_arenas
+from arenax.envs.tag import discs as tag_arenas
 
 ENVS: dict[str, type[Environment]] = {
     "maze": MazeEnv,
@@ -53,6 +54,8 @@ GENERATORS: dict[str, Callable[..., Any]] = {
         f"grid-tag/{g}": getattr(grid_arenas, g)
         for g in ("empty", "dr", "rooms", "pillars", "corridors")
     },
+    # continuous Tag arenas (disc obstacles, starts, skills); pass env=TagEnv(...)
+    **{f"tag/{g}": getattr(tag_arenas, g) for g in ("empty", "dr", "pillars", "ring")},
     # classic control: every constant of the physics uniform in its documented range
     **{f"{name}/dr": cls().sample_physics for name, (cls, _) in CLASSIC.items()},
 }
@@ -60,6 +63,7 @@ GENERATORS: dict[str, Callable[..., Any]] = {
 MUTATORS: dict[str, Callable[..., Any]] = {
     "maze/edits": mutate_level,
     "grid-tag/edits": grid_arenas.mutate,
+    "tag/edits": tag_arenas.mutate,
     # classic control: each edit moves one constant by up to ±10% of its range
     **{f"{name}/physics": cls().mutate for name, (cls, _) in CLASSIC.items()},
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -75,14 +76,20 @@ def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int
 
 
 def arena_tiles(env: Any, levels: list[Any], px: int) -> tuple[list[np.ndarray], list[str]]:
-    """Pictures of grid Tag arenas (``px`` pixels a side) and captions: obstacle coverage,
-    mean start distance tagger → runner, connectivity of the free space."""
+    """Pictures of Tag arenas, grid or continuous (``px`` pixels a side), and captions:
+    obstacle coverage, mean start distance tagger → runner (cells; continuous: runner →
+    nearest tagger, in units of L), connectivity of the free space."""
     from arenax.envs.tag import arenas as A
+    from arenax.envs.tag import discs
     from arenax.envs.tag import render as TR
 
+    if hasattr(env, "size"):
+        metrics = A.level_metrics
+    else:
+        metrics = functools.partial(discs.level_metrics, n_taggers=env.n_taggers)
     images, captions = [], []
     for lv in levels:
-        m = {k: float(np.asarray(v)) for k, v in A.level_metrics(lv).items()}
+        m = {k: float(np.asarray(v)) for k, v in metrics(lv).items()}
         images.append(TR.frame(env, env.reset_state(None, lv), px))
         captions.append(f"cov={m['coverage']:.2f} d={m['start_distance']:.1f} "
                         f"conn={m['connectivity']:.2f}")  # fmt: skip
@@ -91,12 +98,13 @@ def arena_tiles(env: Any, levels: list[Any], px: int) -> tuple[list[np.ndarray],
 
 def _tiles(cfg: Any, levels: list[Any], tile: int) -> tuple[list[np.ndarray], list[str] | None]:
     """A run's levels as pictures: mazes at ``tile`` pixels a cell, arenas (with
-    captions) at ``tile`` pixels a cell, 160 to 320 pixels a side."""
-    if cfg.game == "grid-tag":
+    captions) at ``tile`` pixels a cell (continuous: 320), 160 to 320 pixels a side."""
+    if cfg.game in ("grid-tag", "tag"):
         from arenax.train.build import make_env
 
         env = make_env(cfg)
-        return arena_tiles(env, levels, max(160, min(320, tile * (env.size + 1))))
+        cells = env.size + 1 if cfg.game == "grid-tag" else 320
+        return arena_tiles(env, levels, max(160, min(320, tile * cells)))
     from arenax.envs.maze import render as R
 
     return [R.render(lv, tile_size=tile) for lv in levels], None

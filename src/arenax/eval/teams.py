@@ -206,8 +206,9 @@ def evaluate_tag_run(
     cvar_episodes: int = 4,
 ) -> list[MatchResult]:
     """Evaluate a Tag run's checkpoint: prints a table, writes a CSV (and one GIF per
-    matchup into ``gif_dir``). ``suite`` (grid Tag): held-out arenas (``arenas`` or names,
-    see :func:`arenax.envs.tag.arenas.heldout_arena`), each matchup on each arena, starts
+    matchup into ``gif_dir``). ``suite``: held-out arenas (``arenas`` or names, see
+    :func:`arenax.envs.tag.arenas.heldout_arena` for grid Tag and
+    :func:`arenax.envs.tag.discs.heldout_arena` for continuous Tag), each matchup on each arena, starts
     drawn per episode; default: starts from the run's own generator. With ``cvar_alpha >
     0`` also the trained taggers' robustness against each runner driver on ``cvar_levels``
     levels of the run's own generator (``RUN_DIR/eval_cvar.csv``, see
@@ -228,11 +229,18 @@ def evaluate_tag_run(
     if suite is None:
         sets = {"": jax.vmap(env.generate)(keys)}
     else:
-        from arenax.envs.tag.arenas import heldout_arena, resolve_arenas
+        from arenax.envs.tag import discs
+        from arenax.envs.tag.arenas import HELDOUT_ARENAS, heldout_arena, resolve_arenas
 
+        if hasattr(env, "size"):  # grid Tag
+            known = HELDOUT_ARENAS
+            make = functools.partial(heldout_arena, size=env.size, n_taggers=env.n_taggers)
+        else:  # continuous Tag
+            known = discs.HELDOUT_ARENAS
+            make = functools.partial(discs.heldout_arena, env=env)
         sets = {
-            name: jax.vmap(lambda k, n=name: heldout_arena(n, k, env.size, env.n_taggers))(keys)
-            for name in resolve_arenas(suite)
+            name: jax.vmap(lambda k, n=name: make(n, k))(keys)
+            for name in resolve_arenas(suite, known)
         }
     results = []
     for j, (arena, levels) in enumerate(sets.items()):

@@ -30,6 +30,7 @@ from arenax.envs.maze import (
     optimal_return,
 )
 from arenax.envs.tag import GridTagEnv, TagEnv, arenas
+from arenax.envs.tag import discs as tag_discs
 from arenax.envs.tag.editor import ArenaEditor
 from arenax.nn.mlp import MLPConfig, MLPPolicy
 from arenax.nn.student import StudentPolicy
@@ -153,11 +154,21 @@ def make_classic_replay(cfg: TrainConfig) -> ReplayCurriculum:
 
 
 def make_arena_curriculum(cfg: TrainConfig) -> TeamReplayCurriculum | TeamSFLCurriculum:
-    """PLR / ACCEL / SFL over grid Tag arenas, every team driven as in multi-team PPO; new
-    arenas are the env's (domain randomisation over obstacles and starts) or, for
-    ``plr.new_levels="empty"``, open fields with random starts."""
+    """PLR / ACCEL / SFL over grid Tag arenas (PLR / ACCEL over continuous Tag arenas),
+    every team driven as in multi-team PPO; new arenas are the env's (domain randomisation
+    over obstacles and starts) or, for ``plr.new_levels="empty"``, open fields with random
+    starts."""
     mt = make_multiteam(cfg)
     env, q = mt.env, cfg.plr
+    if cfg.game == "tag":  # continuous arenas: disc obstacles, starts and skills
+        empty = functools.partial(tag_discs.empty, env=env)
+        mutator = functools.partial(tag_discs.mutate, n_edits=q.n_edits,
+                                    radius=env.obstacle_radius)  # fmt: skip
+        metrics = functools.partial(tag_discs.level_metrics, n_taggers=env.n_taggers)
+    else:
+        empty = functools.partial(arenas.empty, size=env.size, n_taggers=env.n_taggers)
+        mutator = functools.partial(arenas.mutate, n_edits=q.n_edits)
+        metrics = arenas.level_metrics
     teams = dict(
         learners=mt.learners, team_policy=mt.team_policy, frozen=mt.frozen,
         bootstrap_truncation=mt.bootstrap_truncation,
@@ -166,17 +177,13 @@ def make_arena_curriculum(cfg: TrainConfig) -> TeamReplayCurriculum | TeamSFLCur
         return TeamSFLCurriculum(
             env=env, learner=mt.learners[mt.team_policy["tagger"]], n_envs=cfg.n_envs,
             n_steps=cfg.n_steps, config=cfg.sfl, generator=env.generate,
-            level_metrics=arenas.level_metrics, n_devices=cfg.devices, **teams,
+            level_metrics=metrics, n_devices=cfg.devices, **teams,
         )  # fmt: skip
-    new = (
-        functools.partial(arenas.empty, size=env.size, n_taggers=env.n_taggers)
-        if q.new_levels == "empty" else env.generate
-    )  # fmt: skip
     return TeamReplayCurriculum(
         env=env, learner=mt.learners[mt.team_policy[q.score_team]], n_envs=cfg.n_envs,
-        n_steps=cfg.n_steps, config=q, generator=new, accel=cfg.algorithm == "accel",
-        mutator=functools.partial(arenas.mutate, n_edits=q.n_edits),
-        level_metrics=arenas.level_metrics, score_team=q.score_team, **teams,
+        n_steps=cfg.n_steps, config=q, accel=cfg.algorithm == "accel", mutator=mutator,
+        generator=empty if q.new_levels == "empty" else env.generate, level_metrics=metrics,
+        score_team=q.score_team, **teams,
     )  # fmt: skip
 
 
@@ -202,7 +209,7 @@ def make_algorithm(cfg: TrainConfig) -> Curriculum:
         return OffPolicyDR(env=make_env(cfg), config=cfg.ddpg, n_envs=cfg.n_envs, n_steps=cfg.n_steps)  # fmt: skip
     if cfg.agent_game and cfg.algorithm in ("plr", "accel"):
         return make_classic_replay(cfg)
-    if cfg.game == "grid-tag" and cfg.algorithm in ("plr", "accel", "sfl"):
+    if cfg.game in ("grid-tag", "tag") and cfg.algorithm in ("plr", "accel", "sfl"):
         return make_arena_curriculum(cfg)
     if cfg.game == "grid-tag" and cfg.algorithm == "paired":
         return make_arena_teacher(cfg)

@@ -398,17 +398,13 @@ class TrainConfig:
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
         classic = self.agent_game
         arenas = self.game == "grid-tag"
-        replays = classic or arenas  # level families with a buffer curriculum
-        if (self.algorithm != "dr" and not replays) or (
-            self.algorithm in ("sfl", "paired") and not arenas
-        ):
-            allowed = "'dr', 'plr' or 'accel'" if replays else "'dr'"
-            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (SFL and the teacher curricula are for mazes and grid Tag arenas)")  # fmt: skip
+        if self.algorithm in ("sfl", "paired") and not arenas:
+            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with 'dr', 'plr' or 'accel' (SFL and the teacher curricula are for mazes and grid Tag arenas)")  # fmt: skip
         yield from self._plr_problems()
         yield from self._sfl_problems()
         if arenas and self.algorithm == "paired":
             yield from self._arena_teacher_problems(per_device)
-        if self.game == "grid-tag" and self.algorithm in ("plr", "accel"):
+        if self.game in ("grid-tag", "tag") and self.algorithm in ("plr", "accel"):
             q = self.plr
             if q.score == "oracle_regret":
                 yield Problem("plr.score", q.score, "the oracle regret is the maze's (shortest paths)")  # fmt: skip
@@ -542,6 +538,16 @@ PRESETS: dict[str, TrainConfig] = {
         n_envs=100, n_steps=100, total_steps=10_000_000, chunk=1, checkpoint_every=10,
         archive_every=100, eval=EvalConfig(every=0),
     ),
+    # Robust PLR over continuous Tag arenas: the benchmark game with up to 16 disc
+    # obstacles and 100-step episodes (an episode fits the 128-step cycle), the taggers'
+    # regret (MaxMC) scoring arenas; taggers and runners have their own policies.
+    "tag-plr": TrainConfig(
+        game="tag", algorithm="plr",
+        tag=TagConfig(**{**BENCHMARK, "episode_length": 100, "max_obstacles": 16}),
+        plr=dataclasses.replace(_PLR, buffer_size=1000), n_envs=32, n_steps=128,
+        total_steps=10_000_000, chunk=1, checkpoint_every=10, archive_every=100,
+        eval=EvalConfig(every=0),
+    ),
     # Grid Tag: 4 taggers and a runner on a 31 x 31 grid, partial observation, random
     # starts, one policy shared by both teams (the observation says who is a tagger).
     # 64 envs x 128 steps: more PPO updates per env step than wider batches, which is
@@ -634,6 +640,7 @@ PRESET_DOCS: dict[str, str] = {
     "maze-minimax": "Minimax adversary: the teacher minimises one student's return.",
     "maze-ppaired": "Population PAIRED: three students, population regret.",
     "tag-continuous": "Continuous Tag, the benchmark game: 10 taggers vs 100 runners.",
+    "tag-plr": "Continuous Tag arenas with disc obstacles, robust PLR (PLR⊥) on the taggers' regret.",
     "tag-grid": "Grid Tag: 4 taggers and a runner on a 31 x 31 grid, one shared policy.",
     "tag-grid-plr": "Grid Tag arenas with obstacles, robust PLR (PLR⊥) on the taggers' regret.",
     "tag-grid-accel": "Grid Tag arenas, ACCEL: open fields edited into harder arenas.",

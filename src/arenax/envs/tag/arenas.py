@@ -167,17 +167,17 @@ HELDOUT_ARENAS: tuple[str, ...] = (
 )
 
 
-def resolve_arenas(suite: str) -> list[str]:
-    """Arena names of ``suite``: ``arenas`` (all) or names, comma-separated."""
+def resolve_arenas(suite: str, known: tuple[str, ...] = HELDOUT_ARENAS) -> list[str]:
+    """Arena names of ``suite``: ``arenas`` (all of ``known``) or names, comma-separated."""
     names = [n.strip() for n in suite.split(",") if n.strip()]
     out: list[str] = []
     for n in names:
         if n == "arenas":
-            out += [a for a in HELDOUT_ARENAS if a not in out]
-        elif n in HELDOUT_ARENAS:
+            out += [a for a in known if a not in out]
+        elif n in known:
             out += [] if n in out else [n]
         else:
-            raise ValueError(f"unknown arena {n!r}; allowed: arenas, {', '.join(HELDOUT_ARENAS)}")
+            raise ValueError(f"unknown arena {n!r}; allowed: arenas, {', '.join(known)}")
     if not out:
         raise ValueError("no arena named")
     return out

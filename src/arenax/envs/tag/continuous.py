@@ -39,6 +39,18 @@ per team, the agents in the game during the step, ``info["out"]`` those that lea
 Every constructor parameter of WarpDrive's ``TagContinuous`` has an equivalent here (see
 :meth:`TagEnv.from_warpdrive`); ``seed`` and ``env_backend`` have none (keys and JAX
 replace them).
+
+**Obstacles** (arenax's extension; none by default, and without them the game is
+WarpDrive's): a level holds up to ``max_obstacles`` static discs ``(x, y, r)`` (``r = 0``: an
+unused slot), each inside the arena. After step 1's move and clip, an agent that would end
+inside a disc (distance to its centre below ``r``) bumps into it: it stays where it was,
+its speed and acceleration drop to 0, and the bump counts as hitting the edge
+(``edge_reward``); so an agent that starts outside every disc never enters one (and a
+corner is never covered). Discs do not block tagging
+(the tagging distance is a few percent of ``L``) nor observation. Each agent observes every
+slot, appended after ``t/T`` feature by feature: ``Δx/(√2 L)`` of each disc's centre,
+then ``Δy/(√2 L)``, then ``r/L`` (zeros for unused slots and for agents out of the game),
+so the first ``7k + 1`` numbers are WarpDrive's observation.
 """
 
 from __future__ import annotations
@@ -82,6 +94,8 @@ class TagLevel:
         skill: ``(2,) float32`` max-speed multipliers of taggers and runners.
         arena: ``() float32`` side ``L``.
         tag_margin: ``() float32`` tagging distance (absolute: ``tag_distance · L``).
+        obstacles: ``(M, 3) float32`` discs ``(x, y, r)``, ``r = 0`` for an unused slot
+            (``M`` is the env's ``max_obstacles``); ``None``: none (``M = 0``).
     """
 
     pos: jax.Array
@@ -89,6 +103,7 @@ class TagLevel:
     skill: jax.Array
     arena: jax.Array
     tag_margin: jax.Array
+    obstacles: jax.Array | None = None
 
 
 @pytree_dataclass
@@ -109,6 +124,7 @@ class TagState:
     skill: jax.Array
     arena: jax.Array
     tag_margin: jax.Array
+    obstacles: jax.Array | None
 
     @property
     def in_game(self) -> jax.Array:
@@ -181,6 +197,13 @@ class TagEnv(Environment[TagLevel, TagState]):
     """Generated levels draw start positions uniformly in [0, L)² and directions among the
     four axes, per episode; False: one fixed start for every copy and episode (WarpDrive
     draws it once at construction; starting_location_x/y, starting_directions)."""
+    max_obstacles: Annotated[int, AtLeast(0)] = 0
+    """Disc obstacles a level may hold (0: WarpDrive's open arena). Generated levels draw a
+    uniform number 0..max_obstacles of discs, radii uniform in [obstacle_radius[0],
+    obstacle_radius[1]] · L, centres uniform where the disc lies inside the arena; a start
+    that falls inside a disc is drawn again outside them."""
+    obstacle_radius: tuple[float, float] = (0.03, 0.08)
+    """Range of generated discs' radii, as fractions of L."""
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
@@ -198,6 +221,9 @@ class TagEnv(Environment[TagLevel, TagState]):
             yield Problem("min_accel", self.min_accel, f"must be <= max_accel={self.max_accel}")
         if self.min_turn > self.max_turn:
             yield Problem("min_turn", self.min_turn, f"must be <= max_turn={self.max_turn}")
+        lo, hi = self.obstacle_radius
+        if not 0.0 < lo <= hi < 0.5:
+            yield Problem("obstacle_radius", self.obstacle_radius, "must be 0 < min <= max < 0.5 (fractions of L)")  # fmt: skip
 
     @classmethod
     def from_warpdrive(cls, **kwargs: Any) -> TagEnv:
@@ -240,7 +266,7 @@ class TagEnv(Environment[TagLevel, TagState]):
 
     @property
     def obs_size(self) -> int:
-        return 7 * self.n_observed + 1
+        return 7 * self.n_observed + 1 + 3 * self.max_obstacles
 
     def num_agents(self, team: str) -> int:
         return {"tagger": self.n_taggers, "runner": self.n_runners}[team]
@@ -271,13 +297,20 @@ class TagEnv(Environment[TagLevel, TagState]):
         key = key if self.random_start else jax.random.key(0)
         k_pos, k_dir = jax.random.split(key)
         axes = jax.random.randint(k_dir, (self.n_agents,), 0, 4)
-        return TagLevel(
+        level = TagLevel(
             pos=jax.random.uniform(k_pos, (self.n_agents, 2), jnp.float32, 0.0, self.arena),
             direction=(axes.astype(jnp.float32) * jnp.float32(math.pi / 2)),
             skill=jnp.asarray([self.skill_tagger, self.skill_runner], jnp.float32),
             arena=jnp.float32(self.arena),
             tag_margin=jnp.float32(self.tag_margin),
         )
+        if not self.max_obstacles:
+            return level
+        k_discs, k_free = jax.random.split(jax.random.fold_in(key, 1))
+        discs = random_discs(k_discs, self.max_obstacles, self.arena, self.obstacle_radius)
+        free = free_positions(k_free, self.n_agents, discs, 0.0, self.arena)
+        pos = jnp.where(inside_discs(level.pos, discs)[:, None], free, level.pos)
+        return level.replace(obstacles=discs, pos=pos)
 
     def reset_state(self, key: jax.Array, level: TagLevel) -> TagState:
         del key
@@ -294,7 +327,21 @@ class TagEnv(Environment[TagLevel, TagState]):
             skill=jnp.where(is_tagger, level.skill[0], level.skill[1]).astype(jnp.float32),
             arena=jnp.asarray(level.arena, jnp.float32),
             tag_margin=jnp.asarray(level.tag_margin, jnp.float32),
+            obstacles=self.obstacles_of(level),
         )
+
+    def obstacles_of(self, level: TagLevel) -> jax.Array | None:
+        """``(max_obstacles, 3) float32`` discs of ``level`` (unused slots zero); ``None``
+        when the env holds none (no zero-size array: checkpoints cannot store them)."""
+        m = self.max_obstacles
+        if level.obstacles is None or m == 0:
+            if level.obstacles is not None and level.obstacles.shape[0]:
+                raise ValueError(f"obstacles: shape {level.obstacles.shape}, the env holds none (max_obstacles=0)")  # fmt: skip
+            return None if m == 0 else jnp.zeros((m, 3), jnp.float32)
+        discs = jnp.asarray(level.obstacles, jnp.float32)
+        if discs.shape != (m, 3):
+            raise ValueError(f"obstacles: shape {discs.shape}, the env holds ({m}, 3) (max_obstacles={m})")  # fmt: skip
+        return discs
 
     # ------------------------------------------------------------------ dynamics
     def step_state(
@@ -315,6 +362,12 @@ class TagEnv(Environment[TagLevel, TagState]):
         moved = state.pos + speed[:, None] * jnp.stack([jnp.cos(direction), jnp.sin(direction)], -1)
         pos = jnp.clip(moved, 0.0, state.arena)
         hit_edge = jnp.any(pos != moved, axis=-1) & still
+        if self.max_obstacles:  # a move into a disc is refused: the agent stops where it was
+            bumped = inside_discs(pos, state.obstacles)
+            pos = jnp.where(bumped[:, None], state.pos, pos)
+            speed = jnp.where(bumped, 0.0, speed)
+            accel = jnp.where(bumped, 0.0, accel)
+            hit_edge = hit_edge | (bumped & still)
 
         # 3. tagging: each runner in the game against its nearest tagger
         runners = pos[nt:]
@@ -382,7 +435,57 @@ class TagEnv(Environment[TagLevel, TagState]):
                 feats, state.pos, active, is_tagger, time, self.k_nearest,
                 functools.partial(_k_nearest_observation, k=self.k_nearest),
             )  # fmt: skip
+        if self.max_obstacles:
+            obs = jnp.concatenate([obs, _obstacle_features(state, diag)], axis=-1)
         return self._split(obs.astype(jnp.float32))
+
+
+def _obstacle_features(state: TagState, diag: jax.Array) -> jax.Array:
+    """``(A, 3M)``: each disc's ``Δx/(√2 L)``, then ``Δy/(√2 L)``, then ``r/L`` (zeros for
+    unused slots and agents out of the game)."""
+    discs = state.obstacles
+    used = (discs[:, 2] > 0.0)[None, :]
+    dx = jnp.where(used, discs[None, :, 0] - state.pos[:, None, 0], 0.0) / diag
+    dy = jnp.where(used, discs[None, :, 1] - state.pos[:, None, 1], 0.0) / diag
+    r = jnp.broadcast_to(discs[None, :, 2] / state.arena, dx.shape)
+    return jnp.where(state.active[:, None], jnp.concatenate([dx, dy, r], axis=-1), 0.0)
+
+
+def inside_discs(pos: jax.Array, discs: jax.Array | None) -> jax.Array:
+    """``(A,) bool``: positions ``(A, 2)`` strictly inside a used disc of ``(M, 3)``."""
+    if discs is None:
+        return jnp.zeros(pos.shape[:1], jnp.bool_)
+    d = pos[:, None, :] - discs[None, :, :2]
+    return jnp.any(jnp.sum(d * d, axis=-1) < discs[None, :, 2] ** 2, axis=-1)
+
+
+def free_positions(
+    key: jax.Array, n: int, discs: jax.Array, lo: Any, hi: Any, tries: int = 16
+) -> jax.Array:
+    """``(n, 2)`` positions uniform in ``[lo, hi)²`` outside every disc: the first of
+    ``tries`` draws outside; if all fall inside, the corner ``(0, 0)`` (a disc inside the
+    arena never covers a corner)."""
+    u = jax.random.uniform(key, (tries, n, 2), jnp.float32)
+    cand = jnp.asarray(lo, jnp.float32) + u * (jnp.asarray(hi, jnp.float32) - lo)
+    ok = ~jax.vmap(lambda c: inside_discs(c, discs))(cand)  # (tries, n)
+    first = jnp.argmax(ok, axis=0)
+    pick = jnp.take_along_axis(cand, first[None, :, None], axis=0)[0]
+    return jnp.where(jnp.any(ok, axis=0)[:, None], pick, 0.0)
+
+
+def random_discs(
+    key: jax.Array, max_obstacles: int, arena: float, radius: tuple[float, float]
+) -> jax.Array:
+    """``(max_obstacles, 3)`` discs: a uniform number ``0..max_obstacles`` used, radii
+    uniform in ``radius · arena``, centres uniform over the positions that keep the disc
+    inside the arena; unused slots zero."""
+    k_n, k_c, k_r = jax.random.split(key, 3)
+    n = jax.random.randint(k_n, (), 0, max_obstacles + 1)
+    r = jax.random.uniform(k_r, (max_obstacles,), jnp.float32, radius[0] * arena, radius[1] * arena)
+    u = jax.random.uniform(k_c, (max_obstacles, 2), jnp.float32)
+    centres = r[:, None] + u * (arena - 2.0 * r[:, None])
+    used = jnp.arange(max_obstacles) < n
+    return jnp.where(used[:, None], jnp.concatenate([centres, r[:, None]], axis=-1), 0.0)
 
 
 def _k_nearest_observation(

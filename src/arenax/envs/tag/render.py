@@ -46,6 +46,11 @@ def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 32
     else:
         scale = (px - 1) / float(s.arena)
         draw.rectangle([0, 0, px - 1, px - 1], outline=BORDER)
+        discs = [] if s.obstacles is None else np.asarray(s.obstacles).tolist()
+        for x, y, rad in discs:
+            if rad > 0:
+                x, y, rad = x * scale, px - 1 - y * scale, rad * scale
+                draw.ellipse([x - rad, y - rad, x + rad, y + rad], fill=OBSTACLE)
         r = max(2.0, px / 80)
         active = np.asarray(s.active & ~s.tagged)  # tagged runners are shown out at once
         order = np.argsort(np.arange(env.n_agents) < env.n_taggers, kind="stable")  # taggers on top

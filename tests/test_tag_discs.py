@@ -1,0 +1,224 @@
+"""Continuous Tag arenas with disc obstacles: the bump rule and the observation by hand,
+WarpDrive's game unchanged without discs, generators and mutators that keep levels valid,
+validation errors, metrics by hand, JSON, rendering."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arenax import make_generator, make_mutator
+from arenax.envs.tag import BENCHMARK, TagEnv, TagLevel
+from arenax.envs.tag import discs as D
+from arenax.envs.tag.render import frame
+
+# action heads with 1 level in [1, 1] (accelerate by 1) / [0, 0] (no turn): index 1
+GO = {"accel_levels": 1, "min_accel": 1.0, "max_accel": 1.0, "turn_levels": 1,
+      "min_turn": 0.0, "max_turn": 0.0}  # fmt: skip
+
+
+def level(pos, discs, arena=10.0, margin=0.1, direction=None) -> TagLevel:
+    a = len(pos)
+    return TagLevel(
+        pos=jnp.asarray(pos, jnp.float32),
+        direction=jnp.zeros(a, jnp.float32) if direction is None else jnp.asarray(direction),
+        skill=jnp.ones(2, jnp.float32), arena=jnp.float32(arena), tag_margin=jnp.float32(margin),
+        obstacles=jnp.asarray(discs, jnp.float32),
+    )  # fmt: skip
+
+
+def test_a_move_into_a_disc_is_refused_and_stops_the_agent() -> None:
+    """One tagger heading +x at (1, 5) toward a disc of radius 1 at (3, 5); a runner far
+    away heading +y. Speed 1 per step (top speed): step 1 reaches (2, 5), on the rim (not
+    inside); step 2 would reach (3, 5): refused, speed 0, edge reward."""
+    env = TagEnv(n_taggers=1, n_runners=1, max_obstacles=2, edge_reward=-0.5, **GO)
+    lv = level([[1.0, 5.0], [8.0, 1.0]], [[3.0, 5.0, 1.0], [0.0, 0.0, 0.0]],
+               direction=[0.0, math.pi / 2])  # fmt: skip
+    s = env.reset_state(None, lv)
+    go = {"tagger": jnp.array([[1, 0]]), "runner": jnp.array([[1, 0]])}
+    s, r, *_ = env.step_state(None, s, go)
+    np.testing.assert_allclose(s.pos, [[2.0, 5.0], [8.0, 2.0]], atol=1e-6)
+    assert float(s.speed[0]) == 1.0 and float(r["tagger"][0]) == 0.0
+    s, r, *_ = env.step_state(None, s, go)
+    np.testing.assert_allclose(s.pos, [[2.0, 5.0], [8.0, 3.0]], atol=1e-6)
+    assert float(s.speed[0]) == 0.0 and float(s.accel[0]) == 0.0
+    assert float(r["tagger"][0]) == -0.5 and float(r["runner"][0]) == 0.0
+    # turning away, it moves on
+    s, r, *_ = env.step_state(None, s.replace(direction=s.direction.at[0].set(math.pi / 2)), go)
+    np.testing.assert_allclose(s.pos[0], [2.0, 6.0], atol=1e-6)
+
+
+def test_observation_appends_every_disc_after_warpdrives_numbers() -> None:
+    env = TagEnv(n_taggers=1, n_runners=2, max_obstacles=2)
+    plain = TagEnv(n_taggers=1, n_runners=2)
+    lv = level([[1.0, 1.0], [5.0, 5.0], [9.0, 2.0]], [[3.0, 4.0, 0.5], [0.0, 0.0, 0.0]])
+    obs = env.observe(env.reset_state(None, lv))
+    ref = plain.observe(plain.reset_state(None, lv.replace(obstacles=None)))
+    assert env.obs_size == plain.obs_size + 6
+    diag = math.sqrt(2.0) * 10.0
+    for team in ("tagger", "runner"):
+        np.testing.assert_array_equal(obs[team][:, : plain.obs_size], ref[team])
+    tail = np.asarray(obs["runner"][0, plain.obs_size :])  # runner at (5, 5)
+    np.testing.assert_allclose(tail, [-2 / diag, 0, -1 / diag, 0, 0.05, 0], atol=1e-6)
+
+
+def test_without_discs_the_game_is_warpdrives() -> None:
+    """max_obstacles=0 (the default, which the WarpDrive replay tests use) adds nothing to
+    levels and states."""
+    env = TagEnv(**BENCHMARK)
+    lv = env.generate(jax.random.key(0))
+    # no obstacle array at all (checkpoints cannot store zero-size arrays)
+    assert lv.obstacles is None and env.obs_size == 7 * 10 + 1
+    assert env.reset_state(None, lv).obstacles is None
+    with pytest.raises(ValueError, match=r"obstacles: shape \(2, 3\), the env holds none"):
+        env.reset_state(None, lv.replace(obstacles=jnp.ones((2, 3))))
+
+
+@pytest.mark.parametrize("name", ["empty", "dr", "pillars", "ring"])
+def test_generators_make_valid_arenas(name: str) -> None:
+    env = TagEnv(**{**BENCHMARK, "max_obstacles": 16})
+    gen = jax.jit(jax.vmap(make_generator(f"tag/{name}", env=env)))
+    levels = gen(jax.random.split(jax.random.key(0), 64))
+    for i in range(64):
+        D.validate_level(jax.tree.map(lambda x, i=i: x[i], levels), env)
+    used = np.asarray(levels.obstacles[..., 2] > 0).sum(axis=1)
+    if name == "empty":
+        assert used.max() == 0
+    elif name == "dr":
+        assert used.min() < used.max() <= 16
+    else:
+        assert set(used.tolist()) == {16}
+    if name == "ring":  # runners inside the ring, taggers outside
+        d = np.linalg.norm(np.asarray(levels.pos) - 10.0, axis=-1)
+        assert np.all(d[:, 10:] < 0.3 * 20) and np.all(d[:, :10] > 0.3 * 20)
+
+
+@given(seed=st.integers(0, 2**31 - 1), edits=st.integers(1, 12))
+def test_mutations_stay_valid(seed: int, edits: int) -> None:
+    env = TagEnv(n_taggers=2, n_runners=5, arena=10.0, max_obstacles=6,
+                 obstacle_radius=(0.05, 0.2))  # fmt: skip
+    lv = env.generate(jax.random.key(seed))
+    out = make_mutator("tag/edits")(jax.random.key(seed + 1), lv, edits)
+    D.validate_level(out, env)
+
+
+def test_bad_levels_are_one_line_naming_the_field() -> None:
+    env = TagEnv(n_taggers=1, n_runners=1, max_obstacles=1)
+    ok = level([[1.0, 1.0], [5.0, 5.0]], [[3.0, 3.0, 1.0]])
+    D.validate_level(ok, env)
+    cases = [
+        (ok.replace(pos=jnp.asarray([[3.2, 3.0], [5.0, 5.0]])), r"pos\[0\]=\(3.2, 3\): inside obstacles\[0\]"),
+        (ok.replace(pos=jnp.asarray([[1.0, 1.0], [11.0, 5.0]])), r"pos\[1\]=\(11, 5\): outside the arena"),
+        (ok.replace(obstacles=jnp.asarray([[0.5, 3.0, 1.0]])), r"obstacles\[0\]=\(0.5, 3, r=1\): not inside the arena"),
+        (ok.replace(obstacles=jnp.zeros((2, 3))), r"obstacles: shape \(2, 3\), the env holds \(1, 3\)"),
+        (ok.replace(skill=jnp.asarray([1.0, 0.0])), r"skill=\[1.0, 0.0\]: must be two positive"),
+        (ok.replace(pos=jnp.zeros((3, 2))), r"pos: must be \(2, 2\)"),
+    ]  # fmt: skip
+    for bad, message in cases:
+        with pytest.raises(ValueError, match=message):
+            D.validate_level(bad, env)
+
+
+def test_metrics_by_hand() -> None:
+    # a disc of radius 2.5 at the centre of a 10 x 10 arena: the raster cells (32 a side)
+    # whose centres lie inside it; 2 runners at distances 3 and 4 from the nearest tagger
+    lv = level([[0.0, 0.0], [10.0, 10.0], [3.0, 0.0], [10.0, 6.0]], [[5.0, 5.0, 2.5]])
+    m = D.level_metrics(lv, n_taggers=2)
+    c = (np.arange(32) + 0.5) * 10 / 32
+    inside = ((c[None, :] - 5) ** 2 + (c[:, None] - 5) ** 2 < 2.5**2).sum()
+    assert float(m["coverage"]) == pytest.approx(inside / 1024)
+    assert float(m["start_distance"]) == pytest.approx((3 + 4) / 2 / 10)
+    assert float(m["connectivity"]) == 1.0  # one disc does not split the arena
+    wall = level([[0.0, 0.0], [1.0, 1.0]], [[5.0, y, 0.8] for y in np.arange(0.8, 9.3, 1.2)])
+    split = D.level_metrics(wall, n_taggers=1)  # a line of discs from bottom to top
+    assert float(split["connectivity"]) < 0.6
+
+
+def test_json_round_trip_and_errors() -> None:
+    env = TagEnv(**{**BENCHMARK, "max_obstacles": 4})
+    lv = env.generate(jax.random.key(3))
+    assert D.levels_equal(D.from_json(D.to_json(lv), env), lv)
+    with pytest.raises(ValueError, match="not a continuous Tag arena"):
+        D.from_json('{"pos": []}', env)
+
+
+def test_frames_draw_the_discs() -> None:
+    env = TagEnv(n_taggers=1, n_runners=1, max_obstacles=1)
+    lv = level([[1.0, 1.0], [9.0, 9.0]], [[5.0, 5.0, 2.0]])
+    img = frame(env, env.reset_state(None, lv), px=101)
+    assert tuple(img[50, 50]) == (110, 110, 110)  # the disc's centre is grey
+    assert tuple(img[50, 5]) != (110, 110, 110)
+
+
+def tiny_tag(tmp_path, algorithm: str, cycles: int, **changes):
+    import dataclasses
+
+    from arenax.train import PRESETS
+    from helpers import tiny_preset
+
+    cfg = tiny_preset("tag-plr", tmp_path, cycles, **changes)
+    tag = dataclasses.replace(cfg.tag, n_taggers=2, n_runners=3, episode_length=8,
+                              max_obstacles=3, arena=10.0, k_nearest=None)  # fmt: skip
+    q = cfg.plr if algorithm == "plr" else dataclasses.replace(
+        PRESETS["maze-accel"].plr, buffer_size=8, n_edits=2)  # fmt: skip
+    cfg = dataclasses.replace(cfg, tag=tag, algorithm=algorithm, plr=q)
+    return dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", ["plr", "accel"])
+def test_replay_curricula_over_continuous_arenas(tmp_path, algorithm, monkeypatch) -> None:
+    """tag-plr (and ACCEL from open fields) train, count every step, keep valid arenas in
+    the buffer and resume bitwise; the taggers are evaluated on held-out continuous arenas."""
+    import csv
+
+    from arenax import cli
+    from arenax.train import train, validate
+    from arenax.train.build import make_env
+    from helpers import assert_same, learning_rows
+
+    validate(tiny_tag(tmp_path, algorithm, 8))
+    full = train(tiny_tag(tmp_path, algorithm, 8, name="full"))
+    rows, prev = full.rows, 0
+    for r in rows:
+        steps, prev = r["env_steps"] - prev, r["env_steps"]
+        assert steps == (2 if algorithm == "accel" and r["replay"] else 1) * 4 * 8
+        assert r["updated"] == r["replay"]
+        # pos (5, 2), direction (5,), skill (2,), arena, tag_margin, discs (3, 3): float32
+        assert r["buffer/bytes_per_level"] == 4 * (10 + 5 + 2 + 1 + 1 + 9)
+        assert 0.0 <= r["level/coverage"] <= 1.0 and 0.0 <= r["level/connectivity"] <= 1.0
+    assert any(r["replay"] for r in rows)
+    env = make_env(tiny_tag(tmp_path, algorithm, 8))
+    buf = full.state.curriculum
+    filled = np.flatnonzero(np.asarray(buf.filled))
+    assert filled.size > 0
+    for i in filled:
+        D.validate_level(jax.tree.map(lambda x, i=i: x[i], buf.levels), env)
+    if algorithm == "accel":
+        return
+    train(tiny_tag(tmp_path, algorithm, 4, name="half"))
+    resumed = train(tiny_tag(tmp_path, algorithm, 8, name="x"), resume=tmp_path / "half")
+    assert_same(learning_rows(rows)[4:], learning_rows(resumed.rows))
+    monkeypatch.setattr("sys.argv", ["arenax", "eval", str(tmp_path / "full"), "--suite",
+                                     "arenas", "--episodes", "3", "--opponents", "scripted"])  # fmt: skip
+    cli.main()
+    with (tmp_path / "full" / "eval_tag.csv").open() as f:
+        arenas = [r["arena"] for r in csv.DictReader(f)]
+    assert arenas == [a for a in D.HELDOUT_ARENAS for _ in range(3)]
+
+
+def test_heldout_continuous_arenas_are_valid() -> None:
+    env = TagEnv(n_taggers=3, n_runners=6, arena=10.0, max_obstacles=9)
+    for name in D.HELDOUT_ARENAS:
+        for s in range(5):
+            D.validate_level(D.heldout_arena(name, jax.random.key(s), env), env)
+    cornered = D.heldout_arena("cornered", jax.random.key(0), env)
+    assert np.all(np.asarray(cornered.pos[3:]) <= 1.5) and np.all(np.asarray(cornered.pos[:3]) >= 5)
+    with pytest.raises(ValueError, match="arena 'x': allowed open-field"):
+        D.heldout_arena("x", jax.random.key(0), env)
