@@ -444,19 +444,21 @@ def _obstacle_features(state: TagState, diag: jax.Array) -> jax.Array:
     """``(A, 3M)``: each disc's ``Δx/(√2 L)``, then ``Δy/(√2 L)``, then ``r/L`` (zeros for
     unused slots and agents out of the game)."""
     discs = state.obstacles
-    used = (discs[:, 2] > 0.0)[None, :]
-    dx = jnp.where(used, discs[None, :, 0] - state.pos[:, None, 0], 0.0) / diag
-    dy = jnp.where(used, discs[None, :, 1] - state.pos[:, None, 1], 0.0) / diag
+    scale = jnp.where(discs[:, 2] > 0.0, 1.0 / diag, 0.0)[None, :]  # 0 for unused slots
+    dx = (discs[None, :, 0] - state.pos[:, None, 0]) * scale
+    dy = (discs[None, :, 1] - state.pos[:, None, 1]) * scale
     r = jnp.broadcast_to(discs[None, :, 2] / state.arena, dx.shape)
-    return jnp.where(state.active[:, None], jnp.concatenate([dx, dy, r], axis=-1), 0.0)
+    return jnp.concatenate([dx, dy, r], axis=-1) * state.active[:, None]
 
 
 def inside_discs(pos: jax.Array, discs: jax.Array | None) -> jax.Array:
     """``(A,) bool``: positions ``(A, 2)`` strictly inside a used disc of ``(M, 3)``."""
     if discs is None:
         return jnp.zeros(pos.shape[:1], jnp.bool_)
-    d = pos[:, None, :] - discs[None, :, :2]
-    return jnp.any(jnp.sum(d * d, axis=-1) < discs[None, :, 2] ** 2, axis=-1)
+    # per coordinate (no minor axis of 2 to reduce over: that vectorises poorly on CPUs)
+    dx = pos[:, None, 0] - discs[None, :, 0]
+    dy = pos[:, None, 1] - discs[None, :, 1]
+    return jnp.any(dx * dx + dy * dy < discs[None, :, 2] ** 2, axis=-1)
 
 
 def free_positions(
