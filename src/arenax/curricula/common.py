@@ -17,7 +17,7 @@ from jax.sharding import PartitionSpec
 from arenax.collectives import psum
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import AutoReplay, EpisodeStats
-from arenax.rl.learner import LearnerState
+from arenax.rl.learner import LearnerState, no_update_stats
 from arenax.rl.ppo import bootstraps
 from arenax.rl.rollout import rollout, start_rollout
 from arenax.struct import pytree_dataclass
@@ -102,6 +102,31 @@ class Curriculum(Protocol):
         """Parameters of the maze student that held-out evaluation plays (PAIRED: the
         protagonist)."""
         return state.learner[STUDENT].params
+
+
+class OneStudent:
+    """The hooks through which a level curriculum reaches its learner(s), for one student
+    (``TrainState.learner[STUDENT]``): mixed into the replay and SFL curricula;
+    :class:`~arenax.curricula.teams.TeamPlay` overrides them for the policies of a
+    many-agent game."""
+
+    def _agents(self, state: TrainState) -> Any:
+        """The learner state(s) a cycle plays and trains."""
+        return state.learner[STUDENT]
+
+    def _learners(self, agents: Any) -> dict[str, Any]:
+        """``TrainState.learner`` holding ``agents``."""
+        return {STUDENT: agents}
+
+    def _params(self, agents: Any) -> Any:
+        return agents.params
+
+    def _no_stats(self) -> dict[str, jax.Array]:
+        """The update statistics of a cycle that does not train (NaN)."""
+        return no_update_stats()
+
+    def _episode_metrics(self, episodes: dict, axis_name: str | None) -> dict[str, jax.Array]:
+        return episode_metrics(episodes, axis_name)
 
 
 def ended_means(

@@ -184,6 +184,26 @@ class TeacherCurriculum(Curriculum):
         levels = jax.vmap(self.editor.decode)(end.env_state.inner)
         return levels, traj, carry0, end.carry
 
+    def _student_metrics(
+        self, eps: dict, stats: dict, axis_name: str | None, episode_fn: Callable,
+        stat_prefix: str = "",
+    ) -> dict[str, jax.Array]:  # fmt: skip
+        """Each student's episode metrics (``episode_fn``) and update statistics (the
+        protagonist unprefixed, then ``student<i>/``) and the cycle's step counts."""
+        out: dict[str, jax.Array] = {}
+        for i in range(self.n_students):
+            pre = "" if i == 0 else f"student{i}/"
+            one = jax.tree.map(lambda x, i=i: x[i], eps)
+            out.update({pre + k: v for k, v in episode_fn(one, axis_name).items()})
+            out.update({f"{pre}{stat_prefix}{k}": v[i] for k, v in stats.items()})
+        student_steps = self.n_students * self.n_envs * self.n_steps
+        teacher_steps = self.n_envs * self.editor.episode_length
+        out["student_steps"] = jnp.int32(student_steps)
+        out["teacher_steps"] = jnp.int32(teacher_steps)
+        out["env_steps"] = jnp.int32(student_steps + teacher_steps)
+        out["updates"] = jnp.int32(1)
+        return out
+
     def cycle(
         self, state: TrainState, key: jax.Array, ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
@@ -237,16 +257,6 @@ class TeacherCurriculum(Curriculum):
             "regret": psum(jnp.sum(regret), axis_name) / total,
             **level_batch_metrics(self.level_metrics, levels, axis_name),
         }
-        for i in range(self.n_students):
-            pre = "" if i == 0 else f"student{i}/"
-            one = jax.tree.map(lambda x, i=i: x[i], eps)
-            metrics.update({pre + k: v for k, v in episode_metrics(one, axis_name).items()})
-            metrics.update({pre + k: v[i] for k, v in s_stats.items()})
-        student_steps = self.n_students * self.n_envs * self.n_steps
-        teacher_steps = self.n_envs * self.editor.episode_length
-        metrics["student_steps"] = jnp.int32(student_steps)
-        metrics["teacher_steps"] = jnp.int32(teacher_steps)
-        metrics["env_steps"] = jnp.int32(student_steps + teacher_steps)
-        metrics["updates"] = jnp.int32(1)
+        metrics.update(self._student_metrics(eps, s_stats, axis_name, episode_metrics))
         kept = {k: carry[k] for k in carried}  # the carries that carry over
         return state.next({STUDENT: students}, TeacherState(teacher, kept)), metrics

@@ -46,8 +46,8 @@ from arenax.curricula import buffer as B
 from arenax.curricula.common import (
     STUDENT,
     Curriculum,
+    OneStudent,
     TrainState,
-    episode_metrics,
     level_batch_metrics,
     replay_rollout,
 )
@@ -55,7 +55,7 @@ from arenax.curricula.scores import level_scores
 from arenax.envs.core import Environment
 from arenax.options import POSITIVE, POSITIVE_REAL, UNIT
 from arenax.rl.gae import gae
-from arenax.rl.learner import Learner, LearnerState, no_update_stats
+from arenax.rl.learner import Learner, LearnerState
 from arenax.rl.ppo import Trajectory
 from arenax.rl.rollout import example_obs
 
@@ -169,7 +169,7 @@ class Blocks:
 
 
 @dataclasses.dataclass(frozen=True)
-class ReplayCurriculum(Curriculum):
+class ReplayCurriculum(OneStudent, Curriculum):
     """PLR / PLR⊥ / ACCEL and their parallel forms over ``env``'s levels.
 
     Attributes:
@@ -203,27 +203,6 @@ class ReplayCurriculum(Curriculum):
         level = self.generator(k_level)
         student = self.learner.init(k_params, example_obs(self.env, k_level, level, "agent"))
         return TrainState.create(key, {STUDENT: student}, B.create(level, self.config.buffer_size))
-
-    # ------------------------------------------------------------------ who learns
-    # (one student here; :class:`~arenax.curricula.teams.TeamReplayCurriculum` overrides
-    # these for the policies of a many-agent game)
-    def _agents(self, state: TrainState) -> Any:
-        """The learner state(s) a cycle plays and trains."""
-        return state.learner[STUDENT]
-
-    def _learners(self, agents: Any) -> dict[str, LearnerState]:
-        """``TrainState.learner`` holding ``agents``."""
-        return {STUDENT: agents}
-
-    def _params(self, agents: Any) -> Any:
-        return agents.params
-
-    def _no_stats(self) -> dict[str, jax.Array]:
-        """The update statistics of a cycle that does not train (NaN)."""
-        return no_update_stats()
-
-    def _episode_metrics(self, episodes: dict, axis_name: str | None) -> dict[str, jax.Array]:
-        return episode_metrics(episodes, axis_name)
 
     # ------------------------------------------------------------------ pieces
     def _new_levels(self, key: jax.Array) -> Any:

@@ -34,8 +34,8 @@ from arenax.collectives import all_gather
 from arenax.curricula.common import (
     STUDENT,
     Curriculum,
+    OneStudent,
     TrainState,
-    episode_metrics,
     level_batch_metrics,
     replay_rollout,
 )
@@ -98,7 +98,7 @@ def _take(tree: Any, idx: jax.Array) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class SFLCurriculum(Curriculum):
+class SFLCurriculum(OneStudent, Curriculum):
     """SFL over ``env``'s levels (see the module docstring).
 
     Attributes:
@@ -139,8 +139,8 @@ class SFLCurriculum(Curriculum):
         return TrainState.create(key, self._init_learners(k_params, k_level, level), buf)
 
     # ------------------------------------------------------------------ who learns
-    # (one student here; :class:`~arenax.curricula.teams.TeamSFLCurriculum` overrides
-    # these for the policies of a many-agent game, as for the replay curricula)
+    # (one student, :class:`OneStudent`'s hooks and these; :class:`TeamSFLCurriculum`
+    # overrides them for the policies of a many-agent game)
     def _init_learners(
         self, key: jax.Array, level_key: jax.Array, level: Any
     ) -> dict[str, LearnerState]:
@@ -150,18 +150,6 @@ class SFLCurriculum(Curriculum):
     def _success(self, episodes: dict) -> jax.Array:
         """``(T, N)`` flags: the episode ending at that step was a success."""
         return episodes["success"]
-
-    def _agents(self, state: TrainState) -> Any:
-        return state.learner[STUDENT]
-
-    def _learners(self, agents: Any) -> dict[str, LearnerState]:
-        return {STUDENT: agents}
-
-    def _params(self, agents: Any) -> Any:
-        return agents.params
-
-    def _episode_metrics(self, episodes: dict, axis_name: str | None) -> dict[str, jax.Array]:
-        return episode_metrics(episodes, axis_name)
 
     def _train(
         self, agents: Any, played: Played, key: jax.Array, axis_name: str | None

@@ -384,15 +384,7 @@ class TeamTeacherCurriculum(TeacherCurriculum):
         metrics.update({f"teacher/{k}": v for k, v in t_stats.items()})
         metrics["regret"] = psum(jnp.sum(regret), axis_name) / jnp.float32(self.n_envs)
         metrics.update(level_batch_metrics(self.level_metrics, levels, axis_name))
-        for i in range(self.n_students):
-            pre = "" if i == 0 else f"student{i}/"
-            one = jax.tree.map(lambda x, i=i: x[i], eps)
-            metrics.update({pre + k: v for k, v in team_episode_metrics(one, axis_name).items()})
-            metrics.update({f"{pre}{me}/{k}": v[i] for k, v in s_stats.items()})
-        student_steps = self.n_students * self.n_envs * self.n_steps
-        teacher_steps = self.n_envs * self.editor.episode_length
-        metrics["student_steps"] = jnp.int32(student_steps)
-        metrics["teacher_steps"] = jnp.int32(teacher_steps)
-        metrics["env_steps"] = jnp.int32(student_steps + teacher_steps)
-        metrics["updates"] = jnp.int32(1)
+        metrics.update(
+            self._student_metrics(eps, s_stats, axis_name, team_episode_metrics, f"{me}/")
+        )
         return state.next(learners, TeacherState(teacher, {})), metrics
