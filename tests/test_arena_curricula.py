@@ -160,6 +160,27 @@ def test_a_block_of_a_parallel_rollout_is_its_levels_played_alone(tmp_path: Path
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
+def test_both_teams_scores_average_by_hand() -> None:
+    """score_team=both with PVL: env 0's taggers score (4/3 + 1)/2 as above and its runner
+    (one episode of 3 steps, advantages 2, -1, 1) 1: the level scores their mean; env 1's
+    runner ends no episode, so only the taggers' score counts."""
+    q = dataclasses.replace(PRESETS["tag-grid-plr"].plr, score="pvl", score_team="both")
+    algo = make_algorithm(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), plr=q))
+    adv = jnp.array([[1.0, -1.0, 2.0, 0.5], [3.0, 1.0, 0.0, 0.5], [0.0, 2.0, 4.0, 0.5]])
+    done = jnp.array([[0, 0, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0]], bool)
+    taggers = SimpleNamespace(reward=jnp.zeros((3, 4)), value=jnp.zeros((3, 4)), done=done)
+    r_adv = jnp.array([[2.0, 5.0], [-1.0, 5.0], [1.0, 5.0]])
+    r_done = jnp.array([[0, 0], [0, 0], [1, 0]], bool)
+    runner = SimpleNamespace(reward=jnp.zeros((3, 2)), value=jnp.zeros((3, 2)), done=r_done)
+    played = Played({"tagger": taggers, "runner": runner}, None,
+                    {"tagger": adv, "runner": r_adv}, {})  # fmt: skip
+    scores, _ = algo._score(played, None, jnp.full((2,), -jnp.inf))
+    np.testing.assert_allclose(scores, [(((4 / 3) + 1.0) / 2 + 1.0) / 2, 1.0], rtol=1e-6)
+    with pytest.raises(ConfigError, match=r"plr\.score_team='both': both teams' scores combine"):
+        validate(dataclasses.replace(PRESETS["tag-grid-plr"], plr=dataclasses.replace(
+            PRESETS["tag-grid-plr"].plr, score_team="both")))  # fmt: skip
+
+
 def test_bad_combinations_are_refused() -> None:
     cases = [
         (dataclasses.replace(PRESETS["tag-continuous"], algorithm="sfl"),

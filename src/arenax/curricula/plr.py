@@ -102,7 +102,8 @@ class PLRConfig:
     """ACCEL∥ before the buffer is warm: the third block holds mutations of fresh levels, or
     more fresh levels (the reference's rule)."""
     score_team: str = "tagger"
-    """Many-agent games (grid Tag): the team whose regret estimate scores levels."""
+    """Many-agent games (Tag): the team whose regret estimate scores levels (tagger,
+    runner), or ``both``: the mean of the two teams' scores (``pvl`` / ``l1_vl`` only)."""
 
     def blocks(self, accel: bool) -> int:
         """Level blocks rolled out side by side per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""

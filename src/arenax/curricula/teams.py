@@ -66,7 +66,8 @@ class TeamPlay:
         learners: ``{policy name: Learner}``.
         team_policy: ``{team: policy name}``.
         frozen: policies that act but do not learn.
-        score_team: the team whose results score levels.
+        score_team: the team whose results score levels (replay curricula: also
+            ``"both"``, the mean of the teams' value-loss scores).
         bootstrap_truncation: per team, as in :class:`MultiTeamDR`.
     """
 
@@ -77,8 +78,8 @@ class TeamPlay:
     bootstrap_truncation: bool | dict[str, bool] = False
 
     def __post_init__(self) -> None:
-        if self.score_team not in self.env.teams:
-            raise ValueError(f"score_team={self.score_team!r}: allowed {', '.join(self.env.teams)}")
+        if self.score_team not in (*self.env.teams, "both"):
+            raise ValueError(f"score_team={self.score_team!r}: allowed {', '.join(self.env.teams)}, both")  # fmt: skip
 
     @property
     def teams(self) -> tuple[str, ...]:
@@ -197,8 +198,21 @@ class TeamReplayCurriculum(TeamPlay, ReplayCurriculum):
 
     def _score(self, played: Played, levels: Any, max_returns: jax.Array) -> tuple:
         """Each level's score: the mean over the scoring team's agents of their regret
-        estimates; the best return: the best of its agents' (``max_returns (n,)``)."""
-        t = self.score_team
+        estimates; the best return: the best of its agents' (``max_returns (n,)``). With
+        ``score_team="both"`` (value-loss scores only): the mean of the teams' scores
+        that are finite, each team weighing the same."""
+        if self.score_team == "both":
+            per = [self._team_score(t, played, max_returns) for t in self.teams]
+            scores = jnp.stack([sc for sc, _ in per])
+            scored = jnp.isfinite(scores)
+            total = jnp.sum(jnp.where(scored, scores, 0.0), axis=0)
+            mean = jnp.where(
+                jnp.any(scored, 0), total / jnp.maximum(jnp.sum(scored, 0), 1), -jnp.inf
+            )
+            return mean, per[0][1]
+        return self._team_score(self.score_team, played, max_returns)
+
+    def _team_score(self, t: str, played: Played, max_returns: jax.Array) -> tuple:
         tr, a = played.traj[t], self.env.num_agents(t)
         n = max_returns.shape[0]
         scores, best = level_scores(
@@ -237,7 +251,7 @@ class TeamSFLCurriculum(TeamPlay, SFLCurriculum):
 
     def _success(self, episodes: dict) -> jax.Array:
         tagged = episodes["success"]
-        return tagged if self.score_team == "tagger" else episodes["done"] & ~tagged
+        return episodes["done"] & ~tagged if self.score_team == "runner" else tagged
 
     def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array, steps: int) -> Played:
         return self._team_rollout(params, key, levels, ids, steps)

@@ -180,7 +180,7 @@ def make_arena_curriculum(cfg: TrainConfig) -> TeamReplayCurriculum | TeamSFLCur
             level_metrics=metrics, n_devices=cfg.devices, **teams,
         )  # fmt: skip
     return TeamReplayCurriculum(
-        env=env, learner=mt.learners[mt.team_policy[q.score_team]], n_envs=cfg.n_envs,
+        env=env, learner=mt.learners[mt.team_policy["tagger"]], n_envs=cfg.n_envs,
         n_steps=cfg.n_steps, config=q, accel=cfg.algorithm == "accel", mutator=mutator,
         generator=empty if q.new_levels == "empty" else env.generate, level_metrics=metrics,
         score_team=q.score_team, **teams,

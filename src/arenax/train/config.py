@@ -408,8 +408,10 @@ class TrainConfig:
             q = self.plr
             if q.score == "oracle_regret":
                 yield Problem("plr.score", q.score, "the oracle regret is the maze's (shortest paths)")  # fmt: skip
-            if q.score_team not in ("tagger", "runner"):
-                yield Problem("plr.score_team", q.score_team, "allowed: tagger, runner")
+            if q.score_team not in ("tagger", "runner", "both"):
+                yield Problem("plr.score_team", q.score_team, "allowed: tagger, runner, both")
+            elif q.score_team == "both" and q.score == "max_mc":
+                yield Problem("plr.score_team", q.score_team, "both teams' scores combine for pvl and l1_vl (MaxMC keeps one best return per level)")  # fmt: skip
         if self.learner == "ddpg":
             yield from self._ddpg_problems(classic)
             return
