@@ -66,6 +66,14 @@ def episode_returns(rewards: jax.Array, done: jax.Array) -> tuple[jax.Array, jax
     return _mean_over_episodes(rets, has), jnp.max(jnp.where(has, rets, -jnp.inf), axis=0)
 
 
+def finite_mean(x: jax.Array, axis: int, empty: float) -> jax.Array:
+    """Mean over ``axis`` of the finite entries of ``x``; ``empty`` where none is finite."""
+    ok = jnp.isfinite(x)
+    count = jnp.sum(ok, axis=axis)
+    total = jnp.sum(jnp.where(ok, x, 0.0), axis=axis)
+    return jnp.where(count > 0, total / jnp.maximum(count, 1), empty)
+
+
 def team_episode_returns(
     rewards: jax.Array, done: jax.Array, agents: int
 ) -> tuple[jax.Array, jax.Array]:
@@ -75,12 +83,8 @@ def team_episode_returns(
     both when none of them ended an episode."""
     mean, best = episode_returns(rewards, done)
     n = mean.shape[0] // agents
-    ended = jnp.isfinite(mean).reshape(n, agents)
-    count = jnp.sum(ended, axis=1)
-    total = jnp.sum(jnp.where(ended, mean.reshape(n, agents), 0.0), axis=1)
-    mean = jnp.where(count > 0, total / jnp.maximum(count, 1), 0.0)
-    best = jnp.max(jnp.where(ended, best.reshape(n, agents), -jnp.inf), axis=1)
-    return mean, jnp.where(count > 0, best, 0.0)
+    best = jnp.max(best.reshape(n, agents), axis=1)  # -inf where no agent ended one
+    return finite_mean(mean.reshape(n, agents), 1, 0.0), jnp.where(jnp.isfinite(best), best, 0.0)
 
 
 def level_scores(

@@ -45,7 +45,12 @@ from arenax.curricula.common import TrainState, level_batch_metrics
 from arenax.curricula.multiteam import MultiTeamDR, team_episode_metrics
 from arenax.curricula.paired import TeacherCurriculum, TeacherState
 from arenax.curricula.plr import Blocks, Played, ReplayCurriculum
-from arenax.curricula.scores import level_scores, teacher_score, team_episode_returns
+from arenax.curricula.scores import (
+    finite_mean,
+    level_scores,
+    teacher_score,
+    team_episode_returns,
+)
 from arenax.curricula.sfl import SFLCurriculum
 from arenax.envs.wrappers import AutoReplay, EpisodeStats
 from arenax.rl.gae import gae
@@ -204,12 +209,7 @@ class TeamReplayCurriculum(TeamPlay, ReplayCurriculum):
         if self.score_team == "both":
             per = [self._team_score(t, played, max_returns) for t in self.teams]
             scores = jnp.stack([sc for sc, _ in per])
-            scored = jnp.isfinite(scores)
-            total = jnp.sum(jnp.where(scored, scores, 0.0), axis=0)
-            mean = jnp.where(
-                jnp.any(scored, 0), total / jnp.maximum(jnp.sum(scored, 0), 1), -jnp.inf
-            )
-            return mean, per[0][1]
+            return finite_mean(scores, 0, -jnp.inf), per[0][1]
         return self._team_score(self.score_team, played, max_returns)
 
     def _team_score(self, t: str, played: Played, max_returns: jax.Array) -> tuple:
@@ -220,9 +220,7 @@ class TeamReplayCurriculum(TeamPlay, ReplayCurriculum):
             jnp.repeat(max_returns, a),
         )  # fmt: skip
         scores, best = scores.reshape(n, a), best.reshape(n, a)
-        scored = jnp.isfinite(scores)
-        mean = jnp.sum(jnp.where(scored, scores, 0.0), axis=1) / jnp.maximum(jnp.sum(scored, 1), 1)
-        return jnp.where(jnp.any(scored, axis=1), mean, -jnp.inf), jnp.max(best, axis=1)
+        return finite_mean(scores, 1, -jnp.inf), jnp.max(best, axis=1)
 
     def _metrics(self, buf: B.LevelBuffer, episodes: dict, stats: dict, levels_local: Any,
                  replay: jax.Array, updated: jax.Array, env_steps: jax.Array,

@@ -97,14 +97,14 @@ def arena_tiles(env: Any, levels: list[Any], px: int) -> tuple[list[np.ndarray],
 
 
 def _tiles(cfg: Any, levels: list[Any], tile: int) -> tuple[list[np.ndarray], list[str] | None]:
-    """A run's levels as pictures: mazes at ``tile`` pixels a cell, arenas (with
-    captions) at ``tile`` pixels a cell (continuous: 320), 160 to 320 pixels a side."""
+    """A run's levels as pictures: mazes at ``tile`` pixels a cell; grid arenas (with
+    captions) at ``tile`` pixels a cell, 160 to 320 pixels a side; continuous arenas at 320."""
     if cfg.game in ("grid-tag", "tag"):
         from arenax.train.build import make_env
 
         env = make_env(cfg)
-        cells = env.size + 1 if cfg.game == "grid-tag" else 320
-        return arena_tiles(env, levels, max(160, min(320, tile * cells)))
+        px = max(160, min(320, tile * (env.size + 1))) if cfg.game == "grid-tag" else 320
+        return arena_tiles(env, levels, px)
     from arenax.envs.maze import render as R
 
     return [R.render(lv, tile_size=tile) for lv in levels], None
