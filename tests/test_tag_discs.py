@@ -68,6 +68,27 @@ def test_observation_appends_every_disc_after_warpdrives_numbers() -> None:
     np.testing.assert_allclose(tail, [-2 / diag, 0, -1 / diag, 0, 0.05, 0], atol=1e-6)
 
 
+def test_the_cpu_kernel_writes_the_disc_features_as_the_jax_path(monkeypatch) -> None:
+    """With the k-nearest observation on CPUs one kernel pass writes the discs' numbers too;
+    they equal the JAX path's bit for bit, batched under vmap, with unused slots and agents
+    out of the game."""
+    from arenax.envs.tag import kernels
+
+    assert kernels.cpu_kernel_available(), "the suite checks the CPU kernel"
+    env = TagEnv(**{**BENCHMARK, "max_obstacles": 16})
+    lv = jax.vmap(env.generate)(jax.random.split(jax.random.key(0), 6))
+    assert 0 < int(jnp.sum(lv.obstacles[..., 2] == 0)) < 6 * 16  # some unused slots
+    s = jax.vmap(lambda x: env.reset_state(None, x))(lv)
+    s = s.replace(active=s.active.at[:, 3].set(False).at[0, 50].set(False))
+    got = jax.jit(jax.vmap(env.observe))(s)
+    monkeypatch.setattr(kernels, "cpu_kernel_available", lambda: False)
+    want = jax.jit(jax.vmap(env.observe))(s)
+    for team in ("tagger", "runner"):
+        assert got[team].shape[-1] == 7 * 10 + 1 + 48
+        np.testing.assert_array_equal(np.asarray(got[team]), np.asarray(want[team]))
+    assert not np.any(np.asarray(got["tagger"][:, 3]))  # out of the game: zeros
+
+
 def test_without_discs_the_game_is_warpdrives() -> None:
     """max_obstacles=0 (the default, which the WarpDrive replay tests use) adds nothing to
     levels and states."""

@@ -17,6 +17,8 @@
 // ArenaxTagObserve: feats (..., A, 5) f32, pos (..., A, 2) f32, active (..., A) pred,
 //                   kind (..., A) f32, time (...) f32 -> obs (..., A, 7k + 1) f32:
 //                   continuous Tag's k-nearest observation (see continuous.py).
+// ArenaxTagObserveDiscs: the same with discs (..., M, 3) f32 and arena (...) f32 ->
+//                   obs (..., A, 7k + 1 + 3M) f32: the observation, then the discs'.
 
 #include <algorithm>
 #include <cstdint>
@@ -175,13 +177,16 @@ ffi::Error KNearestImpl(ffi::Buffer<ffi::F32> pos, ffi::Buffer<ffi::PRED> active
   return ffi::Error::Success();
 }
 
-ffi::Error ObserveImpl(ffi::Buffer<ffi::F32> feats, ffi::Buffer<ffi::F32> pos,
-                       ffi::Buffer<ffi::PRED> active, ffi::Buffer<ffi::F32> kind,
-                       ffi::Buffer<ffi::F32> time, ffi::ResultBuffer<ffi::F32> obs) {
+// The k-nearest observation of one batch of arenas, then (with discs) each disc's
+// dx * (1 / diag), dy * (1 / diag) (0 for unused slots) and r * (1 / L): continuous.py's _obstacle_features.
+ffi::Error Observe(ffi::Buffer<ffi::F32> feats, ffi::Buffer<ffi::F32> pos,
+                   ffi::Buffer<ffi::PRED> active, ffi::Buffer<ffi::F32> kind,
+                   ffi::Buffer<ffi::F32> time, const float* discs, const float* arena,
+                   int64_t n_discs, ffi::ResultBuffer<ffi::F32> obs) {
   auto dims = pos.dimensions();
   if (dims.size() < 2 || dims.back() != 2) return ffi::Error::InvalidArgument("pos: (..., A, 2)");
-  const int64_t a = dims[dims.size() - 2];
-  const int64_t width = obs->dimensions().back(), k = (width - 1) / 7;
+  const int64_t a = dims[dims.size() - 2], md = n_discs;
+  const int64_t width = obs->dimensions().back(), k = (width - 1 - 3 * md) / 7;
   const int64_t arenas = leading(dims, 2);
   const float* f = feats.typed_data();
   const float* p = pos.typed_data();
@@ -191,10 +196,21 @@ ffi::Error ObserveImpl(ffi::Buffer<ffi::F32> feats, ffi::Buffer<ffi::F32> pos,
   float* out = obs->typed_data();
   over_arenas(arenas, arenas * a * a, [&](int64_t first, int64_t last) {
     Selector sel(a, k);
+    std::vector<float> scale(md), rel(md);
     for (int64_t e = first; e < last; ++e) {
       const float* fe = f + e * a * 5;
       const bool* ae = act + e * a;
-      sel.load(p + e * a * 2, ae);
+      const float* pe = p + e * a * 2;
+      const float* de = discs ? discs + e * md * 3 : nullptr;
+      if (md) {
+        const float inv = 1.0f / (1.41421356237309515f * arena[e]);  // float32(sqrt 2) * L
+        const float per_l = 1.0f / arena[e];
+        for (int64_t m = 0; m < md; ++m) {
+          scale[m] = de[3 * m + 2] > 0.0f ? inv : 0.0f;
+          rel[m] = de[3 * m + 2] * per_l;
+        }
+      }
+      sel.load(pe, ae);
       for (int64_t i = 0; i < a; ++i) {
         float* row = out + (e * a + i) * width;
         std::fill(row, row + width, 0.0f);
@@ -208,10 +224,32 @@ ffi::Error ObserveImpl(ffi::Buffer<ffi::F32> feats, ffi::Buffer<ffi::F32> pos,
           row[6 * k + m] = 1.0f;
         }
         row[7 * k] = tm[e];
+        float* tail = row + 7 * k + 1;
+        for (int64_t m = 0; m < md; ++m) {
+          tail[m] = (de[3 * m] - pe[2 * i]) * scale[m];
+          tail[md + m] = (de[3 * m + 1] - pe[2 * i + 1]) * scale[m];
+          tail[2 * md + m] = rel[m];
+        }
       }
     }
   });
   return ffi::Error::Success();
+}
+
+ffi::Error ObserveImpl(ffi::Buffer<ffi::F32> feats, ffi::Buffer<ffi::F32> pos,
+                       ffi::Buffer<ffi::PRED> active, ffi::Buffer<ffi::F32> kind,
+                       ffi::Buffer<ffi::F32> time, ffi::ResultBuffer<ffi::F32> obs) {
+  return Observe(feats, pos, active, kind, time, nullptr, nullptr, 0, obs);
+}
+
+ffi::Error ObserveDiscsImpl(ffi::Buffer<ffi::F32> feats, ffi::Buffer<ffi::F32> pos,
+                            ffi::Buffer<ffi::PRED> active, ffi::Buffer<ffi::F32> kind,
+                            ffi::Buffer<ffi::F32> time, ffi::Buffer<ffi::F32> discs,
+                            ffi::Buffer<ffi::F32> arena, ffi::ResultBuffer<ffi::F32> obs) {
+  auto dd = discs.dimensions();
+  if (dd.size() < 2 || dd.back() != 3) return ffi::Error::InvalidArgument("discs: (..., M, 3)");
+  return Observe(feats, pos, active, kind, time, discs.typed_data(), arena.typed_data(),
+                 dd[dd.size() - 2], obs);
 }
 
 }  // namespace
@@ -228,6 +266,17 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(ArenaxTagObserve, ObserveImpl,
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::PRED>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>());
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ArenaxTagObserveDiscs, ObserveDiscsImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::PRED>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>());

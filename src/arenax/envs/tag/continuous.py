@@ -431,24 +431,32 @@ class TagEnv(Environment[TagLevel, TagState]):
             obs = jnp.concatenate([flat, jnp.where(active[:, None], t, 0.0)], axis=-1)
         else:
             time = state.time.astype(jnp.float32) / self.episode_length
-            obs = tag_observation(
+            discs = None
+            if self.max_obstacles:  # written by the same kernel pass on CPUs
+                discs = (state.obstacles, state.arena, _obstacle_features)
+            return self._split(tag_observation(
                 feats, state.pos, active, is_tagger, time, self.k_nearest,
-                functools.partial(_k_nearest_observation, k=self.k_nearest),
-            )  # fmt: skip
+                functools.partial(_k_nearest_observation, k=self.k_nearest), discs,
+            ).astype(jnp.float32))  # fmt: skip
         if self.max_obstacles:
-            obs = jnp.concatenate([obs, _obstacle_features(state, diag)], axis=-1)
+            obs = jnp.concatenate(
+                [obs, _obstacle_features(state.pos, active, state.obstacles, state.arena)], -1
+            )
         return self._split(obs.astype(jnp.float32))
 
 
-def _obstacle_features(state: TagState, diag: jax.Array) -> jax.Array:
+def _obstacle_features(
+    pos: jax.Array, active: jax.Array, discs: jax.Array, arena: jax.Array
+) -> jax.Array:
     """``(A, 3M)``: each disc's ``Δx/(√2 L)``, then ``Δy/(√2 L)``, then ``r/L`` (zeros for
-    unused slots and agents out of the game)."""
-    discs = state.obstacles
+    unused slots and agents out of the game). ``pos (A, 2)``, ``active (A,)``, ``discs
+    (M, 3)``, ``arena ()``: ``L``."""
+    diag = jnp.float32(math.sqrt(2.0)) * arena
     scale = jnp.where(discs[:, 2] > 0.0, 1.0 / diag, 0.0)[None, :]  # 0 for unused slots
-    dx = (discs[None, :, 0] - state.pos[:, None, 0]) * scale
-    dy = (discs[None, :, 1] - state.pos[:, None, 1]) * scale
-    r = jnp.broadcast_to(discs[None, :, 2] / state.arena, dx.shape)
-    return jnp.concatenate([dx, dy, r], axis=-1) * state.active[:, None]
+    dx = (discs[None, :, 0] - pos[:, None, 0]) * scale
+    dy = (discs[None, :, 1] - pos[:, None, 1]) * scale
+    r = jnp.broadcast_to(discs[None, :, 2] * (1.0 / arena), dx.shape)  # as the kernel
+    return jnp.concatenate([dx, dy, r], axis=-1) * active[:, None]
 
 
 def inside_discs(pos: jax.Array, discs: jax.Array | None) -> jax.Array:

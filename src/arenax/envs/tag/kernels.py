@@ -33,6 +33,7 @@ import numpy as np
 SOURCE = Path(__file__).with_name("_knn.cc")
 TARGET = "arenax_k_nearest"
 OBSERVE = "arenax_tag_observe"
+OBSERVE_DISCS = "arenax_tag_observe_discs"
 
 
 def _cache_dir() -> Path:
@@ -70,6 +71,9 @@ def cpu_kernel_available() -> bool:
         )
         jax.ffi.register_ffi_target(
             OBSERVE, jax.ffi.pycapsule(handle.ArenaxTagObserve), platform="cpu"
+        )
+        jax.ffi.register_ffi_target(
+            OBSERVE_DISCS, jax.ffi.pycapsule(handle.ArenaxTagObserveDiscs), platform="cpu"
         )
     except (OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", "") or str(exc)
@@ -141,22 +145,43 @@ def tag_observation(
     time: jax.Array,
     k: int,
     fallback: Callable[..., jax.Array],
+    discs: tuple[jax.Array, jax.Array, Callable[..., jax.Array]] | None = None,
 ) -> jax.Array:
     """Continuous Tag's k-nearest observation ``(A, 7k + 1) float32`` in one fused CPU
     kernel (neighbours, differences, types, flags, time; zeros for agents out of the
     game), or ``fallback(feats, pos, active, kind, time)`` — the same computation in JAX —
     where the kernel is unavailable. ``feats (A, 5)``: the normalised features whose
-    differences are observed; ``kind (A,)``: 1 for taggers; ``time ()``: ``t/T``."""
+    differences are observed; ``kind (A,)``: 1 for taggers; ``time ()``: ``t/T``.
+
+    ``discs = (discs (M, 3), arena (), features)``: the kernel also writes each disc's
+    numbers after them, ``(A, 7k + 1 + 3M)`` (one pass over the rows; appending them in
+    XLA costs a copy of the whole observation on CPUs); elsewhere
+    ``features(pos, active, discs, arena) (A, 3M)`` are appended to the fallback's."""
+
+    def jax_path(f: jax.Array, p: jax.Array, m: jax.Array, c: jax.Array, t: jax.Array,
+                 *disc_args: jax.Array) -> jax.Array:  # fmt: skip
+        obs = fallback(f, p, m, c, t)
+        if discs is None:
+            return obs
+        return jnp.concatenate([obs, discs[2](p, m, *disc_args)], axis=-1)
+
+    extra = () if discs is None else (discs[0], discs[1])
     if not cpu_kernel_available():
-        return fallback(feats, pos, active, kind, time)
+        return jax_path(feats, pos, active, kind, time, *extra)
+    width = 7 * k + 1 + (0 if discs is None else 3 * discs[0].shape[-2])
 
-    def kernel(f: jax.Array, p: jax.Array, m: jax.Array, c: jax.Array, t: jax.Array) -> jax.Array:
-        out = jax.ShapeDtypeStruct((*p.shape[:-1], 7 * k + 1), jnp.float32)
-        call = jax.ffi.ffi_call(OBSERVE, out, vmap_method="broadcast_all")
+    def kernel(f: jax.Array, p: jax.Array, m: jax.Array, c: jax.Array, t: jax.Array,
+               *disc_args: jax.Array) -> jax.Array:  # fmt: skip
+        out = jax.ShapeDtypeStruct((*p.shape[:-1], width), jnp.float32)
+        target = OBSERVE if discs is None else OBSERVE_DISCS
+        call = jax.ffi.ffi_call(target, out, vmap_method="broadcast_all")
         return call(f.astype(jnp.float32), p.astype(jnp.float32), m.astype(jnp.bool_),
-                    c.astype(jnp.float32), t.astype(jnp.float32))  # fmt: skip
+                    c.astype(jnp.float32), t.astype(jnp.float32),
+                    *(x.astype(jnp.float32) for x in disc_args))  # fmt: skip
 
-    return jax.lax.platform_dependent(feats, pos, active, kind, time, cpu=kernel, default=fallback)
+    return jax.lax.platform_dependent(
+        feats, pos, active, kind, time, *extra, cpu=kernel, default=jax_path
+    )
 
 
 def reference(pos: np.ndarray, active: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
