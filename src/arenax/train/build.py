@@ -8,6 +8,9 @@ options, a learner from its :class:`~arenax.rl.PPOConfig`.
 from __future__ import annotations
 
 import functools
+from typing import Any
+
+import jax
 
 from arenax import distributions as D
 from arenax.curricula.common import Curriculum
@@ -166,8 +169,11 @@ def make_arena_curriculum(cfg: TrainConfig) -> TeamReplayCurriculum | TeamSFLCur
                                     radius=env.obstacle_radius)  # fmt: skip
         metrics = functools.partial(tag_discs.level_metrics, n_taggers=env.n_taggers)
     else:
-        empty = functools.partial(arenas.empty, size=env.size, n_taggers=env.n_taggers)
-        mutator = functools.partial(arenas.mutate, n_edits=q.n_edits)
+
+        def empty(key: jax.Array) -> Any:  # an open field, its rules (if any) at defaults
+            return env.default_rules(arenas.empty(key, size=env.size, n_taggers=env.n_taggers))
+
+        mutator = functools.partial(arenas.mutate, n_edits=q.n_edits, env=env)
         metrics = arenas.level_metrics
     teams = dict(
         learners=mt.learners, team_policy=mt.team_policy, frozen=mt.frozen,

@@ -14,9 +14,11 @@ uniformly over the free cells (agents may share a cell, as WarpDrive's random st
   one gap at a uniform position: a serpentine of corridors.
 
 The mutator ``grid-tag/edits`` applies ``n_edits`` edits, each one of (uniformly): block a
-free cell no agent starts on, free a blocked cell, move one agent's start to a free cell.
-Edits keep a level valid (:func:`validate_level`) by construction; an edit with nothing to
-act on (no obstacle to remove, …) leaves the level as it is.
+free cell no agent starts on, free a blocked cell, move one agent's start to a free cell,
+and — for a level that carries rules (:class:`GridTagLevel`) and with ``env`` given — redraw
+one rule uniformly from the env's range (one team's skill, the tagging distance or the
+episode length). Edits keep a level valid (:func:`validate_level`) by construction; an edit
+with nothing to act on (no obstacle to remove, …) leaves the level as it is.
 
 :func:`validate_level` rejects bad levels with a one-line error naming the field;
 :func:`level_metrics` gives obstacle coverage, mean start distance tagger → runner and the
@@ -32,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from arenax.envs.tag.grid import GridTagLevel
+from arenax.envs.tag.grid import GridTagEnv, GridTagLevel
 
 FREE, WALL = ".", "#"
 
@@ -196,21 +198,24 @@ def heldout_arena(name: str, key: jax.Array, size: int, n_taggers: int) -> GridT
 
 # ------------------------------------------------------------------ mutator
 def mutate(key: jax.Array, level: GridTagLevel, n_edits: int | jax.Array,
-           max_edits: int | None = None) -> GridTagLevel:  # fmt: skip
-    """``n_edits`` random edits (block a free non-start cell, free a blocked cell, or move
-    a start to a free cell), each kept valid; ``n_edits`` may be traced when ``max_edits``
+           max_edits: int | None = None, env: GridTagEnv | None = None) -> GridTagLevel:  # fmt: skip
+    """``n_edits`` random edits (block a free non-start cell, free a blocked cell, move a
+    start to a free cell, or — when ``level`` carries rules and ``env`` gives their ranges —
+    redraw one rule), each kept valid; ``n_edits`` may be traced when ``max_edits``
     (static) bounds it."""
     max_edits = int(n_edits) if max_edits is None else max_edits
     n = level.blocked.shape[0]
+    rules = [] if env is None else [f for f in env.rules if getattr(level, f) is not None]
+    kinds = 3 + bool(rules)
 
     def edit(i: int, lv: GridTagLevel) -> GridTagLevel:
         k = jax.random.fold_in(key, i)
         k_kind, k_cell, k_agent = jax.random.split(k, 3)
-        kind = jax.random.randint(k_kind, (), 0, 3)
+        kind = jax.random.randint(k_kind, (), 0, kinds)
         flat = lv.blocked.reshape(-1)
         starts = jnp.zeros(n * n, jnp.bool_).at[lv.pos[:, 1] * n + lv.pos[:, 0]].set(True)
-        # the cells each kind of edit may touch
-        can = jnp.stack([~flat & ~starts, flat, ~flat])[kind]
+        # the cells each kind of edit may touch (a rule edit touches none)
+        can = jnp.stack([~flat & ~starts, flat, ~flat, jnp.zeros_like(flat)])[kind]
         cell = jax.random.categorical(k_cell, jnp.where(can, 0.0, -jnp.inf))
         ok = jnp.any(can) & (i < n_edits)
         add = ok & (kind == 0)
@@ -219,15 +224,39 @@ def mutate(key: jax.Array, level: GridTagLevel, n_edits: int | jax.Array,
         agent = jax.random.randint(k_agent, (), 0, lv.pos.shape[0])
         moved = lv.pos.at[agent].set(jnp.stack([cell % n, cell // n]).astype(jnp.int32))
         pos = jnp.where(ok & (kind == 2), moved, lv.pos)
-        return GridTagLevel(pos=pos, blocked=blocked.reshape(n, n))
+        out = lv.replace(pos=pos, blocked=blocked.reshape(n, n))
+        if rules:
+            out = _redraw_rule(k_agent, out, rules, env, (kind == 3) & (i < n_edits))
+        return out
 
     return jax.lax.fori_loop(0, max_edits, edit, level)
 
 
+def _redraw_rule(key: jax.Array, level: GridTagLevel, rules: list[str], env: GridTagEnv,
+                 apply: jax.Array) -> GridTagLevel:  # fmt: skip
+    """``level`` with one of ``rules`` (uniformly; for ``skill`` one team's) redrawn from
+    ``env``'s range where ``apply``."""
+    k_which, k_team, k_draw = jax.random.split(jax.random.fold_in(key, 7), 3)
+    which = jax.random.randint(k_which, (), 0, len(rules))
+    drawn = env.draw_rules(k_draw, level)
+    out = {}
+    for i, f in enumerate(rules):
+        new = getattr(drawn, f)
+        if f == "skill":  # one team's
+            team = jax.random.randint(k_team, (), 0, 2)
+            new = level.skill.at[team].set(new[team])
+        out[f] = jnp.where(apply & (which == i), new, getattr(level, f))
+    return level.replace(**out)
+
+
 # ------------------------------------------------------------------ validation, metrics
-def validate_level(level: GridTagLevel, size: int, n_agents: int) -> None:
+def validate_level(level: GridTagLevel, size: int, n_agents: int,
+                   max_episode_length: int | None = None) -> None:  # fmt: skip
     """Raise ``ValueError`` (one line naming the field) unless ``level`` is a valid unbatched
-    arena of cells ``0..size`` with ``n_agents`` starts on free cells."""
+    arena of cells ``0..size`` with ``n_agents`` starts on free cells and valid rules
+    (``skill`` two probabilities in (0, 1], ``tag_distance`` >= 0, ``episode_length`` in
+    1..``max_episode_length``)."""
+    _validate_rules(level, max_episode_length)
     pos, blocked = np.asarray(level.pos), np.asarray(level.blocked)
     n = size + 1
     if blocked.shape != (n, n) or blocked.dtype != np.bool_:
@@ -245,6 +274,22 @@ def validate_level(level: GridTagLevel, size: int, n_agents: int) -> None:
             raise ValueError(f"pos[{i}]=({x}, {y}): on an obstacle")
     if blocked.all():
         raise ValueError("blocked: every cell is blocked (no free cell for a runner)")
+
+
+def _validate_rules(level: GridTagLevel, max_episode_length: int | None) -> None:
+    if level.skill is not None:
+        skill = np.asarray(level.skill)
+        if skill.shape != (2,) or not np.all((skill > 0) & (skill <= 1)):
+            raise ValueError(f"skill: must be 2 probabilities in (0, 1] (taggers', runner's), got {skill.tolist()}")  # fmt: skip
+    if level.tag_distance is not None:
+        d = np.asarray(level.tag_distance)
+        if d.shape != () or not np.issubdtype(d.dtype, np.integer) or d < 0:
+            raise ValueError(f"tag_distance: must be an integer >= 0, got {d.tolist()}")
+    if level.episode_length is not None:
+        t = np.asarray(level.episode_length)
+        top = max_episode_length if max_episode_length is not None else np.iinfo(np.int32).max
+        if t.shape != () or not np.issubdtype(t.dtype, np.integer) or not 1 <= t <= top:
+            raise ValueError(f"episode_length: must be an integer in 1..{top}, got {t.tolist()}")
 
 
 def reachable(blocked: jax.Array, start: jax.Array) -> jax.Array:
@@ -285,19 +330,28 @@ def level_metrics(level: GridTagLevel) -> dict[str, jax.Array]:
 
 
 def levels_equal(a: GridTagLevel, b: GridTagLevel) -> bool:
-    """Same starts and the same obstacles."""
-    return bool(np.array_equal(np.asarray(a.pos), np.asarray(b.pos))
-                and np.array_equal(np.asarray(a.blocked), np.asarray(b.blocked)))  # fmt: skip
+    """Same starts, the same obstacles and the same rules (absent in both, or equal)."""
+    fields = ("pos", "blocked", *GridTagLevel.RULES)
+    return all(
+        (getattr(a, f) is None and getattr(b, f) is None)
+        or (getattr(a, f) is not None and getattr(b, f) is not None
+            and np.array_equal(np.asarray(getattr(a, f)), np.asarray(getattr(b, f))))
+        for f in fields
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------ JSON
 def to_json(level: GridTagLevel) -> str:
     """``{"size", "pos": [[x, y], …], "blocked": [row y = 0, row y = 1, …]}`` with rows as
-    strings of ``.`` (free) and ``#`` (blocked)."""
+    strings of ``.`` (free) and ``#`` (blocked), and the rules the level carries
+    (``"skill": [taggers', runner's]``, ``"tag_distance"``, ``"episode_length"``)."""
     blocked = np.asarray(level.blocked)
     rows = ["".join(WALL if b else FREE for b in row) for row in blocked]
-    return json.dumps({"size": blocked.shape[0] - 1, "pos": np.asarray(level.pos).tolist(),
-                       "blocked": rows})  # fmt: skip
+    out = {"size": blocked.shape[0] - 1, "pos": np.asarray(level.pos).tolist(), "blocked": rows}
+    for f in GridTagLevel.RULES:
+        if getattr(level, f) is not None:
+            out[f] = np.asarray(getattr(level, f)).tolist()
+    return json.dumps(out)
 
 
 def from_json(text: str) -> GridTagLevel:
@@ -308,7 +362,13 @@ def from_json(text: str) -> GridTagLevel:
         blocked = np.array([[c == WALL for c in row] for row in rows], bool)
         if any(set(row) - {FREE, WALL} for row in rows):
             raise ValueError("blocked: rows may hold only '.' and '#'")
-        level = GridTagLevel(pos=jnp.asarray(data["pos"], jnp.int32), blocked=jnp.asarray(blocked))
+        types = {"skill": jnp.float32, "tag_distance": jnp.int32, "episode_length": jnp.int32}
+        for f in ("tag_distance", "episode_length"):
+            if f in data and (not isinstance(data[f], int) or isinstance(data[f], bool)):
+                raise ValueError(f"{f}: must be an integer, got {data[f]!r}")
+        rules = {f: jnp.asarray(data[f], t) for f, t in types.items() if f in data}
+        level = GridTagLevel(pos=jnp.asarray(data["pos"], jnp.int32), blocked=jnp.asarray(blocked),
+                             **rules)  # fmt: skip
     except (KeyError, TypeError, json.JSONDecodeError) as exc:
         raise ValueError(f"not a grid Tag arena ({type(exc).__name__}: {exc})") from None
     validate_level(level, int(data["size"]), len(data["pos"]))

@@ -22,6 +22,17 @@ into a blocked cell is refused like a move off the grid — the agent stays and 
 every observation ends with the agent's ``(2r+1)^2`` occupancy patch centred on it, row by
 row from ``(x−r, y−r)``: 1 for a blocked cell or one off the grid, else 0. Generators,
 mutators, validation and metrics of such arenas: :mod:`arenax.envs.tag.arenas`.
+
+Rules per level (arenax extensions; a level without them plays WarpDrive's rules): a level
+may carry ``skill (2,)`` — the taggers' and the runner's probability that an agent's chosen
+move is carried out (otherwise it stays; an independent draw per agent and step) —,
+``tag_distance ()`` — the runner is tagged when a tagger is within this Manhattan distance
+after the move (0: the same cell, WarpDrive's rule) — and ``episode_length ()`` — the level
+is truncated at this step (at most the env's ``episode_length``, the static maximum every
+rollout is shaped by) and observations give ``t`` over it. The env's ``skill_range``,
+``tag_distance_range`` and ``episode_length_range`` make generated levels carry them, drawn
+uniformly; a level without a field plays the default (checkpoints of runs without them are
+unchanged).
 """
 
 from __future__ import annotations
@@ -48,10 +59,18 @@ MOVES = np.array([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]], np.int32)
 @pytree_dataclass
 class GridTagLevel:
     """An arena: start cells ``pos (A, 2) int32`` as ``(x, y)`` (taggers first, the runner
-    last) and obstacles ``blocked (L+1, L+1) bool`` indexed ``[y, x]``."""
+    last) and obstacles ``blocked (L+1, L+1) bool`` indexed ``[y, x]``; optional rules
+    (``None``: the default): ``skill (2,) float32`` (each team's probability that a move is
+    carried out; 1), ``tag_distance () int32`` (0) and ``episode_length () int32`` (the
+    env's)."""
 
     pos: jax.Array
     blocked: jax.Array
+    skill: jax.Array | None = None
+    tag_distance: jax.Array | None = None
+    episode_length: jax.Array | None = None
+
+    RULES = ("skill", "tag_distance", "episode_length")
 
     @classmethod
     def open_field(cls, pos: Any, size: int) -> GridTagLevel:
@@ -64,6 +83,9 @@ class GridTagState:
     pos: jax.Array
     time: jax.Array
     blocked: jax.Array
+    skill: jax.Array | None = None
+    tag_distance: jax.Array | None = None
+    episode_length: jax.Array | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +121,18 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
     view: Annotated[int, In(0, 8)] = 0
     """r: observations end with the agent's (2r+1)^2 occupancy patch (1: blocked or off
     the grid); 0: none (WarpDrive's observations)."""
+    skill_range: tuple[float, float] | None = None
+    """Generated levels draw each team's skill — the probability that an agent's chosen
+    move is carried out (else it stays) — uniformly in [lo, hi] within (0, 1]; None: every
+    move is carried out (WarpDrive)."""
+    tag_distance_range: tuple[int, int] | None = None
+    """Generated levels draw their tagging distance d uniformly in lo..hi: a tagger within
+    Manhattan distance d of the runner after the move tags it; None: d = 0, the same cell
+    (WarpDrive)."""
+    episode_length_range: tuple[int, int] | None = None
+    """Generated levels draw their episode length uniformly in lo..hi (hi at most
+    episode_length, the static maximum); observations give t over it. None: every level
+    lasts episode_length."""
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
@@ -112,6 +146,43 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         if self.max_obstacles >= cells:
             yield Problem("max_obstacles", self.max_obstacles,
                           f"must leave a free cell (below {cells} cells of a size-{self.size} grid)")  # fmt: skip
+        bounds = {"skill_range": (0.0, 1.0), "tag_distance_range": (0, 2 * self.size),
+                  "episode_length_range": (1, self.episode_length)}  # fmt: skip
+        for name, (lo, hi) in bounds.items():
+            r = getattr(self, name)
+            if r is not None and not (
+                lo <= r[0] <= r[1] <= hi and (name != "skill_range" or r[0] > 0)
+            ):
+                low = "0 < lo" if name == "skill_range" else f"{lo} <= lo"
+                yield Problem(name, r, f"must be {low} <= hi <= {hi}")
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The level fields this env's generated levels carry (``GridTagLevel.RULES``)."""
+        ranges = (self.skill_range, self.tag_distance_range, self.episode_length_range)
+        return tuple(f for f, r in zip(GridTagLevel.RULES, ranges, strict=True) if r is not None)
+
+    def draw_rules(self, key: jax.Array, level: GridTagLevel) -> GridTagLevel:
+        """``level`` with the rules of :attr:`rules` drawn uniformly from their ranges."""
+        k_skill, k_dist, k_len = jax.random.split(key, 3)
+        out: dict[str, jax.Array] = {}
+        if self.skill_range is not None:
+            lo, hi = self.skill_range
+            out["skill"] = jax.random.uniform(k_skill, (2,), jnp.float32, lo, hi)
+        if self.tag_distance_range is not None:
+            lo, hi = self.tag_distance_range
+            out["tag_distance"] = jax.random.randint(k_dist, (), lo, hi + 1, jnp.int32)
+        if self.episode_length_range is not None:
+            lo, hi = self.episode_length_range
+            out["episode_length"] = jax.random.randint(k_len, (), lo, hi + 1, jnp.int32)
+        return level.replace(**out)
+
+    def default_rules(self, level: GridTagLevel) -> GridTagLevel:
+        """``level`` with every rule of :attr:`rules` it lacks at its default (the levels a
+        teacher or a held-out suite builds, made alike to generated ones)."""
+        default = {"skill": jnp.ones(2, jnp.float32), "tag_distance": jnp.zeros((), jnp.int32),
+                   "episode_length": jnp.asarray(self.episode_length, jnp.int32)}  # fmt: skip
+        return level.replace(**{f: default[f] for f in self.rules if getattr(level, f) is None})
 
     @classmethod
     def from_warpdrive(cls, **kwargs: Any) -> GridTagEnv:
@@ -155,6 +226,12 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
     def generate(self, key: jax.Array) -> GridTagLevel:
         n = self.size + 1
+        if self.rules:
+            key, k_rules = jax.random.split(key)
+            return self.draw_rules(k_rules, self._layout(key, n))
+        return self._layout(key, n)
+
+    def _layout(self, key: jax.Array, n: int) -> GridTagLevel:
         if self.max_obstacles:
             from arenax.envs.tag.arenas import random_obstacles, random_starts
 
@@ -170,23 +247,39 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
     def reset_state(self, key: jax.Array, level: GridTagLevel) -> GridTagState:
         del key
+
+        def cast(x: jax.Array | None, dtype: Any) -> jax.Array | None:
+            return None if x is None else jnp.asarray(x, dtype)
+
         return GridTagState(
             pos=jnp.asarray(level.pos, jnp.int32), time=jnp.zeros((), jnp.int32),
-            blocked=jnp.asarray(level.blocked, jnp.bool_),
+            blocked=jnp.asarray(level.blocked, jnp.bool_), skill=cast(level.skill, jnp.float32),
+            tag_distance=cast(level.tag_distance, jnp.int32),
+            episode_length=cast(level.episode_length, jnp.int32),
         )  # fmt: skip
+
+    def horizon(self, state: GridTagState) -> jax.Array | int:
+        """The step at which ``state``'s episode is truncated (its level's, else T)."""
+        return self.episode_length if state.episode_length is None else state.episode_length
 
     def step_state(
         self, key: jax.Array, state: GridTagState, action: dict[str, jax.Array]
     ) -> tuple[GridTagState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
-        del key
         act = jnp.concatenate([action["tagger"], action["runner"]]).reshape(-1).astype(jnp.int32)
+        if state.skill is not None:  # a move is carried out with its team's probability
+            skill = jnp.concatenate([jnp.broadcast_to(state.skill[0], (self.n_taggers,)),
+                                     state.skill[1:]])  # fmt: skip
+            act = jnp.where(jax.random.uniform(key, (self.n_agents,)) < skill, act, 0)
         target = state.pos + jnp.asarray(MOVES)[act]
         pos = jnp.clip(target, 0, self.size)
         # a blocked cell refuses the move as the border does
         pos = jnp.where(state.blocked[pos[:, 1], pos[:, 0]][:, None], state.pos, pos)
         hit_wall = jnp.any(pos != target, axis=-1)
         runner = pos[-1]
-        tagged = jnp.any(jnp.all(pos[:-1] == runner, axis=-1))
+        if state.tag_distance is None:
+            tagged = jnp.any(jnp.all(pos[:-1] == runner, axis=-1))
+        else:
+            tagged = jnp.any(jnp.sum(jnp.abs(pos[:-1] - runner), axis=-1) <= state.tag_distance)
         time = state.time + 1
         r_tagger = jnp.where(tagged, self.tag_reward, self.tagger_step_reward)
         r_runner = jnp.where(tagged, self.tag_penalty, self.runner_step_reward)
@@ -196,13 +289,13 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
             "runner": (r_runner + wall[-1:]).astype(jnp.float32),
         }
         info = {"tagged": tagged.astype(jnp.int32)}
-        new = GridTagState(pos=pos, time=time, blocked=state.blocked)
-        return new, reward, tagged, time >= self.episode_length, info
+        new = state.replace(pos=pos, time=time)
+        return new, reward, tagged, time >= self.horizon(state), info
 
     def observe(self, state: GridTagState) -> dict[str, jax.Array]:
         a, size = self.n_agents, float(self.size)
         p = state.pos.astype(jnp.float32) / size
-        t = state.time.astype(jnp.float32) / self.episode_length
+        t = state.time.astype(jnp.float32) / self.horizon(state)
         is_runner = (jnp.arange(a) >= self.n_taggers).astype(jnp.float32)  # WarpDrive's types
         if self.partial:
             diff = state.pos[:-1] - state.pos[-1]
