@@ -4,6 +4,7 @@ validation errors, metrics by hand, JSON, rendering."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
@@ -178,8 +179,6 @@ def test_frames_draw_the_discs() -> None:
 
 
 def tiny_tag(tmp_path, algorithm: str, cycles: int, **changes):
-    import dataclasses
-
     from arenax.train import PRESETS
     from helpers import tiny_preset
 
@@ -243,3 +242,61 @@ def test_heldout_continuous_arenas_are_valid() -> None:
     assert np.all(np.asarray(cornered.pos[3:]) <= 1.5) and np.all(np.asarray(cornered.pos[:3]) >= 5)
     with pytest.raises(ValueError, match="arena 'x': allowed open-field"):
         D.heldout_arena("x", jax.random.key(0), env)
+
+
+def test_a_levels_episode_length_truncates_and_is_observed() -> None:
+    """A level of 4 steps in an env whose maximum is 10: truncated after step 4 (runners
+    still in the game get the end reward then), t/T over 4 in both observation paths."""
+    for k in (None, 1):
+        env = TagEnv(n_taggers=1, n_runners=1, episode_length=10, k_nearest=k, end_reward=3.0)
+        lv = level([[1.0, 1.0], [8.0, 8.0]], np.zeros((0, 3))).replace(
+            obstacles=None, episode_length=jnp.int32(4)
+        )
+        s = env.reset_state(None, lv)
+        still = {"tagger": jnp.array([[0, 0]]), "runner": jnp.array([[0, 0]])}
+        for t in range(1, 5):
+            s, r, term, trunc, _ = env.step_state(None, s, still)
+            assert bool(trunc) == (t == 4) and not bool(term)
+            assert float(env.observe(s)["runner"][0, -1]) == pytest.approx(t / 4)
+        assert float(r["runner"][0]) == pytest.approx(3.0)
+
+
+def test_episode_lengths_generated_mutated_and_written() -> None:
+    env = TagEnv(n_taggers=2, n_runners=3, arena=10.0, episode_length=50, max_obstacles=4,
+                 episode_length_range=(10, 30))  # fmt: skip
+    levels = jax.vmap(env.generate)(jax.random.split(jax.random.key(0), 32))
+    lengths = np.asarray(levels.episode_length)
+    assert lengths.min() >= 10 and lengths.max() <= 30 and len(set(lengths.tolist())) > 5
+    # the other generators carry the full length; the mutator redraws it within the range
+    for name in ("empty", "pillars", "ring"):
+        assert int(make_generator(f"tag/{name}", env=env)(jax.random.key(1)).episode_length) == 50
+    one = jax.tree.map(lambda x: x[0], levels)
+    kids = jax.vmap(lambda k: D.mutate(k, one, 3, episode_length_range=(10, 30)))(
+        jax.random.split(jax.random.key(2), 64))  # fmt: skip
+    assert np.any(np.asarray(kids.episode_length) != int(one.episode_length))
+    for i in range(64):
+        D.validate_level(jax.tree.map(lambda x, i=i: x[i], kids), env)
+    back = D.from_json(D.to_json(one), env)
+    assert D.levels_equal(back, one) and not D.levels_equal(back.replace(episode_length=None), one)
+    with pytest.raises(ValueError, match=r"episode_length: must be an integer in 1\.\.50"):
+        D.validate_level(one.replace(episode_length=jnp.int32(51)), env)
+    with pytest.raises(ValueError, match="episode_length_range"):
+        TagEnv(episode_length=20, episode_length_range=(5, 21))
+
+
+@pytest.mark.slow
+def test_accel_over_continuous_arenas_with_episode_lengths(tmp_path) -> None:
+    """ACCEL from open fields (the full length) whose edits redraw lengths: trains, and the
+    buffer keeps valid levels whose lengths lie in the range."""
+    from arenax.train import train
+    from arenax.train.build import make_env
+
+    cfg = tiny_tag(tmp_path, "accel", 4)
+    cfg = dataclasses.replace(cfg, tag=dataclasses.replace(cfg.tag, episode_length_range=(3, 8)))
+    buf = train(cfg).state.curriculum
+    env = make_env(cfg)
+    filled = np.flatnonzero(np.asarray(buf.filled))
+    assert filled.size > 0
+    for i in filled:
+        D.validate_level(jax.tree.map(lambda x, i=i: x[i], buf.levels), env)
+    assert set(np.asarray(buf.levels.episode_length)[filled].tolist()) <= set(range(3, 9))

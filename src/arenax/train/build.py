@@ -166,7 +166,8 @@ def make_arena_curriculum(cfg: TrainConfig) -> TeamReplayCurriculum | TeamSFLCur
     if cfg.game == "tag":  # continuous arenas: disc obstacles, starts and skills
         empty = functools.partial(tag_discs.empty, env=env)
         mutator = functools.partial(tag_discs.mutate, n_edits=q.n_edits,
-                                    radius=env.obstacle_radius)  # fmt: skip
+                                    radius=env.obstacle_radius,
+                                    episode_length_range=env.episode_length_range)  # fmt: skip
         metrics = functools.partial(tag_discs.level_metrics, n_taggers=env.n_taggers)
     else:
 

@@ -96,6 +96,9 @@ class TagLevel:
         tag_margin: ``() float32`` tagging distance (absolute: ``tag_distance · L``).
         obstacles: ``(M, 3) float32`` discs ``(x, y, r)``, ``r = 0`` for an unused slot
             (``M`` is the env's ``max_obstacles``); ``None``: none (``M = 0``).
+        episode_length: ``() int32`` steps before truncation, at most the env's
+            ``episode_length`` (the static maximum); observations give ``t`` over it.
+            ``None``: the env's.
     """
 
     pos: jax.Array
@@ -104,6 +107,7 @@ class TagLevel:
     arena: jax.Array
     tag_margin: jax.Array
     obstacles: jax.Array | None = None
+    episode_length: jax.Array | None = None
 
 
 @pytree_dataclass
@@ -125,6 +129,7 @@ class TagState:
     arena: jax.Array
     tag_margin: jax.Array
     obstacles: jax.Array | None
+    episode_length: jax.Array | None = None
 
     @property
     def in_game(self) -> jax.Array:
@@ -204,6 +209,10 @@ class TagEnv(Environment[TagLevel, TagState]):
     that falls inside a disc is drawn again outside them."""
     obstacle_radius: tuple[float, float] = (0.03, 0.08)
     """Range of generated discs' radii, as fractions of L."""
+    episode_length_range: tuple[int, int] | None = None
+    """Generated levels draw their episode length uniformly in lo..hi (hi at most
+    episode_length, the static maximum every rollout is shaped by); observations give t
+    over it. None: every level lasts episode_length (WarpDrive)."""
 
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
@@ -224,6 +233,9 @@ class TagEnv(Environment[TagLevel, TagState]):
         lo, hi = self.obstacle_radius
         if not 0.0 < lo <= hi < 0.5:
             yield Problem("obstacle_radius", self.obstacle_radius, "must be 0 < min <= max < 0.5 (fractions of L)")  # fmt: skip
+        r = self.episode_length_range
+        if r is not None and not 1 <= r[0] <= r[1] <= self.episode_length:
+            yield Problem("episode_length_range", r, f"must be 1 <= lo <= hi <= {self.episode_length}")  # fmt: skip
 
     @classmethod
     def from_warpdrive(cls, **kwargs: Any) -> TagEnv:
@@ -293,7 +305,11 @@ class TagEnv(Environment[TagLevel, TagState]):
     def generate(self, key: jax.Array) -> TagLevel:
         """Start positions uniform in ``[0, L)²`` and directions among the four axes (or one
         fixed such start with ``random_start=False``), skills and tagging distance of the
-        env."""
+        env; with ``episode_length_range``, an episode length drawn uniformly in it."""
+        length = None
+        if self.episode_length_range is not None:
+            lo, hi = self.episode_length_range
+            length = jax.random.randint(jax.random.fold_in(key, 2), (), lo, hi + 1, jnp.int32)
         key = key if self.random_start else jax.random.key(0)
         k_pos, k_dir = jax.random.split(key)
         axes = jax.random.randint(k_dir, (self.n_agents,), 0, 4)
@@ -303,6 +319,7 @@ class TagEnv(Environment[TagLevel, TagState]):
             skill=jnp.asarray([self.skill_tagger, self.skill_runner], jnp.float32),
             arena=jnp.float32(self.arena),
             tag_margin=jnp.float32(self.tag_margin),
+            episode_length=length,
         )
         if not self.max_obstacles:
             return level
@@ -328,7 +345,21 @@ class TagEnv(Environment[TagLevel, TagState]):
             arena=jnp.asarray(level.arena, jnp.float32),
             tag_margin=jnp.asarray(level.tag_margin, jnp.float32),
             obstacles=self.obstacles_of(level),
+            episode_length=None
+            if level.episode_length is None
+            else jnp.asarray(level.episode_length, jnp.int32),
         )
+
+    def default_length(self, level: TagLevel) -> TagLevel:
+        """``level`` carrying the env's episode length when generated levels carry one
+        (``episode_length_range``) and it has none (arenas built by other generators)."""
+        if self.episode_length_range is None or level.episode_length is not None:
+            return level
+        return level.replace(episode_length=jnp.asarray(self.episode_length, jnp.int32))
+
+    def horizon(self, state: TagState) -> jax.Array | int:
+        """The step at which ``state``'s episode is truncated (its level's, else T)."""
+        return self.episode_length if state.episode_length is None else state.episode_length
 
     def obstacles_of(self, level: TagLevel) -> jax.Array | None:
         """``(max_obstacles, 3) float32`` discs of ``level`` (unused slots zero); ``None``
@@ -380,7 +411,7 @@ class TagEnv(Environment[TagLevel, TagState]):
 
         # 4. rewards
         time = state.time + 1
-        end = time >= self.episode_length
+        end = time >= self.horizon(state)
         left = still[nt:] & ~tagged if self.runners_leave else still[nt:]
         r_tagger = self.tag_reward * tags_by + jnp.where(still[:nt], self.tagger_step_reward, 0.0)
         r_runner = (
@@ -418,7 +449,8 @@ class TagEnv(Environment[TagLevel, TagState]):
             ],
             axis=-1,
         )  # (A, 5), differenced below
-        t = jnp.full((a, 1), state.time.astype(jnp.float32) / self.episode_length)
+        time = state.time.astype(jnp.float32) / self.horizon(state)
+        t = jnp.full((a, 1), time)
         flags = active.astype(jnp.float32)
         if self.k_nearest is None:
             # everyone else in index order: pairwise differences with the diagonal cut
@@ -430,7 +462,6 @@ class TagEnv(Environment[TagLevel, TagState]):
             flat = jnp.concatenate([_off_diagonal(c.astype(jnp.float32)) for c in cols], axis=-1)
             obs = jnp.concatenate([flat, jnp.where(active[:, None], t, 0.0)], axis=-1)
         else:
-            time = state.time.astype(jnp.float32) / self.episode_length
             discs = None
             if self.max_obstacles:  # written by the same kernel pass on CPUs
                 discs = (state.obstacles, state.arena, _obstacle_features)

@@ -4,7 +4,8 @@
 
 Generators (``key -> level`` given the env, registered as ``tag/<name>``; starts uniform
 over the free space (drawn again when they fall inside a disc), directions among the four
-axes, the env's skills and tagging distance):
+axes, the env's skills and tagging distance, and its full episode length when the env's
+levels carry one, ``episode_length_range``):
 
 - ``empty``: no disc;
 - ``dr``: the env's own generator (a uniform number ``0..max_obstacles`` of discs);
@@ -16,7 +17,9 @@ axes, the env's skills and tagging distance):
 
 The mutator ``tag/edits`` applies ``n_edits`` edits, each one of (uniformly): add a disc in
 an unused slot, remove a disc, move a disc, move one agent's start, scale one team's skill
-by a factor in ``[0.8, 1.25]`` (kept in ``[0.25, 1]``, where the observation bounds hold). A disc that would cover a start is
+by a factor in ``[0.8, 1.25]`` (kept in ``[0.25, 1]``, where the observation bounds hold),
+and — for a level that carries an episode length, given ``episode_length_range`` — redraw
+the episode length uniformly in that range. A disc that would cover a start is
 not placed (that edit changes nothing) and a moved start is drawn over the free space, so
 edits keep a level valid (:func:`validate_level`) by construction.
 
@@ -52,6 +55,7 @@ def _starts(key: jax.Array, env: TagEnv, discs: jax.Array, lo: Any = 0.0, hi: An
         direction=axes * jnp.float32(math.pi / 2),
         skill=jnp.asarray([env.skill_tagger, env.skill_runner], jnp.float32),
         arena=jnp.float32(env.arena), tag_margin=jnp.float32(env.tag_margin), obstacles=discs,
+        episode_length=None if env.episode_length_range is None else jnp.int32(env.episode_length),
     )  # fmt: skip
 
 
@@ -128,17 +132,19 @@ def heldout_arena(name: str, key: jax.Array, env: TagEnv) -> TagLevel:
 
 # ------------------------------------------------------------------ mutation
 def mutate(key: jax.Array, level: TagLevel, n_edits: int | jax.Array,
-           radius: tuple[float, float] = (0.03, 0.08), max_edits: int | None = None) -> TagLevel:  # fmt: skip
+           radius: tuple[float, float] = (0.03, 0.08), max_edits: int | None = None,
+           episode_length_range: tuple[int, int] | None = None) -> TagLevel:  # fmt: skip
     """``n_edits`` random edits (see the module docstring), each kept valid; ``n_edits``
     may be traced when ``max_edits`` bounds it."""
     L = level.arena
     m = 0 if level.obstacles is None else level.obstacles.shape[0]
     a = level.pos.shape[0]
+    lengths = episode_length_range if level.episode_length is not None else None
 
     def edit(i: int, lv: TagLevel) -> TagLevel:
         k = jax.random.fold_in(key, i)
         k_kind, k_slot, k_disc, k_agent, k_pos, k_team, k_factor = jax.random.split(k, 7)
-        kind = jax.random.randint(k_kind, (), 0, 5)
+        kind = jax.random.randint(k_kind, (), 0, 5 if lengths is None else 6)
         discs = lv.obstacles
         used = discs[:, 2] > 0.0
         if m:
@@ -159,7 +165,11 @@ def mutate(key: jax.Array, level: TagLevel, n_edits: int | jax.Array,
                                             math.log(1.25)))  # fmt: skip
         skill = lv.skill.at[team].set(jnp.clip(lv.skill[team] * factor, 0.25, 1.0))
         skill = jnp.where(kind == 4, skill, lv.skill)
-        return lv.replace(obstacles=discs, pos=pos, skill=skill)
+        out = lv.replace(obstacles=discs, pos=pos, skill=skill)
+        if lengths is not None:
+            drawn = jax.random.randint(k_factor, (), lengths[0], lengths[1] + 1, jnp.int32)
+            out = out.replace(episode_length=jnp.where(kind == 5, drawn, lv.episode_length))
+        return out
 
     if max_edits is None:
         return jax.lax.fori_loop(0, n_edits, edit, level)
@@ -171,7 +181,8 @@ def mutate(key: jax.Array, level: TagLevel, n_edits: int | jax.Array,
 def validate_level(level: TagLevel, env: TagEnv) -> None:
     """Raise ``ValueError`` (one line naming the field) unless ``level`` is a valid
     unbatched level of ``env``: shapes, starts inside the arena and outside every disc,
-    discs inside the arena, positive skills, a tagging distance >= 0."""
+    discs inside the arena, positive skills, a tagging distance >= 0, an episode length in
+    1..``env.episode_length``."""
     L = float(np.asarray(level.arena))
     pos = np.asarray(level.pos, np.float64)
     discs = env.obstacles_of(level)
@@ -187,6 +198,14 @@ def validate_level(level: TagLevel, env: TagEnv) -> None:
         raise ValueError(f"skill={skill.tolist()}: must be two positive multipliers (taggers, runners)")  # fmt: skip
     if not float(np.asarray(level.tag_margin)) >= 0:
         raise ValueError(f"tag_margin={float(np.asarray(level.tag_margin))}: must be >= 0")
+    if level.episode_length is not None:
+        t = np.asarray(level.episode_length)
+        if (
+            t.shape != ()
+            or not np.issubdtype(t.dtype, np.integer)
+            or not 1 <= t <= env.episode_length
+        ):
+            raise ValueError(f"episode_length: must be an integer in 1..{env.episode_length}, got {t.tolist()}")  # fmt: skip
     for j, (x, y, r) in enumerate(discs.tolist()):
         if r < 0:
             raise ValueError(f"obstacles[{j}]: radius {r} < 0")
@@ -228,7 +247,9 @@ def level_metrics(level: TagLevel, n_taggers: int) -> dict[str, jax.Array]:
 
 
 def levels_equal(a: TagLevel, b: TagLevel) -> bool:
-    """Every field equal."""
+    """The same fields present, each equal."""
+    if jax.tree.structure(a) != jax.tree.structure(b):
+        return False
     return all(np.array_equal(np.asarray(x), np.asarray(y))
                for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))  # fmt: skip
 
@@ -239,10 +260,13 @@ FIELDS = ("pos", "direction", "skill", "arena", "tag_margin", "obstacles")
 
 def to_json(level: TagLevel) -> str:
     """``{"pos": [[x, y], …], "direction": […], "skill": [t, r], "arena", "tag_margin",
-    "obstacles": [[x, y, r], …]}`` (float32 values written exactly as float64)."""
+    "obstacles": [[x, y, r], …]}`` (float32 values written exactly as float64), and
+    ``"episode_length"`` when the level carries one."""
     out = {f: np.asarray(getattr(level, f), np.float64).tolist() for f in FIELDS[:-1]}
     discs = level.obstacles
     out["obstacles"] = [] if discs is None else np.asarray(discs, np.float64).tolist()
+    if level.episode_length is not None:
+        out["episode_length"] = int(level.episode_length)
     return json.dumps(out)
 
 
@@ -250,9 +274,13 @@ def from_json(text: str, env: TagEnv) -> TagLevel:
     """Inverse of :func:`to_json`, checked against ``env`` (raises ``ValueError``)."""
     try:
         data: dict[str, Any] = json.loads(text)
+        length = data.get("episode_length")
+        if length is not None and (not isinstance(length, int) or isinstance(length, bool)):
+            raise ValueError(f"episode_length: must be an integer, got {length!r}")
         level = TagLevel(**{f: jnp.asarray(data[f], jnp.float32) for f in FIELDS[:-1]},
                          obstacles=jnp.asarray(data["obstacles"], jnp.float32).reshape(-1, 3)
-                         if data["obstacles"] else None)  # fmt: skip
+                         if data["obstacles"] else None,
+                         episode_length=None if length is None else jnp.int32(length))  # fmt: skip
     except (KeyError, TypeError, json.JSONDecodeError) as exc:
         raise ValueError(f"not a continuous Tag arena ({type(exc).__name__}: {exc})") from None
     validate_level(level, env)
