@@ -46,6 +46,10 @@ class TeamConfig(MLPConfig):
     and the others' must be equal)."""
     frozen: bool = False
     """The team acts but does not learn (keeps its initial parameters)."""
+    scripted: bool = False
+    """Tag: the team is played by the scripted players during training (taggers chase the
+    nearest runner, runners flee the nearest tagger; privileged, they read the game state)
+    and has no policy; evaluation's "trained" driver of this team is the script."""
     ppo: PPOConfig = PPOConfig(
         lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=4, minibatches=4,
         clip_value=False,

@@ -237,6 +237,7 @@ def run_episode_gif(
 ) -> tuple[Path, int]:
     """GIF of one episode of a Tag run's latest policies; returns ``(path, frames)``."""
     from arenax.envs.tag.render import episode_frames
+    from arenax.envs.tag.scripted import whole_game
     from arenax.eval.teams import team_actor
     from arenax.train.build import make_algorithm
 
@@ -245,7 +246,8 @@ def run_episode_gif(
         raise ValueError(f"{run_dir}: a maze run (use --buffer / --teacher, or arenax eval)")
     algo = make_algorithm(cfg)
     policies, params = algo.team_policies(), algo.team_params(state)
-    act = team_actor(algo.env, dict.fromkeys(algo.teams, "trained"), policies, params, greedy)
-    frames = episode_frames(algo.env, jax.random.key(seed), act, px)
+    env = whole_game(algo.env)  # a team scripted in training plays its script
+    act = team_actor(env, dict.fromkeys(env.teams, "trained"), policies, params, greedy)
+    frames = episode_frames(env, jax.random.key(seed), act, px)
     path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif", fps=12)
     return path, len(frames)

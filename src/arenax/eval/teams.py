@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from arenax.envs.tag.scripted import scripted_actions
+from arenax.envs.tag.scripted import scripted_actions, whole_game
 from arenax.rl.evaluation import Robustness, mean_ci, rate_robustness, wilson
 
 DRIVERS = ("trained", "random", "scripted")
@@ -60,7 +60,8 @@ def team_actor(
     greedy: bool,
 ) -> Callable[[Any, Any, jax.Array], dict[str, jax.Array]]:  # fmt: skip
     """``act(state, obs, key) -> {team: actions}`` of one arena: each team driven by its
-    trained policy, uniformly random actions, or the scripted heuristic."""
+    trained policy, uniformly random actions, or the scripted heuristic (also the trained
+    driver of a team without a policy: one scripted during training)."""
 
     def act(state: Any, obs: Any, key: jax.Array) -> dict[str, jax.Array]:
         out = {}
@@ -69,7 +70,7 @@ def team_actor(
             how = drivers[team]
             if how == "random":
                 out[team] = env.action_space(team).sample(k, (env.num_agents(team),))
-            elif how == "scripted":
+            elif how == "scripted" or team not in policies:
                 out[team] = scripted_actions(env, state, team)
             else:
                 pol = policies[team]
@@ -113,12 +114,20 @@ def play_episodes(env: Any, act: Callable, levels: Any, key: jax.Array) -> dict[
     return {k: v for k, v in end.items() if k not in ("state", "done")}
 
 
-def matchups(opponents: tuple[str, ...]) -> list[tuple[str, str]]:
+def matchups(opponents: tuple[str, ...], scripted: Sequence[str] = ()) -> list[tuple[str, str]]:
     """Trained taggers against each runner driver, each tagger driver against trained
-    runners, and random against random as a floor."""
+    runners, and random against random as a floor. A team in ``scripted`` (scripted in
+    training) has no trained driver: it is the script there, each matchup listed once."""
     out = [("trained", o) for o in opponents]
     out += [(o, "trained") for o in opponents if o != "trained"]
-    return [*out, ("random", "random")]
+    out.append(("random", "random"))
+    named = []
+    for tg, rn in out:
+        pair = ("scripted" if "tagger" in scripted and tg == "trained" else tg,
+                "scripted" if "runner" in scripted and rn == "trained" else rn)  # fmt: skip
+        if pair not in named:
+            named.append(pair)
+    return named
 
 
 def evaluate_matchup(
@@ -221,8 +230,9 @@ def evaluate_tag_run(
     console = console or Console()
     cfg, state, cycle = load_run(run_dir, checkpoint)
     algo = make_algorithm(cfg)
-    env = algo.env
+    env = whole_game(algo.env)
     policies, params = algo.team_policies(), jax.device_get(algo.team_params(state))
+    scripted = [t for t in env.teams if t not in policies]  # in training: "trained" is the script
     key = jax.random.key(seed ^ 0x7A6)  # not a training key: held-out starts
     k_levels, k_play = jax.random.split(key)
     keys = jax.random.split(k_levels, episodes)
@@ -244,7 +254,7 @@ def evaluate_tag_run(
         }
     results = []
     for j, (arena, levels) in enumerate(sets.items()):
-        for i, (tg, rn) in enumerate(matchups(opponents)):
+        for i, (tg, rn) in enumerate(matchups(opponents, scripted)):
             k = jax.random.fold_in(k_play, i + 1000 * j)  # arena j's matchup i
             res, _ = evaluate_matchup(env, tg, rn, policies, params, levels, k, greedy, arena)
             results.append(res)

@@ -35,6 +35,7 @@ from arenax.envs.maze import (
 from arenax.envs.tag import GridTagEnv, TagEnv, arenas
 from arenax.envs.tag import discs as tag_discs
 from arenax.envs.tag.editor import ArenaEditor
+from arenax.envs.tag.scripted import ScriptedTeams
 from arenax.nn.mlp import MLPConfig, MLPPolicy
 from arenax.nn.student import StudentPolicy
 from arenax.nn.teacher import TeacherPolicy
@@ -104,12 +105,15 @@ def make_multiteam(cfg: TrainConfig) -> MultiTeamDR:
     """Multi-team PPO for a Tag game: one learner per policy name, from the options of the
     first team that uses it."""
     env = make_env(cfg)
+    if cfg.scripted_teams:  # played inside the env; the others act, learn and are rewarded
+        env = ScriptedTeams(env, cfg.scripted_teams)
     team_policy = cfg.team_policy()
+    acting = {t: tc for t, tc in cfg.team_configs.items() if t in team_policy}
     learners, frozen = {}, set()
-    for team, tc in cfg.team_configs.items():
+    for team, tc in acting.items():
         name = team_policy[team]
         if name in learners:
-            first = next(t for t in cfg.team_configs if team_policy[t] == name)
+            first = next(t for t in acting if team_policy[t] == name)
             for f in ("observation_space", "action_space"):
                 a, b = getattr(env, f)(first), getattr(env, f)(team)
                 if a != b:
@@ -124,7 +128,7 @@ def make_multiteam(cfg: TrainConfig) -> MultiTeamDR:
     return MultiTeamDR(
         env=env, learners=learners, team_policy=team_policy, frozen=frozenset(frozen),
         n_envs=cfg.n_envs, n_steps=cfg.n_steps,
-        bootstrap_truncation={t: bootstraps(tc.ppo, env) for t, tc in cfg.team_configs.items()},
+        bootstrap_truncation={t: bootstraps(tc.ppo, env) for t, tc in acting.items()},
     )  # fmt: skip
 
 

@@ -307,8 +307,14 @@ class TrainConfig:
         return {"tagger": self.tagger, "runner": self.runner}
 
     def team_policy(self) -> dict[str, str]:
-        """``{team: policy name}`` (a team's own name unless ``policy`` is set)."""
-        return {t: c.policy or t for t, c in self.team_configs.items()}
+        """``{team: policy name}`` of the teams that act by a policy (a team's own name
+        unless ``policy`` is set; scripted teams have none)."""
+        return {t: c.policy or t for t, c in self.team_configs.items() if not c.scripted}
+
+    @property
+    def scripted_teams(self) -> tuple[str, ...]:
+        """The teams played by the scripted players during training."""
+        return tuple(t for t, c in self.team_configs.items() if c.scripted)
 
     @property
     def run_dir(self) -> Path:
@@ -369,7 +375,7 @@ class TrainConfig:
         if not 0 <= self.teacher.n_walls <= cells:
             yield Problem("teacher.n_walls", self.teacher.n_walls, f"must be in [0, {cells}]")
         policy_of = self.team_policy()
-        if policy_of["tagger"] == policy_of["runner"]:
+        if "tagger" in policy_of and policy_of["tagger"] == policy_of.get("runner"):
             yield Problem("runner.policy", self.runner.policy, "must differ from the taggers' policy (the taggers are the teacher's students)")  # fmt: skip
         if self.tagger.frozen:
             yield Problem("tagger.frozen", True, "the taggers are the teacher's students: they learn")  # fmt: skip
@@ -410,6 +416,8 @@ class TrainConfig:
                 yield Problem("plr.score", q.score, "the oracle regret is the maze's (shortest paths)")  # fmt: skip
             if q.score_team not in ("tagger", "runner", "both"):
                 yield Problem("plr.score_team", q.score_team, "allowed: tagger, runner, both")
+            elif {q.score_team} & set(self.scripted_teams) or (q.score_team == "both" and self.scripted_teams):  # fmt: skip
+                yield Problem("plr.score_team", q.score_team, f"scores need the team's value estimates; {', '.join(self.scripted_teams)} are scripted")  # fmt: skip
             elif q.score_team == "both" and q.score == "max_mc":
                 yield Problem("plr.score_team", q.score_team, "both teams' scores combine for pvl and l1_vl (MaxMC keeps one best return per level)")  # fmt: skip
         if self.learner == "ddpg":
@@ -422,8 +430,9 @@ class TrainConfig:
         else:
             agents = {"tagger": self.grid_tag.n_taggers, "runner": 1}
         teams, policy_of = self.team_configs, self.team_policy()
+        yield from self._scripted_problems(classic)
         for name in sorted(set(policy_of.values())):
-            users = [t for t in teams if policy_of[t] == name]
+            users = [t for t in teams if policy_of.get(t) == name]
             first = teams[users[0]]
             for other in users[1:]:
                 for f in ("frozen", "hidden", "ppo"):
@@ -433,9 +442,24 @@ class TrainConfig:
             seqs = per_device * sum(agents[t] for t in users)
             if seqs % first.ppo.minibatches:
                 yield Problem(f"{users[0]}.ppo.minibatches", first.ppo.minibatches, f"must divide the agent sequences of policy {name!r} per device ({seqs})")  # fmt: skip
-        if all(tc.frozen for tc in teams.values()):
-            first = next(iter(teams))
-            yield Problem(f"{first}.frozen", True, "every team is frozen: nothing would learn")
+        acting = [t for t in teams if t in policy_of]
+        if acting and all(teams[t].frozen for t in acting):
+            yield Problem(f"{acting[0]}.frozen", True, "every team is frozen or scripted: nothing would learn")  # fmt: skip
+
+    def _scripted_problems(self, classic: bool) -> Iterator[Problem]:
+        """Scripted players exist for Tag; a scripted team has no policy to share or freeze."""
+        for team, tc in self.team_configs.items():
+            if not tc.scripted:
+                continue
+            if classic:
+                yield Problem(f"{team}.scripted", True, "scripted players exist for the Tag games")  # fmt: skip
+            elif tc.frozen or tc.policy:
+                which = "frozen" if tc.frozen else "policy"
+                yield Problem(f"{team}.{which}", getattr(tc, which), f"{team}.scripted: a scripted team has no policy")  # fmt: skip
+        if not classic and len(self.scripted_teams) == len(self.team_configs):
+            yield Problem("runner.scripted", True, "every team is scripted: no policy would learn")  # fmt: skip
+        if self.algorithm in ("sfl", "paired") and self.tagger.scripted and not classic:
+            yield Problem("tagger.scripted", True, f"{self.algorithm} over arenas trains the taggers: they act by a policy")  # fmt: skip
 
     def _ddpg_problems(self, classic: bool) -> Iterator[Problem]:
         discrete = self.game in ("cartpole", "acrobot", "mountain-car") or (

@@ -13,6 +13,7 @@ from PIL import Image, ImageDraw
 
 from arenax.envs.tag.continuous import TagEnv, TagState
 from arenax.envs.tag.grid import GridTagEnv, GridTagState
+from arenax.envs.tag.scripted import whole_game
 
 TAGGER = (214, 39, 40)
 RUNNER = (31, 119, 180)
@@ -24,6 +25,7 @@ OBSTACLE = (110, 110, 110)
 
 def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 320) -> np.ndarray:
     """One RGB frame ``(px + 20, px, 3) uint8`` of a single (unbatched) env state."""
+    env = whole_game(env)  # a game with scripted teams is drawn as the game
     img = Image.new("RGB", (px, px + 20), BACKGROUND)
     draw = ImageDraw.Draw(img)
     s = jax.device_get(state)

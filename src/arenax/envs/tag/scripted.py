@@ -1,4 +1,5 @@
-"""Scripted Tag players (privileged: they read the env state), as evaluation opponents.
+"""Scripted Tag players (privileged: they read the env state), as evaluation opponents and,
+through :class:`ScriptedTeams`, as opponents during training.
 
 * Taggers **chase**: each steers towards the nearest runner still in the game.
 * Runners **flee**: each steers away from the nearest tagger.
@@ -10,12 +11,16 @@ Every function maps ``(env, state)`` of one arena to the team's actions ``(A_tea
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from arenax.envs.tag.continuous import TagEnv, TagState
 from arenax.envs.tag.grid import GridTagEnv, GridTagState
+from arenax.envs.wrappers import Wrapper
 
 
 def _nearest(src: jax.Array, dst: jax.Array, ok: jax.Array) -> jax.Array:
@@ -71,3 +76,50 @@ def scripted_actions(
     if isinstance(env, GridTagEnv):
         return grid_actions(env, state, team)
     return continuous_actions(env, state, team)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScriptedTeams(Wrapper):
+    """A Tag game whose ``scripted`` teams are played by the scripted players above inside
+    the env (chase / flee, from the game state each step): its ``teams`` are the others,
+    which alone observe, act and are rewarded. Training against a scripted opponent is
+    multi-team PPO over this env (``--runner.scripted``)."""
+
+    scripted: tuple[str, ...] = ("runner",)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.scripted) - set(self.env.teams))
+        if unknown:
+            raise ValueError(f"scripted teams {unknown}: the game's teams are {', '.join(self.env.teams)}")  # fmt: skip
+        if not self.teams:
+            raise ValueError("every team is scripted: no team would act by a policy")
+
+    @property
+    def teams(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(t for t in self.env.teams if t not in self.scripted)
+
+    @property
+    def game(self) -> TagEnv | GridTagEnv:
+        """The whole game (every team acting by its own driver)."""
+        return self.env  # type: ignore[return-value]
+
+    def _own(self, per_team: Any) -> Any:
+        """A ``{team: ...}`` dict restricted to the acting teams (other values as they are)."""
+        if isinstance(per_team, dict) and set(per_team) == set(self.env.teams):
+            return {t: per_team[t] for t in self.teams}
+        return per_team
+
+    def step_state(self, key: jax.Array, state: Any, action: dict[str, jax.Array]) -> Any:
+        full = dict(action)
+        for team in self.scripted:
+            full[team] = scripted_actions(self.env, state, team)
+        state, reward, term, trunc, info = self.env.step_state(key, state, full)
+        return state, self._own(reward), term, trunc, {k: self._own(v) for k, v in info.items()}
+
+    def observe(self, state: Any) -> dict[str, jax.Array]:
+        return self._own(self.env.observe(state))
+
+
+def whole_game(env: Any) -> Any:
+    """The game behind ``env`` with every team (``ScriptedTeams`` unwrapped)."""
+    return env.game if isinstance(env, ScriptedTeams) else env
