@@ -8,6 +8,7 @@ held-out arenas: the fraction of episodes with a tag, per arena and on average, 
 intervals across seeds. Prints a markdown table and JSON; writes a PNG.
 
     python benchmarks/arena_learning.py --steps 1000000 --seeds 3 --out outputs/arena_learning
+    python benchmarks/arena_learning.py --updates 123 --seeds 2   # at equal PPO updates
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from arenax.train.logging import read_jsonl
 class Args:
     steps: int = 1_000_000
     """Env steps per seed and method."""
+    updates: int | None = None
+    """Budget in PPO updates per seed and method instead of env steps (every method makes
+    the same number of policy updates; the replay curricula then use more env steps)."""
     seeds: int = 3
     """Seeds per method (0 .. seeds − 1, trained together)."""
     methods: tuple[str, ...] = ("dr", "plr", "accel", "sfl")
@@ -50,8 +54,10 @@ def config(method: str, args: Args):
         cfg = dataclasses.replace(PRESETS["tag-grid"], grid_tag=base.grid_tag)
     else:
         cfg = PRESETS[f"tag-grid-{method}"]
+    budget = dict(total_steps=args.steps) if args.updates is None else dict(
+        total_steps=None, total_updates=args.updates)  # fmt: skip
     return dataclasses.replace(
-        cfg, total_steps=args.steps, seeds=args.seeds, out_dir=args.out, name=method,
+        cfg, **budget, seeds=args.seeds, out_dir=args.out, name=method,
         overwrite=True, progress=False, tensorboard=False,
     )  # fmt: skip
 
@@ -77,7 +83,9 @@ def main(args: Args) -> None:
                     per_seed.setdefault(f"{r.runners}/{r.arena}", []).append(r.any_tag)
         results[method] = {"train_s": train_s, "steps_per_s": res.steady_sps,
                            "p_tag": per_seed, **budget}  # fmt: skip
-    lines = [f"Taggers' P(tag) on held-out arenas after {args.steps:,} env steps per seed "
+        args.out.mkdir(parents=True, exist_ok=True)  # what is done so far survives a stop
+        (args.out / "results.json").write_text(json.dumps(results))
+    lines = [f"Taggers' P(tag) on held-out arenas after {_budget(args)} per seed "
              f"({args.seeds} seeds, {args.episodes} episodes per arena; mean and 95% interval "
              "across seeds)", ""]  # fmt: skip
     for opp in args.opponents:
@@ -108,6 +116,10 @@ def main(args: Args) -> None:
     print("JSON:\n" + json.dumps(results))
 
 
+def _budget(args: Args) -> str:
+    return f"{args.steps:,} env steps" if args.updates is None else f"{args.updates} PPO updates"
+
+
 def _plot(results: dict, args: Args) -> None:
     import matplotlib
 
@@ -129,7 +141,7 @@ def _plot(results: dict, args: Args) -> None:
                capsize=2, label=m)  # fmt: skip
     ax.set_xticks(xs, [*HELDOUT_ARENAS, "mean"], rotation=20)
     ax.set_ylabel(f"P(tag) vs {opp} runners")
-    ax.set_title(f"grid Tag arenas, {args.steps:,} steps, {args.seeds} seeds (95% intervals)")
+    ax.set_title(f"grid Tag arenas, {_budget(args)}, {args.seeds} seeds (95% intervals)")
     ax.legend()
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
