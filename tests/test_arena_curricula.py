@@ -183,8 +183,11 @@ def test_both_teams_scores_average_by_hand() -> None:
 
 def test_bad_combinations_are_refused() -> None:
     cases = [
-        (dataclasses.replace(PRESETS["tag-continuous"], algorithm="sfl"),
-         "algorithm='sfl': game 'tag' trains with 'dr', 'plr' or 'accel'"),
+        (dataclasses.replace(PRESETS["tag-continuous"], algorithm="paired"),
+         "algorithm='paired': game 'tag' trains with 'dr', 'plr', 'accel' or 'sfl'"),
+        (dataclasses.replace(PRESETS["tag-sfl"], tag=dataclasses.replace(
+            PRESETS["tag-sfl"].tag, runners_leave=False)),
+         "tag.runners_leave=False: SFL over continuous arenas counts each runner as one trial"),
         (dataclasses.replace(PRESETS["tag-grid-plr"], algorithm="paired"),
          "runner.policy='shared': must differ from the taggers' policy"),
         (dataclasses.replace(PRESETS["tag-grid-plr"],

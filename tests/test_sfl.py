@@ -45,7 +45,7 @@ def test_options_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"sfl\.buffer_size=9: must be <= sfl\.sample_levels=8"):
         validate(tiny(tmp_path, buffer_size=9))
     with pytest.raises(ConfigError, match="algorithm='sfl'"):
-        validate(dataclasses.replace(PRESETS["tag-continuous"], algorithm="sfl"))
+        validate(dataclasses.replace(PRESETS["cartpole-dr"], algorithm="sfl"))
 
 
 @pytest.mark.slow

@@ -300,3 +300,52 @@ def test_accel_over_continuous_arenas_with_episode_lengths(tmp_path) -> None:
     for i in filled:
         D.validate_level(jax.tree.map(lambda x, i=i: x[i], buf.levels), env)
     assert set(np.asarray(buf.levels.episode_length)[filled].tolist()) <= set(range(3, 9))
+
+
+def test_sfl_outcome_is_the_share_of_runners_tagged() -> None:
+    """With 3 runners each runner is one trial: env 0's first episode ends (t = 1) with 2
+    of 3 tagged, env 1's (t = 0) with none (its second, 3 tagged, does not count), env 2
+    ends none. Taggers' p: 2/3, 0, 0; runners': 1/3, 1, 0."""
+    from arenax.curricula.sfl import first_episode_success
+    from arenax.train import PRESETS
+    from arenax.train.build import make_algorithm
+    from helpers import tiny_preset
+
+    cfg = tiny_preset("tag-sfl", "x")
+    cfg = dataclasses.replace(cfg, tag=dataclasses.replace(
+        cfg.tag, n_taggers=2, n_runners=3, episode_length=8, max_obstacles=3, k_nearest=None))  # fmt: skip
+    algo = make_algorithm(cfg)
+    done = jnp.array([[0, 1, 0], [1, 0, 0], [0, 1, 0]], bool)
+    tagged = jnp.array([[0, 0, 0], [2, 0, 0], [0, 3, 0]], jnp.float32)  # episode totals
+    ep = {"done": done, "success": done & (tagged == 3), "sums": {"tagged": tagged}}
+    runner = dataclasses.replace(algo, score_team="runner")
+    np.testing.assert_allclose(first_episode_success(done, algo._success(ep)), [2 / 3, 0, 0])
+    np.testing.assert_allclose(first_episode_success(done, runner._success(ep)), [1 / 3, 1, 0])
+    assert PRESETS["tag-sfl"].tag.runners_leave
+
+
+@pytest.mark.slow
+def test_sfl_over_continuous_arenas_trains(tmp_path) -> None:
+    """tag-sfl: each cycle trains both teams on 4 envs × 8 steps; a refresh (every 2nd
+    cycle) adds 8 arenas × 2 copies × the 8-step episode; the kept arenas' p are shares of
+    3 runners × 2 first episodes, ranked by p (1 − p), and valid arenas."""
+    from arenax.train import train
+    from arenax.train.build import make_env
+
+    cfg = tiny_tag(tmp_path, "plr", 4)
+    q = dataclasses.replace(cfg.sfl, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2)
+    cfg = dataclasses.replace(cfg, algorithm="sfl", sfl=q, total_steps=None, total_updates=4)
+    result = train(cfg)
+    rows = result.rows
+    assert [r["sfl/refresh"] for r in rows] == [1.0, 0.0] * 2
+    steps = [r["env_steps"] - (rows[i - 1]["env_steps"] if i else 0) for i, r in enumerate(rows)]
+    assert steps == [4 * 8 + 8 * 2 * 8, 4 * 8] * 2
+    assert all(np.isfinite(r["tagger/value_loss"]) and np.isfinite(r["runner/value_loss"]) for r in rows)  # fmt: skip
+    buf = result.state.curriculum
+    p = np.asarray(buf.success)
+    np.testing.assert_allclose(p * 6, np.round(p * 6), atol=1e-5)  # 3 runners x 2 episodes
+    np.testing.assert_allclose(buf.learnability, p * (1 - p), atol=1e-6)
+    assert np.all(np.diff(np.asarray(buf.learnability)) <= 1e-7)
+    env = make_env(cfg)
+    for i in range(4):
+        D.validate_level(jax.tree.map(lambda x, i=i: x[i], buf.levels), env)

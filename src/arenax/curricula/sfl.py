@@ -79,11 +79,13 @@ def learnability(success: jax.Array) -> jax.Array:
 
 
 def first_episode_success(done: jax.Array, success: jax.Array) -> jax.Array:
-    """Per env ``(N,)``: 1 if the first episode of a rollout's ``(T, N)`` flags ended
-    solved, else 0 (also when it did not end). Only first episodes count, so a copy that
-    solves fast and starts again does not weigh more than one that fails."""
+    """Per env ``(N,)``: the outcome of the first episode of a rollout's ``(T, N)`` flags
+    — 1 if it ended solved, else 0 (also when it did not end); ``success`` may also be a
+    fraction in [0, 1] (many-agent games: the share of independent trials won, see
+    :class:`~arenax.curricula.teams.TeamSFLCurriculum`). Only first episodes count, so a
+    copy that solves fast and starts again does not weigh more than one that fails."""
     first = done & (jnp.cumsum(done.astype(jnp.int32), axis=0) == 1)
-    return jnp.sum(first & success, axis=0).astype(jnp.float32)
+    return jnp.sum(jnp.where(first, success, 0), axis=0).astype(jnp.float32)
 
 
 def select(levels: Any, success: jax.Array, k: int) -> SFLBuffer:

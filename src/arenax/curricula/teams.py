@@ -237,9 +237,12 @@ class TeamSFLCurriculum(TeamPlay, SFLCurriculum):
     rollout, and every learning policy updated each cycle.
 
     A level's success rate ``p`` is the scoring team's: for taggers the fraction of first
-    episodes in which the runner is tagged, for runners the fraction survived. The
-    learnability ``p (1 − p)`` is the same for both, so the buffer does not depend on the
-    scoring team; ``sfl/success`` is the scoring team's rate.
+    episodes in which the runner is tagged, for runners the fraction survived. With many
+    runners (continuous Tag, runners leaving when tagged) each runner is one trial: an
+    episode's outcome is the fraction of its runners tagged (survived, for runners), and
+    ``p`` its mean over first episodes. The learnability ``p (1 − p)`` is the same for
+    both, so the buffer does not depend on the scoring team; ``sfl/success`` is the
+    scoring team's rate.
     """
 
     @property
@@ -248,8 +251,14 @@ class TeamSFLCurriculum(TeamPlay, SFLCurriculum):
         return int(self.env.episode_length)
 
     def _success(self, episodes: dict) -> jax.Array:
-        tagged = episodes["success"]
-        return episodes["done"] & ~tagged if self.score_team == "runner" else tagged
+        runners = self.env.num_agents("runner")
+        if runners == 1:  # grid Tag: the episode ends when its runner is tagged
+            tagged = episodes["success"]
+            return episodes["done"] & ~tagged if self.score_team == "runner" else tagged
+        share = jnp.minimum(episodes["sums"]["tagged"] / runners, 1.0)  # of an ended episode
+        return (
+            jnp.where(episodes["done"], 1.0 - share, 0.0) if self.score_team == "runner" else share
+        )
 
     def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array, steps: int) -> Played:
         return self._team_rollout(params, key, levels, ids, steps)

@@ -404,8 +404,15 @@ class TrainConfig:
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
         classic = self.agent_game
         arenas = self.game == "grid-tag"
-        if self.algorithm in ("sfl", "paired") and not arenas:
-            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with 'dr', 'plr' or 'accel' (SFL and the teacher curricula are for mazes and grid Tag arenas)")  # fmt: skip
+        if self.algorithm == "paired" and not arenas:
+            allowed = (
+                "'dr', 'plr', 'accel' or 'sfl'" if self.game == "tag" else "'dr', 'plr' or 'accel'"
+            )
+            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (the teacher curricula are for mazes and grid Tag arenas)")  # fmt: skip
+        elif self.algorithm == "sfl" and not (arenas or self.game == "tag"):
+            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with 'dr', 'plr' or 'accel' (SFL is for mazes and Tag arenas)")  # fmt: skip
+        elif self.algorithm == "sfl" and self.game == "tag" and not self.tag.runners_leave:
+            yield Problem("tag.runners_leave", False, "SFL over continuous arenas counts each runner as one trial (tagged or not): runners must leave when tagged")  # fmt: skip
         yield from self._plr_problems()
         yield from self._sfl_problems()
         if arenas and self.algorithm == "paired":
@@ -574,6 +581,16 @@ PRESETS: dict[str, TrainConfig] = {
         total_steps=10_000_000, chunk=1, checkpoint_every=10, archive_every=100,
         eval=EvalConfig(every=0),
     ),
+    # Sampling for learnability over the same continuous arenas: every 50 cycles 256 fresh
+    # arenas are played 4 times each; an episode's outcome is the share of its 100 runners
+    # tagged, the 100 arenas whose mean p is nearest 1/2 are kept, and half of each cycle's
+    # envs replay them.
+    "tag-sfl": TrainConfig(
+        game="tag", algorithm="sfl",
+        tag=TagConfig(**{**BENCHMARK, "episode_length": 100, "max_obstacles": 16}),
+        n_envs=32, n_steps=128, total_steps=10_000_000, chunk=1, checkpoint_every=10,
+        archive_every=100, eval=EvalConfig(every=0),
+    ),
     # Grid Tag: 4 taggers and a runner on a 31 x 31 grid, partial observation, random
     # starts, one policy shared by both teams (the observation says who is a tagger).
     # 64 envs x 128 steps: more PPO updates per env step than wider batches, which is
@@ -667,6 +684,7 @@ PRESET_DOCS: dict[str, str] = {
     "maze-ppaired": "Population PAIRED: three students, population regret.",
     "tag-continuous": "Continuous Tag, the benchmark game: 10 taggers vs 100 runners.",
     "tag-plr": "Continuous Tag arenas with disc obstacles, robust PLR (PLR⊥) on the taggers' regret.",
+    "tag-sfl": "Continuous Tag arenas, SFL: train on arenas where about half the runners are tagged.",
     "tag-grid": "Grid Tag: 4 taggers and a runner on a 31 x 31 grid, one shared policy.",
     "tag-grid-plr": "Grid Tag arenas with obstacles, robust PLR (PLR⊥) on the taggers' regret.",
     "tag-grid-accel": "Grid Tag arenas, ACCEL: open fields edited into harder arenas.",
