@@ -184,7 +184,9 @@ def test_both_teams_scores_average_by_hand() -> None:
 def test_bad_combinations_are_refused() -> None:
     cases = [
         (dataclasses.replace(PRESETS["tag-continuous"], algorithm="paired"),
-         "algorithm='paired': game 'tag' trains with 'dr', 'plr', 'accel' or 'sfl'"),
+         "teacher.n_walls=60: must be in [0, 0] (tag.max_obstacles: one disc per step)"),
+        (dataclasses.replace(PRESETS["cartpole-dr"], algorithm="sfl"),
+         "algorithm='sfl': game 'cartpole' trains with 'dr', 'plr' or 'accel'"),
         (dataclasses.replace(PRESETS["tag-sfl"], tag=dataclasses.replace(
             PRESETS["tag-sfl"].tag, runners_leave=False)),
          "tag.runners_leave=False: SFL over continuous arenas counts each runner as one trial"),

@@ -1,6 +1,7 @@
-"""PAIRED over grid Tag arenas (``tag-grid-paired``): the arena editor by hand and as a
-property (every editing episode decodes to a valid arena), the team's per-level returns by
-hand, and the preset training, resuming exactly and evaluating on held-out arenas."""
+"""PAIRED over Tag arenas (``tag-grid-paired``, continuous ``tag-paired``): the arena
+editors by hand and as a property (every editing episode decodes to a valid arena), the
+team's per-level returns by hand, and the presets training, resuming exactly and evaluating
+on held-out arenas."""
 
 from __future__ import annotations
 
@@ -100,8 +101,11 @@ def test_bad_combinations_are_refused() -> None:
          "teacher.n_walls=225: must be in [0, 224]"),
         (dataclasses.replace(cfg, tagger=dataclasses.replace(cfg.tagger, frozen=True)),
          "tagger.frozen=True: the taggers are the teacher's students"),
-        (dataclasses.replace(PRESETS["tag-continuous"], algorithm="paired"),
-         "algorithm='paired': game 'tag' trains with 'dr'"),
+        (dataclasses.replace(PRESETS["cartpole-dr"], algorithm="paired"),
+         "algorithm='paired': game 'cartpole' trains with 'dr'"),
+        (dataclasses.replace(PRESETS["tag-paired"], teacher=dataclasses.replace(
+            PRESETS["tag-paired"].teacher, n_walls=17)),
+         "teacher.n_walls=17: must be in [0, 16]"),
     ]  # fmt: skip
     for c, message in cases:
         with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
@@ -146,6 +150,120 @@ def test_tag_grid_paired_trains_resumes_exactly_and_evaluates(
     assert got == [("pillars", "trained", "scripted"), ("pillars", "scripted", "trained"),
                    ("pillars", "random", "random")]  # fmt: skip
     # a gallery of arenas the teacher builds now
+    monkeypatch.setattr("sys.argv", ["arenax", "render", str(tmp_path / "full"), "--teacher",
+                                     "--n", "4", "--out", str(tmp_path / "teacher.png")])  # fmt: skip
+    cli.main()
+    assert (tmp_path / "teacher.png").stat().st_size > 0
+
+
+# ---------------------------------------------------------------------- continuous arenas
+def disc_game(**changes):
+    from arenax.envs.tag import TagEnv
+
+    return TagEnv(**{"n_taggers": 2, "n_runners": 3, "arena": 8.0, "episode_length": 8,
+                     "max_obstacles": 2, "obstacle_radius": (0.05, 0.1), "k_nearest": None,
+                     **changes})  # fmt: skip
+
+
+def test_the_disc_editor_places_discs_then_starts_by_hand() -> None:
+    """Arena L = 8 on a 4 x 4 canvas (cells of 2): a disc (r = 0.1 L = 0.8) on cell (1, 1)
+    centred (3, 3), one on cell (0, 0) centred (1, 1); the taggers start in cell (3, 3)'s
+    square [6, 8)², the runners in cell (0, 0)'s square outside the disc there."""
+    from arenax.envs.tag import discs as D
+    from arenax.envs.tag.editor import DiscArenaEditor
+
+    game = disc_game()
+    editor = DiscArenaEditor(game=game, canvas=4, n_walls=2, noise_dim=2)
+    assert editor.episode_length == 4 and editor.action_space().n == 16
+    state = build(editor, [1 * 4 + 1, 0, 3 * 4 + 3, 0])
+    level = editor.decode(state)
+    np.testing.assert_allclose(level.obstacles, [[3, 3, 0.8], [1, 1, 0.8]], rtol=1e-6)
+    pos = np.asarray(level.pos)
+    assert np.all((pos[:2] >= 6) & (pos[:2] < 8)) and np.all((pos[2:] >= 0) & (pos[2:] < 2))
+    assert np.all(np.linalg.norm(pos[2:] - 1.0, axis=-1) >= 0.8)
+    D.validate_level(level, game)
+    image = np.asarray(editor.observe(state)["teacher"].image[0])
+    assert image.shape == (4, 4, 3)
+    assert np.argwhere(image[..., 0] == 2).tolist() == [[0, 0], [1, 1]]  # [y, x]
+    assert image[3, 3, 1] == 2 and image[0, 0, 2] == 3 and image[..., 1:].sum() == 5
+    # before the last step, no runner is shown
+    early = editor.reset_state(jax.random.key(0))
+    for t, c in enumerate([5, 0, 15]):
+        early = editor.step_state(jax.random.key(t + 1), early, {"teacher": c})[0]
+    assert np.asarray(editor.image(early))[..., 1:].sum() == 2
+
+
+def test_every_disc_editing_episode_decodes_to_a_valid_arena() -> None:
+    """200 episodes of uniformly random cells with 6 discs of r = 0.2 L on a 3 x 3 canvas:
+    start cells are often covered (the agents then start anywhere free)."""
+    from arenax.envs.tag import discs as D
+    from arenax.envs.tag.editor import DiscArenaEditor
+
+    game = disc_game(max_obstacles=6, obstacle_radius=(0.1, 0.2))
+    editor = DiscArenaEditor(game=game, canvas=3, n_walls=6, noise_dim=1)
+
+    def episode(key: jax.Array):
+        def step(state, k):
+            k_act, k_env = jax.random.split(k)
+            cell = jax.random.randint(k_act, (), 0, 9)
+            return editor.step_state(k_env, state, {"teacher": cell})[0], None
+
+        state, _ = jax.lax.scan(step, editor.reset_state(key),
+                                jax.random.split(key, editor.episode_length))  # fmt: skip
+        return editor.decode(state)
+
+    levels = jax.jit(jax.vmap(episode))(jax.random.split(jax.random.key(0), 200))
+    for i in range(200):
+        D.validate_level(jax.tree.map(lambda x, i=i: x[i], levels), game)
+
+
+def tiny_disc_paired(tmp_path: Path, cycles: int, name: str):
+    cfg = tiny_preset("tag-paired", tmp_path, cycles, name=name)
+    cfg = dataclasses.replace(
+        cfg, tag=dataclasses.replace(cfg.tag, n_taggers=2, n_runners=3, episode_length=8,
+                                     max_obstacles=3, arena=10.0, k_nearest=None),
+        teacher=dataclasses.replace(cfg.teacher, n_walls=3),
+    )  # fmt: skip
+    return dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles)
+
+
+@pytest.mark.slow
+def test_tag_paired_trains_resumes_exactly_and_evaluates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Continuous arenas: each cycle the teacher's 4 arenas (3 discs + 2 start cells), two
+    tagger students × 4 envs × 8 steps; the arenas it builds are valid; stopped after 2
+    cycles and resumed equals uninterrupted bitwise; evaluated on a held-out arena."""
+    from arenax.envs.tag import discs as D
+    from arenax.train.build import make_env
+
+    validate(PRESETS["tag-paired"])
+    full = train(tiny_disc_paired(tmp_path, 4, "full"))
+    rows = full.rows
+    assert [r["env_steps"] for r in rows] == [(2 * 4 * 8 + 4 * 5) * (i + 1) for i in range(4)]
+    for r in rows:
+        assert r["regret"] >= 0.0
+        for k in ("tagger/value_loss", "student1/tagger/value_loss", "runner/value_loss",
+                  "teacher/value_loss", "level/coverage", "tagged"):  # fmt: skip
+            assert k in r, k
+    cfg = tiny_disc_paired(tmp_path, 4, "full")
+    algo, env = make_algorithm(cfg), make_env(cfg)
+    levels, _, _ = algo.generate(full.state.curriculum.params, jax.random.key(3),
+                                 jnp.arange(8, dtype=jnp.int32))  # fmt: skip
+    for i in range(8):
+        D.validate_level(jax.tree.map(lambda x, i=i: x[i], levels), env)
+
+    train(tiny_disc_paired(tmp_path, 2, "half"))
+    resumed = train(tiny_disc_paired(tmp_path, 4, "x"), resume=tmp_path / "half")
+    assert_same(learning_rows(rows)[2:], learning_rows(resumed.rows))
+    for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(resumed.state), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+    monkeypatch.setattr("sys.argv", ["arenax", "eval", str(tmp_path / "full"), "--suite",
+                                     "ring", "--episodes", "4", "--opponents", "scripted"])  # fmt: skip
+    cli.main()
+    with (tmp_path / "full" / "eval_tag.csv").open() as f:
+        assert [r["arena"] for r in csv.DictReader(f)] == ["ring"] * 3
     monkeypatch.setattr("sys.argv", ["arenax", "render", str(tmp_path / "full"), "--teacher",
                                      "--n", "4", "--out", str(tmp_path / "teacher.png")])  # fmt: skip
     cli.main()

@@ -229,7 +229,7 @@ def test_frozen_team_keeps_its_parameters(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "changes, message",
     [
-        (dict(algorithm="paired"), "algorithm='paired'"),
+        (dict(learner="ddpg"), "learner='ddpg': needs a continuous-action game"),
         (dict(tag=TagConfig(n_taggers=1, n_runners=2, k_nearest=3)), "tag.k_nearest=3"),
         (dict(tag=TagConfig(n_runners=0)), "tag.n_runners=0"),
         (dict(grid_tag=GridTagConfig(size=0), game="grid-tag"), "grid_tag.size=0"),

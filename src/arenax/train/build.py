@@ -34,7 +34,7 @@ from arenax.envs.maze import (
 )
 from arenax.envs.tag import GridTagEnv, TagEnv, arenas
 from arenax.envs.tag import discs as tag_discs
-from arenax.envs.tag.editor import ArenaEditor
+from arenax.envs.tag.editor import ArenaEditor, DiscArenaEditor
 from arenax.envs.tag.scripted import ScriptedTeams
 from arenax.nn.mlp import MLPConfig, MLPPolicy
 from arenax.nn.student import StudentPolicy
@@ -75,9 +75,12 @@ def make_student(cfg: TrainConfig) -> Learner:
     return make_learner(cfg, make_policy(cfg, make_env(cfg).action_space().n), cfg.ppo)
 
 
-def make_editor(cfg: TrainConfig) -> MazeEditor | ArenaEditor:
-    """The teacher's editor MDP for the students' maze size (or grid Tag arena)."""
+def make_editor(cfg: TrainConfig) -> MazeEditor | ArenaEditor | DiscArenaEditor:
+    """The teacher's editor MDP for the students' maze size (or grid / continuous Tag
+    arena)."""
     options = fields_of(cfg.teacher, EditorOptions)
+    if cfg.game == "tag":
+        return DiscArenaEditor(game=build(TagEnv, cfg.tag), **options)
     if cfg.game == "grid-tag":
         g = cfg.grid_tag
         return ArenaEditor(size=g.size, n_taggers=g.n_taggers, **options)
@@ -199,15 +202,17 @@ def make_arena_curriculum(cfg: TrainConfig) -> TeamReplayCurriculum | TeamSFLCur
 
 
 def make_arena_teacher(cfg: TrainConfig) -> TeamTeacherCurriculum:
-    """PAIRED-family teachers over grid Tag arenas: the taggers are the students (their
-    policy stacked per student); the runners' policy is shared by every student's games."""
+    """PAIRED-family teachers over Tag arenas (grid: :class:`ArenaEditor`; continuous:
+    :class:`DiscArenaEditor`): the taggers are the students (their policy stacked per
+    student); the runners' policy is shared by every student's games."""
     mt = make_multiteam(cfg)
     others = {t: mt.learners[mt.team_policy[t]] for t in mt.teams if t != "tagger"}
     return TeamTeacherCurriculum(
         env=mt.env, editor=make_editor(cfg), students=mt.learners[mt.team_policy["tagger"]],
         teacher=make_teacher(cfg), n_students=cfg.paired.n_students, score=cfg.paired.score,
-        n_envs=cfg.n_envs, n_steps=cfg.n_steps, level_metrics=arenas.level_metrics,
-        team="tagger", others=others,
+        n_envs=cfg.n_envs, n_steps=cfg.n_steps, team="tagger", others=others,
+        level_metrics=functools.partial(tag_discs.level_metrics, n_taggers=mt.env.n_taggers)
+        if cfg.game == "tag" else arenas.level_metrics,
         frozen=frozenset(t for t in others if mt.team_policy[t] in mt.frozen),
         bootstrap_truncation=mt.bootstrap_truncation,
     )  # fmt: skip
@@ -222,7 +227,7 @@ def make_algorithm(cfg: TrainConfig) -> Curriculum:
         return make_classic_replay(cfg)
     if cfg.game in ("grid-tag", "tag") and cfg.algorithm in ("plr", "accel", "sfl"):
         return make_arena_curriculum(cfg)
-    if cfg.game == "grid-tag" and cfg.algorithm == "paired":
+    if cfg.game in ("grid-tag", "tag") and cfg.algorithm == "paired":
         return make_arena_teacher(cfg)
     if cfg.game != "maze":
         return make_multiteam(cfg)

@@ -371,9 +371,14 @@ class TrainConfig:
 
     def _arena_teacher_problems(self, per_device: int) -> Iterator[Problem]:
         """PAIRED over arenas: the taggers are the students, with a policy of their own."""
-        cells = (self.grid_tag.size + 1) ** 2 - 1
-        if not 0 <= self.teacher.n_walls <= cells:
-            yield Problem("teacher.n_walls", self.teacher.n_walls, f"must be in [0, {cells}]")
+        if self.game == "tag":  # one disc per wall step, in the game's obstacle slots
+            m = self.tag.max_obstacles
+            if not 0 <= self.teacher.n_walls <= m:
+                yield Problem("teacher.n_walls", self.teacher.n_walls, f"must be in [0, {m}] (tag.max_obstacles: one disc per step)")  # fmt: skip
+        else:
+            cells = (self.grid_tag.size + 1) ** 2 - 1
+            if not 0 <= self.teacher.n_walls <= cells:
+                yield Problem("teacher.n_walls", self.teacher.n_walls, f"must be in [0, {cells}]")
         policy_of = self.team_policy()
         if "tagger" in policy_of and policy_of["tagger"] == policy_of.get("runner"):
             yield Problem("runner.policy", self.runner.policy, "must differ from the taggers' policy (the taggers are the teacher's students)")  # fmt: skip
@@ -404,18 +409,13 @@ class TrainConfig:
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
         classic = self.agent_game
         arenas = self.game == "grid-tag"
-        if self.algorithm == "paired" and not arenas:
-            allowed = (
-                "'dr', 'plr', 'accel' or 'sfl'" if self.game == "tag" else "'dr', 'plr' or 'accel'"
-            )
-            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with {allowed} (the teacher curricula are for mazes and grid Tag arenas)")  # fmt: skip
-        elif self.algorithm == "sfl" and not (arenas or self.game == "tag"):
-            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with 'dr', 'plr' or 'accel' (SFL is for mazes and Tag arenas)")  # fmt: skip
+        if self.algorithm in ("sfl", "paired") and not (arenas or self.game == "tag"):
+            yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with 'dr', 'plr' or 'accel' (SFL and the teacher curricula are for mazes and Tag arenas)")  # fmt: skip
         elif self.algorithm == "sfl" and self.game == "tag" and not self.tag.runners_leave:
             yield Problem("tag.runners_leave", False, "SFL over continuous arenas counts each runner as one trial (tagged or not): runners must leave when tagged")  # fmt: skip
         yield from self._plr_problems()
         yield from self._sfl_problems()
-        if arenas and self.algorithm == "paired":
+        if (arenas or self.game == "tag") and self.algorithm == "paired":
             yield from self._arena_teacher_problems(per_device)
         if self.game in ("grid-tag", "tag") and self.algorithm in ("plr", "accel"):
             q = self.plr
@@ -591,6 +591,15 @@ PRESETS: dict[str, TrainConfig] = {
         n_envs=32, n_steps=128, total_steps=10_000_000, chunk=1, checkpoint_every=10,
         archive_every=100, eval=EvalConfig(every=0),
     ),
+    # PAIRED over the same continuous arenas: a teacher places 16 discs on a 16 x 16 canvas,
+    # then the taggers' and the runners' start cells; two tagger policies (protagonist,
+    # antagonist) each play every arena against one runner policy.
+    "tag-paired": TrainConfig(
+        game="tag", algorithm="paired", paired=PairedConfig(2, "paired"),
+        tag=TagConfig(**{**BENCHMARK, "episode_length": 100, "max_obstacles": 16}),
+        teacher=TeacherConfig(n_walls=16), n_envs=32, n_steps=128, total_steps=10_000_000,
+        chunk=1, checkpoint_every=10, archive_every=100, eval=EvalConfig(every=0),
+    ),
     # Grid Tag: 4 taggers and a runner on a 31 x 31 grid, partial observation, random
     # starts, one policy shared by both teams (the observation says who is a tagger).
     # 64 envs x 128 steps: more PPO updates per env step than wider batches, which is
@@ -685,6 +694,7 @@ PRESET_DOCS: dict[str, str] = {
     "tag-continuous": "Continuous Tag, the benchmark game: 10 taggers vs 100 runners.",
     "tag-plr": "Continuous Tag arenas with disc obstacles, robust PLR (PLR⊥) on the taggers' regret.",
     "tag-sfl": "Continuous Tag arenas, SFL: train on arenas where about half the runners are tagged.",
+    "tag-paired": "Continuous Tag arenas, PAIRED: a teacher places discs and starts; regret of two tagger policies.",
     "tag-grid": "Grid Tag: 4 taggers and a runner on a 31 x 31 grid, one shared policy.",
     "tag-grid-plr": "Grid Tag arenas with obstacles, robust PLR (PLR⊥) on the taggers' regret.",
     "tag-grid-accel": "Grid Tag arenas, ACCEL: open fields edited into harder arenas.",
