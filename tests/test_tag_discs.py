@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from arenax import make_generator, make_mutator
 from arenax.envs.tag import BENCHMARK, TagEnv, TagLevel
 from arenax.envs.tag import discs as D
+from arenax.envs.tag.continuous import crosses_discs
 from arenax.envs.tag.render import frame
 
 # action heads with 1 level in [1, 1] (accelerate by 1) / [0, 0] (no turn): index 1
@@ -53,6 +54,28 @@ def test_a_move_into_a_disc_is_refused_and_stops_the_agent() -> None:
     # turning away, it moves on
     s, r, *_ = env.step_state(None, s.replace(direction=s.direction.at[0].set(math.pi / 2)), go)
     np.testing.assert_allclose(s.pos[0], [2.0, 6.0], atol=1e-6)
+
+
+def test_a_move_that_cuts_across_a_disc_is_refused() -> None:
+    """From (1, 5.9) at speed 3 heading +x the move would end at (4, 5.9): both ends lie
+    outside the disc of radius 1 at (2.5, 5) (distance 1.75), but the path passes 0.9 from
+    its centre: refused. The same move 1.1 above the centre goes through."""
+    env = TagEnv(n_taggers=1, n_runners=1, max_obstacles=1, max_speed=3.0, edge_reward=-0.5, **GO)
+    for y, through in ((5.9, False), (6.1, True)):
+        lv = level([[1.0, y], [8.0, 1.0]], [[2.5, 5.0, 1.0]], direction=[0.0, math.pi / 2])
+        s = env.reset_state(None, lv).replace(speed=jnp.array([2.0, 0.0]))
+        s, r, *_ = env.step_state(
+            None, s, {"tagger": jnp.array([[1, 0]]), "runner": jnp.array([[1, 0]])}
+        )
+        want = [4.0, y] if through else [1.0, y]
+        np.testing.assert_allclose(s.pos[0], want, atol=1e-5)
+        assert (float(s.speed[0]) == 0.0) != through
+        assert float(r["tagger"][0]) == (0.0 if through else -0.5)
+    # by hand: end points outside, segment through; a zero-length move inside; unused slots
+    discs = jnp.array([[2.5, 5.0, 1.0], [0.0, 0.0, 0.0]])
+    start = jnp.array([[1.0, 5.9], [2.5, 5.2], [1.0, 7.0], [0.0, 0.0]])
+    end = jnp.array([[4.0, 5.9], [2.5, 5.2], [4.0, 7.0], [0.0, 0.0]])
+    assert crosses_discs(start, end, discs).tolist() == [True, True, False, False]
 
 
 def test_observation_appends_every_disc_after_warpdrives_numbers() -> None:
@@ -119,6 +142,39 @@ def test_generators_make_valid_arenas(name: str) -> None:
     if name == "ring":  # runners inside the ring, taggers outside
         d = np.linalg.norm(np.asarray(levels.pos) - 10.0, axis=-1)
         assert np.all(d[:, 10:] < 0.3 * 20) and np.all(d[:, :10] > 0.3 * 20)
+
+
+@pytest.mark.parametrize("name", ["corridors", "rooms"])
+def test_wall_generators(name: str) -> None:
+    """corridors: two walls of 8 slots at y = L/3 and 2L/3, one disc left out of each;
+    rooms: a cross through the centre, one disc left out of each half of each line. Discs
+    overlap along a wall (centres 1.4 r apart), so the walls are solid on the raster too."""
+    env = TagEnv(**{**BENCHMARK, "max_obstacles": 16})
+    L = env.arena
+    levels = jax.jit(jax.vmap(make_generator(f"tag/{name}", env=env)))(
+        jax.random.split(jax.random.key(0), 32))  # fmt: skip
+    r = L / (2 + 1.4 * 7)
+    for i in range(32):
+        lv = jax.tree.map(lambda x, i=i: x[i], levels)
+        D.validate_level(lv, env)
+        d = np.asarray(lv.obstacles)
+        used = d[d[:, 2] > 0]
+        np.testing.assert_allclose(used[:, 2], r, rtol=1e-4)
+        if name == "corridors":
+            rows = np.round(used[:, 1] / (L / 3)).astype(int)
+            assert sorted(np.bincount(rows).tolist()) == [0, 7, 7]
+            np.testing.assert_allclose(used[:, 1], rows * L / 3, rtol=1e-5)
+        else:
+            on_h = np.isclose(used[:, 1], L / 2) & ~np.isclose(used[:, 0], L / 2)
+            on_v = np.isclose(used[:, 0], L / 2)
+            assert on_h.sum() == 6 and on_v.sum() == 6
+            for along, line in ((used[on_h, 0], "h"), (used[on_v, 1], "v")):
+                assert (along < L / 2).sum() == 3 and (along > L / 2).sum() == 3, line
+    # the first (horizontal) wall: neighbours 1.4 r apart, or a multiple across a gap
+    first = np.asarray(levels.obstacles[0, :8])
+    steps = np.diff(np.sort(first[first[:, 2] > 0, 0])) / (1.4 * r)
+    np.testing.assert_allclose(steps, np.round(steps), atol=1e-3)
+    assert np.all(np.round(steps) >= 1)
 
 
 @given(seed=st.integers(0, 2**31 - 1), edits=st.integers(1, 12))

@@ -55,7 +55,10 @@ GENERATORS: dict[str, Callable[..., Any]] = {
         for g in ("empty", "dr", "rooms", "pillars", "corridors")
     },
     # continuous Tag arenas (disc obstacles, starts, skills); pass env=TagEnv(...)
-    **{f"tag/{g}": getattr(tag_arenas, g) for g in ("empty", "dr", "pillars", "ring")},
+    **{
+        f"tag/{g}": getattr(tag_arenas, g)
+        for g in ("empty", "dr", "pillars", "ring", "corridors", "rooms")
+    },
     # classic control: every constant of the physics uniform in its documented range
     **{f"{name}/dr": cls().sample_physics for name, (cls, _) in CLASSIC.items()},
 }

@@ -42,11 +42,12 @@ replace them).
 
 **Obstacles** (arenax's extension; none by default, and without them the game is
 WarpDrive's): a level holds up to ``max_obstacles`` static discs ``(x, y, r)`` (``r = 0``: an
-unused slot), each inside the arena. After step 1's move and clip, an agent that would end
-inside a disc (distance to its centre below ``r``) bumps into it: it stays where it was,
-its speed and acceleration drop to 0, and the bump counts as hitting the edge
-(``edge_reward``); so an agent that starts outside every disc never enters one (and a
-corner is never covered). Discs do not block tagging
+unused slot), each inside the arena. After step 1's move and clip, an agent whose move
+would pass through a disc — the segment from where it was to where it would be comes
+closer than ``r`` to the disc's centre — bumps into it: it stays where it was, its speed
+and acceleration drop to 0, and the bump counts as hitting the edge (``edge_reward``); so
+an agent that starts outside every disc never enters one, nor cuts across one within a
+step (and a corner is never covered). Discs do not block tagging
 (the tagging distance is a few percent of ``L``) nor observation. Each agent observes every
 slot, appended after ``t/T`` feature by feature: ``Δx/(√2 L)`` of each disc's centre,
 then ``Δy/(√2 L)``, then ``r/L`` (zeros for unused slots and for agents out of the game),
@@ -393,8 +394,8 @@ class TagEnv(Environment[TagLevel, TagState]):
         moved = state.pos + speed[:, None] * jnp.stack([jnp.cos(direction), jnp.sin(direction)], -1)
         pos = jnp.clip(moved, 0.0, state.arena)
         hit_edge = jnp.any(pos != moved, axis=-1) & still
-        if self.max_obstacles:  # a move into a disc is refused: the agent stops where it was
-            bumped = inside_discs(pos, state.obstacles)
+        if self.max_obstacles:  # a move through a disc is refused: the agent stops where it was
+            bumped = crosses_discs(state.pos, pos, state.obstacles)
             pos = jnp.where(bumped[:, None], state.pos, pos)
             speed = jnp.where(bumped, 0.0, speed)
             accel = jnp.where(bumped, 0.0, accel)
@@ -497,6 +498,22 @@ def inside_discs(pos: jax.Array, discs: jax.Array | None) -> jax.Array:
     # per coordinate (no minor axis of 2 to reduce over: that vectorises poorly on CPUs)
     dx = pos[:, None, 0] - discs[None, :, 0]
     dy = pos[:, None, 1] - discs[None, :, 1]
+    return jnp.any(dx * dx + dy * dy < discs[None, :, 2] ** 2, axis=-1)
+
+
+def crosses_discs(start: jax.Array, end: jax.Array, discs: jax.Array | None) -> jax.Array:
+    """``(A,) bool``: moves from ``start (A, 2)`` to ``end (A, 2)`` whose segment comes
+    strictly closer than ``r`` to the centre of a used disc of ``(M, 3)`` (the end point
+    inside a disc included)."""
+    if discs is None:
+        return jnp.zeros(start.shape[:1], jnp.bool_)
+    # per coordinate, as inside_discs: the nearest point of each segment to each centre
+    ux, uy = (end[:, 0] - start[:, 0])[:, None], (end[:, 1] - start[:, 1])[:, None]
+    cx = discs[None, :, 0] - start[:, None, 0]
+    cy = discs[None, :, 1] - start[:, None, 1]
+    length2 = ux * ux + uy * uy
+    t = jnp.clip((cx * ux + cy * uy) / jnp.where(length2 > 0.0, length2, 1.0), 0.0, 1.0)
+    dx, dy = cx - t * ux, cy - t * uy
     return jnp.any(dx * dx + dy * dy < discs[None, :, 2] ** 2, axis=-1)
 
 

@@ -13,7 +13,13 @@ levels carry one, ``episode_length_range``):
   (``k = ⌊√max_obstacles⌋``; remaining slots unused), evenly spaced;
 - ``ring``: the slots' discs around a circle of radius ``0.3 L`` about the centre, touching,
   with one gap at a uniform position; the runners start inside the ring, the taggers
-  outside.
+  outside;
+- ``corridors``: two walls of overlapping discs across the arena at ``y = L/3`` and
+  ``2L/3`` (``k = ⌊M/2⌋`` slots each, radius ``r = L / (2 + 1.4 (k − 1))``, centres
+  ``1.4 r`` apart from edge to edge), each with one gap (a disc left out) at a uniform
+  position: three corridors joined by two doors;
+- ``rooms``: a cross of such walls through the centre (``⌊M/2⌋`` slots per line), with one
+  door in each of its four half-walls at a uniform position: four rooms.
 
 The mutator ``tag/edits`` applies ``n_edits`` edits, each one of (uniformly): add a disc in
 an unused slot, remove a disc, move a disc, move one agent's start, scale one team's skill
@@ -99,6 +105,56 @@ def ring(key: jax.Array, env: TagEnv) -> TagLevel:
     out = jnp.where(flip, L - corner, corner)
     is_tagger = (jnp.arange(env.n_agents) < env.n_taggers)[:, None]
     return inside.replace(pos=jnp.where(is_tagger, out, inside.pos))
+
+
+def _line(
+    key: jax.Array, k: int, L: float, y: float, vertical: bool
+) -> tuple[jax.Array, jax.Array]:
+    """``(k, 3)`` overlapping discs across the arena at height ``y`` (or abscissa,
+    vertical), centres ``1.4 r`` apart from ``r`` to ``L − r``, and ``(k,) bool`` one gap
+    in each half (one gap if ``k < 2``)."""
+    r = L / (2 + 1.4 * (k - 1)) * (1 - 1e-5)  # (a margin for float32 rounding at the edge)
+    along = r + jnp.arange(k, dtype=jnp.float32) * jnp.float32((L - 2 * r) / max(k - 1, 1))
+    across = jnp.full((k,), y, jnp.float32)
+    xy = (across, along) if vertical else (along, across)
+    discs = jnp.stack([*xy, jnp.full((k,), r, jnp.float32)], axis=-1)
+    h = k // 2
+    if h == 0:
+        return discs, jnp.arange(k) == jax.random.randint(key, (), 0, k)
+    lo = jax.random.randint(key, (), 0, h)
+    hi = jax.random.randint(jax.random.fold_in(key, 1), (), h, k)
+    return discs, (jnp.arange(k) == lo) | (jnp.arange(k) == hi)
+
+
+def _walls(key: jax.Array, env: TagEnv, lines: list[tuple[float, bool]], one_gap: bool) -> TagLevel:
+    """Walls of discs along ``lines`` ``(position, vertical)``, ``⌊M / len⌋`` slots each,
+    with gaps (one per wall, or one per half-wall); starts over the free space."""
+    m, L = env.max_obstacles, env.arena
+    k = m // len(lines)
+    if k == 0:
+        return empty(key, env)
+    k_gaps, k_pos = jax.random.split(key)
+    parts = []
+    for i, (at, vertical) in enumerate(lines):
+        discs, gaps = _line(jax.random.fold_in(k_gaps, i), k, L, at, vertical)
+        if one_gap:  # the first of the two gaps only
+            first = jnp.argmax(gaps)
+            gaps = jnp.arange(k) == first
+        parts.append(jnp.where(gaps[:, None], 0.0, discs))
+    discs = jnp.concatenate([*parts, jnp.zeros((m - k * len(lines), 3), jnp.float32)])
+    return _starts(k_pos, env, discs)
+
+
+def corridors(key: jax.Array, env: TagEnv) -> TagLevel:
+    """Two walls of discs at ``L/3`` and ``2L/3``, one gap each: three corridors."""
+    L = env.arena
+    return _walls(key, env, [(L / 3, False), (2 * L / 3, False)], one_gap=True)
+
+
+def rooms(key: jax.Array, env: TagEnv) -> TagLevel:
+    """A cross of discs through the centre with a door in each half-wall: four rooms."""
+    L = env.arena
+    return _walls(key, env, [(L / 2, False), (L / 2, True)], one_gap=False)
 
 
 # ------------------------------------------------------------------ held-out arenas
