@@ -33,6 +33,23 @@ def build(editor: ArenaEditor, cells: list[int]):
     return state
 
 
+def random_episodes(editor, n: int):
+    """The arenas of ``n`` editing episodes choosing uniformly random cells (stacked)."""
+    cells = editor.action_space().n
+
+    def episode(key: jax.Array):
+        def step(state, k):
+            k_act, k_env = jax.random.split(k)
+            cell = jax.random.randint(k_act, (), 0, cells)
+            return editor.step_state(k_env, state, {"teacher": cell})[0], None
+
+        state, _ = jax.lax.scan(step, editor.reset_state(key),
+                                jax.random.split(key, editor.episode_length))  # fmt: skip
+        return editor.decode(state)
+
+    return jax.jit(jax.vmap(episode))(jax.random.split(jax.random.key(0), n))
+
+
 def test_the_editor_blocks_then_places_starts_by_hand() -> None:
     # a 4 x 4 arena (L = 3), 3 obstacle steps, 2 taggers and the runner
     editor = ArenaEditor(size=3, n_taggers=2, n_walls=3, noise_dim=2)
@@ -62,18 +79,7 @@ def test_every_editing_episode_decodes_to_a_valid_arena(collisions: str) -> None
     """200 episodes of uniformly random cells, with an obstacle budget of all but one cell
     (L = 2: 9 cells, 8 obstacle steps), so starts often land on obstacles."""
     editor = ArenaEditor(size=2, n_taggers=2, n_walls=8, noise_dim=1, collisions=collisions)
-
-    def episode(key: jax.Array):
-        def step(state, k):
-            k_act, k_env = jax.random.split(k)
-            cell = jax.random.randint(k_act, (), 0, 9)
-            return editor.step_state(k_env, state, {"teacher": cell})[0], None
-
-        state, _ = jax.lax.scan(step, editor.reset_state(key),
-                                jax.random.split(key, editor.episode_length))  # fmt: skip
-        return editor.decode(state)
-
-    levels = jax.jit(jax.vmap(episode))(jax.random.split(jax.random.key(0), 200))
+    levels = random_episodes(editor, 200)
     for i in range(200):
         validate_level(jax.tree.map(lambda x, i=i: x[i], levels), 2, 3)
     assert np.asarray(levels.blocked).sum(axis=(1, 2)).max() >= 5  # the budget was used
@@ -201,18 +207,7 @@ def test_every_disc_editing_episode_decodes_to_a_valid_arena() -> None:
 
     game = disc_game(max_obstacles=6, obstacle_radius=(0.1, 0.2))
     editor = DiscArenaEditor(game=game, canvas=3, n_walls=6, noise_dim=1)
-
-    def episode(key: jax.Array):
-        def step(state, k):
-            k_act, k_env = jax.random.split(k)
-            cell = jax.random.randint(k_act, (), 0, 9)
-            return editor.step_state(k_env, state, {"teacher": cell})[0], None
-
-        state, _ = jax.lax.scan(step, editor.reset_state(key),
-                                jax.random.split(key, editor.episode_length))  # fmt: skip
-        return editor.decode(state)
-
-    levels = jax.jit(jax.vmap(episode))(jax.random.split(jax.random.key(0), 200))
+    levels = random_episodes(editor, 200)
     for i in range(200):
         D.validate_level(jax.tree.map(lambda x, i=i: x[i], levels), game)
 
