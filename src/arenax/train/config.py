@@ -462,7 +462,8 @@ class TrainConfig:
                 yield Problem(f"{team}.scripted", True, "scripted players exist for the Tag games")  # fmt: skip
             elif tc.frozen or tc.policy:
                 which = "frozen" if tc.frozen else "policy"
-                yield Problem(f"{team}.{which}", getattr(tc, which), f"{team}.scripted: a scripted team has no policy")  # fmt: skip
+                fix = f"--{team}.no-frozen" if tc.frozen else f"--{team}.policy ''"
+                yield Problem(f"{team}.{which}", getattr(tc, which), f"{team}.scripted: a scripted team has no policy (pass {fix})")  # fmt: skip
         if not classic and len(self.scripted_teams) == len(self.team_configs):
             yield Problem("runner.scripted", True, "every team is scripted: no policy would learn")  # fmt: skip
         if self.algorithm in ("sfl", "paired") and self.tagger.scripted and not classic:
