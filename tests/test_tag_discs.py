@@ -405,3 +405,15 @@ def test_sfl_over_continuous_arenas_trains(tmp_path) -> None:
     env = make_env(cfg)
     for i in range(4):
         D.validate_level(jax.tree.map(lambda x, i=i: x[i], buf.levels), env)
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 3, 5, 9])
+def test_every_layout_is_valid_for_any_number_of_slots(m: int) -> None:
+    """Generators and held-out arenas stay inside the arena with few slots too (with one
+    slot, the ring's disc used to cross the edge)."""
+    env = TagEnv(n_taggers=3, n_runners=6, arena=10.0, max_obstacles=m)
+    for name in ("empty", "dr", "pillars", "ring", "corridors", "rooms"):
+        for s in range(3):
+            D.validate_level(make_generator(f"tag/{name}", env=env)(jax.random.key(s)), env)
+    for name in D.HELDOUT_ARENAS:
+        D.validate_level(D.heldout_arena(name, jax.random.key(0), env), env)

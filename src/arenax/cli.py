@@ -341,8 +341,9 @@ class EvalArgs:
     """The run directory (holds config.json and checkpoints/)."""
     suite: str = "all"
     """Maze runs: held-out suites and/or maze names, comma-separated (``arenax list``).
-    Grid Tag runs: ``arenas`` (every held-out arena) or arena names, comma-separated
-    (open-field, pillars, rooms, corridors, maze, crowded-start, cornered); the default
+    Tag runs: ``arenas`` (every held-out arena) or arena names, comma-separated (grid:
+    open-field, pillars, rooms, corridors, maze, crowded-start, cornered; continuous:
+    open-field, pillars, ring, rooms, corridors, crowded-start, cornered); the default
     evaluates on starts drawn from the run's own level generator."""
     opponents: tuple[Literal["trained", "random", "scripted"], ...] = (
         "trained",

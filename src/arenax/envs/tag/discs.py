@@ -95,7 +95,8 @@ def ring(key: jax.Array, env: TagEnv) -> TagLevel:
     angles = jnp.arange(m + 1, dtype=jnp.float32) * (2 * math.pi / (m + 1))
     gap = jax.random.randint(k_gap, (), 0, m + 1)
     angles = jnp.where(jnp.arange(m) < gap, angles[:m], angles[1:])  # skip the gap's angle
-    r = jnp.float32(min(big * math.sin(math.pi / (m + 1)), 0.45 * L)) if m else 0.0
+    # touching neighbours, and inside the arena (the ring lies 0.2 L from the edge)
+    r = jnp.float32(min(big * math.sin(math.pi / (m + 1)), 0.2 * L * (1 - 1e-5))) if m else 0.0
     discs = jnp.stack([L / 2 + big * jnp.cos(angles), L / 2 + big * jnp.sin(angles),
                        jnp.full((m,), r, jnp.float32)], axis=-1)  # fmt: skip
     inside = _starts(k_in, env, discs, L / 2 - 0.5 * big, L / 2 + 0.5 * big)
@@ -111,10 +112,12 @@ def _line(
     key: jax.Array, k: int, L: float, y: float, vertical: bool
 ) -> tuple[jax.Array, jax.Array]:
     """``(k, 3)`` overlapping discs across the arena at height ``y`` (or abscissa,
-    vertical), centres ``1.4 r`` apart from ``r`` to ``L − r``, and ``(k,) bool`` one gap
-    in each half (one gap if ``k < 2``)."""
-    r = L / (2 + 1.4 * (k - 1)) * (1 - 1e-5)  # (a margin for float32 rounding at the edge)
-    along = r + jnp.arange(k, dtype=jnp.float32) * jnp.float32((L - 2 * r) / max(k - 1, 1))
+    vertical), centres ``1.4 r`` apart from ``r`` to ``L − r`` (the radius at most the
+    line's distance to the edge: with few slots they may not touch), and ``(k,) bool`` one
+    gap in each half (one gap if ``k < 2``)."""
+    r0 = min(L / (2 + 1.4 * (k - 1)), y, L - y)
+    r = r0 * (1 - 1e-5)  # a margin for float32 rounding at the edge
+    along = r0 + jnp.arange(k, dtype=jnp.float32) * jnp.float32((L - 2 * r0) / max(k - 1, 1))
     across = jnp.full((k,), y, jnp.float32)
     xy = (across, along) if vertical else (along, across)
     discs = jnp.stack([*xy, jnp.full((k,), r, jnp.float32)], axis=-1)
@@ -126,9 +129,11 @@ def _line(
     return discs, (jnp.arange(k) == lo) | (jnp.arange(k) == hi)
 
 
-def _walls(key: jax.Array, env: TagEnv, lines: list[tuple[float, bool]], one_gap: bool) -> TagLevel:
+def _walls(key: jax.Array, env: TagEnv, lines: list[tuple[float, bool]], one_gap: bool,
+           doors: list[list[int]] | None = None) -> TagLevel:  # fmt: skip
     """Walls of discs along ``lines`` ``(position, vertical)``, ``⌊M / len⌋`` slots each,
-    with gaps (one per wall, or one per half-wall); starts over the free space."""
+    with gaps (one per wall, or one per half-wall; or the slots ``doors[i]`` of wall
+    ``i``); starts over the free space."""
     m, L = env.max_obstacles, env.arena
     k = m // len(lines)
     if k == 0:
@@ -137,7 +142,9 @@ def _walls(key: jax.Array, env: TagEnv, lines: list[tuple[float, bool]], one_gap
     parts = []
     for i, (at, vertical) in enumerate(lines):
         discs, gaps = _line(jax.random.fold_in(k_gaps, i), k, L, at, vertical)
-        if one_gap:  # the first of the two gaps only
+        if doors is not None:
+            gaps = jnp.isin(jnp.arange(k), jnp.asarray(doors[i]) % k)
+        elif one_gap:  # the first of the two gaps only
             first = jnp.argmax(gaps)
             gaps = jnp.arange(k) == first
         parts.append(jnp.where(gaps[:, None], 0.0, discs))
@@ -160,12 +167,21 @@ def rooms(key: jax.Array, env: TagEnv) -> TagLevel:
 # ------------------------------------------------------------------ held-out arenas
 #: held-out continuous Tag arenas (the discs of ``pillars`` and ``ring`` use the env's
 #: ``max_obstacles`` slots; starts drawn per episode)
-HELDOUT_ARENAS: tuple[str, ...] = ("open-field", "pillars", "ring", "crowded-start", "cornered")
+HELDOUT_ARENAS: tuple[str, ...] = (
+    "open-field",
+    "pillars",
+    "ring",
+    "rooms",
+    "corridors",
+    "crowded-start",
+    "cornered",
+)
 
 
 def heldout_arena(name: str, key: jax.Array, env: TagEnv) -> TagLevel:
     """A held-out arena: ``open-field`` (no disc), ``pillars`` and ``ring`` (the
-    generators), ``crowded-start`` (no disc, everyone starts within 0.05 L of the centre),
+    generators), ``rooms`` (the cross of walls, a door in the middle of each half-wall),
+    ``corridors`` (the two walls, doors at alternate ends: a serpentine), ``crowded-start`` (no disc, everyone starts within 0.05 L of the centre),
     ``cornered`` (no disc, the runners start in the corner square of side 0.15 L at the
     origin, the taggers in the opposite half of the arena)."""
     L = env.arena
@@ -175,6 +191,12 @@ def heldout_arena(name: str, key: jax.Array, env: TagEnv) -> TagLevel:
         return pillars(key, env)
     if name == "ring":
         return ring(key, env)
+    k = env.max_obstacles // 2
+    if name == "rooms":
+        middle = [k // 4, k // 2 + (k - k // 2) // 2]
+        return _walls(key, env, [(L / 2, False), (L / 2, True)], False, [middle, middle])
+    if name == "corridors":
+        return _walls(key, env, [(L / 3, False), (2 * L / 3, False)], True, [[-1], [0]])
     none = jnp.zeros((env.max_obstacles, 3), jnp.float32)
     if name == "crowded-start":
         return _starts(key, env, none, 0.45 * L, 0.55 * L)
