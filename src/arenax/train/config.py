@@ -408,16 +408,16 @@ class TrainConfig:
 
     def _team_problems(self, per_device: int) -> Iterator[Problem]:
         classic = self.agent_game
-        arenas = self.game == "grid-tag"
-        if self.algorithm in ("sfl", "paired") and not (arenas or self.game == "tag"):
+        tag_game = self.game in ("grid-tag", "tag")
+        if self.algorithm in ("sfl", "paired") and not tag_game:
             yield Problem("algorithm", self.algorithm, f"game {self.game!r} trains with 'dr', 'plr' or 'accel' (SFL and the teacher curricula are for mazes and Tag arenas)")  # fmt: skip
         elif self.algorithm == "sfl" and self.game == "tag" and not self.tag.runners_leave:
             yield Problem("tag.runners_leave", False, "SFL over continuous arenas counts each runner as one trial (tagged or not): runners must leave when tagged")  # fmt: skip
         yield from self._plr_problems()
         yield from self._sfl_problems()
-        if (arenas or self.game == "tag") and self.algorithm == "paired":
+        if tag_game and self.algorithm == "paired":
             yield from self._arena_teacher_problems(per_device)
-        if self.game in ("grid-tag", "tag") and self.algorithm in ("plr", "accel"):
+        if tag_game and self.algorithm in ("plr", "accel"):
             q = self.plr
             if q.score == "oracle_regret":
                 yield Problem("plr.score", q.score, "the oracle regret is the maze's (shortest paths)")  # fmt: skip
