@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -197,7 +198,7 @@ def test_bad_combinations_are_refused() -> None:
          "plr.score_team='x': allowed: tagger, runner"),
     ]  # fmt: skip
     for cfg, message in cases:
-        with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        with pytest.raises(ConfigError, match=re.escape(message)):
             validate(cfg)
 
 
