@@ -4,16 +4,16 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test lint docs bench clean
+.PHONY: setup demo test test-fast lint docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[test]"
-	# WarpDrive's own Tag games, the reference of tests/test_tag_warpdrive.py: its NumPy path
+	# WarpDrive's own Tag games, the reference of tests/conformance/test_tag_warpdrive.py: its NumPy path
 	# only (no CUDA, torch or numba), with the gym it imports its spaces from
 	$(BIN)/pip install --quiet --no-deps rl-warp-drive==2.7.1 gym==0.26.2 gym_notices cloudpickle
-	# gymnax, for tests/test_gymnax_adapter.py: it pins gymnasium<1.4 (unused by the adapter),
+	# gymnax, for tests/conformance/test_gymnax_adapter.py: it pins gymnasium<1.4 (unused by the adapter),
 	# so without its dependencies, plus the two its package import needs
 	$(BIN)/pip install --quiet --no-deps gymnax==1.0.1
 	$(BIN)/pip install --quiet six seaborn
@@ -37,13 +37,17 @@ demo: $(STAMP)
 	$(BIN)/arenax eval $(DEMO_RUN) --suite all --episodes 20 --gif-dir $(DEMO_RUN)/gifs
 
 ## lint, the import-layer contract (pyproject: [tool.importlinter]), the documentation site (strict:
-## a broken link or API reference fails), then the full test suite (2 workers, persistent
-## compilation cache in .jax_cache); `pytest -m "not slow"` skips end-to-end runs
+## a broken link or API reference fails), then the full test suite: tests/unit, tests/conformance
+## and tests/integration (2 workers, persistent compilation cache in .jax_cache)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python -m pytest -n 2 --dist worksteal -q
+
+## the inner loop: unit and conformance tests without the slow ones (no training run)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist worksteal -q -m "not slow" tests/unit tests/conformance
 
 ## the documentation site (MkDocs Material + mkdocstrings) into site/; `mkdocs serve` to browse it
 docs: $(STAMP)

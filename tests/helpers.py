@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
+from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from arenax.envs import spaces
+from arenax.envs.core import Environment
+from arenax.struct import pytree_dataclass
 from arenax.train.loop import TIMING_COLUMNS
 
 #: the persistent compilation cache of the suite (``conftest.py`` enables it)
@@ -77,3 +84,40 @@ def tiny_preset(preset: str, out_dir: Path, cycles: int = 4, **changes: object):
     )  # fmt: skip
     cfg = dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles)
     return dataclasses.replace(cfg, **changes)
+
+
+# ---------------------------------------------------------------- a one-step continuous task
+@pytree_dataclass
+class _Level:
+    target: jax.Array
+
+
+@pytree_dataclass
+class _State:
+    target: jax.Array
+    time: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class Reach(Environment[_Level, _State]):
+    """One step: reward ``-(a - target)^2`` for a 1-d action; the target (0.7) is fixed."""
+
+    def reset_state(self, key: jax.Array, level: _Level) -> _State:
+        return _State(target=level.target, time=jnp.int32(0))
+
+    def step_state(self, key: jax.Array, state: _State, action: dict) -> Any:
+        a = action["agent"][0, 0]
+        r = -((a - state.target) ** 2)
+        return state.replace(time=state.time + 1), {"agent": r[None]}, jnp.bool_(True), jnp.bool_(False), {}  # fmt: skip
+
+    def observe(self, state: _State) -> dict:
+        return {"agent": jnp.ones((1, 2), jnp.float32)}
+
+    def observation_space(self, team: str = "agent") -> spaces.Box:
+        return spaces.Box(0.0, 1.0, (2,))
+
+    def action_space(self, team: str = "agent") -> spaces.Box:
+        return spaces.Box(-1.0, 1.0, (1,))
+
+    def generate(self, key: jax.Array) -> _Level:
+        return _Level(target=jnp.float32(0.7))

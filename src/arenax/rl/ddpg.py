@@ -13,7 +13,7 @@ One gradient step (:func:`gradient_step`):
 2. actor (every step for DDPG, every ``policy_delay``-th for TD3): loss ``-Q_1(s, μ(s))``,
    differentiated with respect to the actor's parameters only — the critic's parameters
    are not touched by this step (the reference GPU framework's DDPG lets the actor loss
-   move its critic; ``tests/test_ddpg.py`` checks that here it does not).
+   move its critic; ``tests/unit/test_ddpg.py`` checks that here it does not).
 3. targets: ``θ' ← τ θ + (1 - τ) θ'`` for the actor and the critics.
 """
 

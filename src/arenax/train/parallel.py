@@ -70,7 +70,8 @@ def state_specs(algorithm: Curriculum, seeds: int = 1) -> Any:
 def init_state(algorithm: Curriculum, seeds: list[int]) -> TrainState:
     """The first train state of the run of seed ``seeds[0]`` or, for several seeds, theirs
     stacked on a leading axis (each exactly the state its own run starts from)."""
-    states = [algorithm.init(jax.random.key(s)) for s in seeds]
+    init = jax.jit(algorithm.init)  # one compiled program (op by op takes seconds per op)
+    states = [init(jax.random.key(s)) for s in seeds]
     if len(states) == 1:
         return states[0]
     return jax.tree.map(lambda *xs: jnp.stack(xs), *states)

@@ -1,7 +1,7 @@
 """The MiniGrid-faithful partially observable maze.
 
 Facts reproduced from MiniGrid (checked against the real package in
-``tests/test_maze_minigrid_conformance.py``):
+``tests/conformance/test_maze_minigrid_conformance.py``):
 
 * egocentric ``view_size x view_size`` view, agent at the bottom centre looking "up" the
   image; MiniGrid's 3-channel encoding (object, colour, state): empty ``(1, 0, 0)``,

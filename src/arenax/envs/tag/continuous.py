@@ -1,6 +1,6 @@
 """Continuous Tag: taggers chase runners in a walled square arena — WarpDrive's
 ``TagContinuous``, rule for rule (checked against WarpDrive's own code in
-``tests/test_tag_warpdrive.py``).
+``tests/conformance/test_tag_warpdrive.py``).
 
 One step, in WarpDrive's order (``still`` = the agents in the game during this step):
 

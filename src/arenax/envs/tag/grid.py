@@ -1,6 +1,6 @@
 """Grid Tag: ``n`` taggers chase one runner on integer cells ``[0, L]^2`` — WarpDrive's
 ``TagGridWorld``, rule for rule (checked against WarpDrive's own code in
-``tests/test_tag_warpdrive.py``).
+``tests/conformance/test_tag_warpdrive.py``).
 
 Rules: actions stay / +x / -x / +y / -y; a move that would leave the grid is clipped and the
 agent receives ``wall_reward`` (≤ 0, −0.1); after everyone has moved, if any tagger shares

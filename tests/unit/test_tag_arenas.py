@@ -4,9 +4,6 @@ and training on generated arenas."""
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,8 +14,6 @@ from hypothesis import strategies as st
 from arenax import make_generator, make_mutator
 from arenax.envs.tag import GridTagEnv, GridTagLevel
 from arenax.envs.tag import arenas as A
-from arenax.train import train
-from helpers import tiny_preset
 
 STAY, PX, MX, PY, MY = range(5)
 
@@ -71,7 +66,7 @@ def test_occupancy_patch_by_hand() -> None:
 
 def test_open_field_is_warpdrives_game() -> None:
     """Without obstacles nothing changes: generated levels are WarpDrive's starts and the
-    observations keep WarpDrive's size (tests/test_tag_warpdrive.py replays the rest)."""
+    observations keep WarpDrive's size (tests/conformance/test_tag_warpdrive.py replays the rest)."""
     env = GridTagEnv(n_taggers=3, size=10)
     level = env.generate(jax.random.key(0))
     assert not bool(level.blocked.any()) and level.blocked.shape == (11, 11)
@@ -102,7 +97,7 @@ def test_generators_make_valid_arenas(name: str) -> None:
             assert float(metrics["connectivity"][i]) == 1.0
 
 
-@given(seed=st.integers(0, 2**31 - 1), edits=st.integers(0, 12))
+@given(seed=st.integers(0, 2**31 - 1), edits=st.sampled_from([0, 3, 12]))  # static: few shapes
 def test_mutations_stay_valid(seed: int, edits: int) -> None:
     level = A.rooms(jax.random.key(seed), 8, 3)
     mutate = make_mutator("grid-tag/edits")
@@ -151,29 +146,6 @@ def test_json_round_trip_and_errors() -> None:
         A.from_json('{"pos": [[0, 0]]}')
     with pytest.raises(ValueError, match="on an obstacle"):
         A.from_json('{"size": 1, "pos": [[0, 0], [1, 1]], "blocked": ["#.", ".."]}')
-
-
-@pytest.mark.slow
-def test_training_on_generated_arenas_with_a_view(tmp_path: Path) -> None:
-    cfg = tiny_preset("tag-grid", tmp_path, 2)
-    cfg = dataclasses.replace(
-        cfg, grid_tag=dataclasses.replace(cfg.grid_tag, size=6, max_obstacles=8, view=1,
-                                          random_start=True),
-    )  # fmt: skip
-    rows = train(cfg).rows
-    assert len(rows) == 2 and all(np.isfinite(r["shared/value_loss"]) for r in rows)
-
-
-def test_cli_gallery_and_gif(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from arenax import cli
-
-    png, gif = tmp_path / "a.png", tmp_path / "a.gif"
-    monkeypatch.setattr(
-        "sys.argv", ["arenax", "render", "--source", "grid-tag/rooms", "--n", "2", "--width",
-                     "8", "--out", str(png), "--episode-gif", str(gif)],
-    )  # fmt: skip
-    cli.main()
-    assert png.stat().st_size > 0 and gif.stat().st_size > 0
 
 
 @pytest.mark.parametrize("size", [8, 14])

@@ -5,7 +5,6 @@ mean of a one-step continuous task toward its optimum."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -18,11 +17,10 @@ from jax.scipy.stats import norm
 from arenax import distributions as D
 from arenax.curricula.multiteam import MultiTeamDR
 from arenax.envs import spaces
-from arenax.envs.core import Environment
 from arenax.nn.mlp import MLPPolicy
 from arenax.rl.learner import Learner
 from arenax.rl.ppo import PPOConfig
-from arenax.struct import pytree_dataclass
+from helpers import Reach
 
 
 def params(mean: list[float], log_std: list[float]) -> jax.Array:
@@ -102,42 +100,6 @@ def test_for_space_and_the_mlp_parameterisations() -> None:
 
 
 # ---------------------------------------------------------------- PPO with the Gaussian
-@pytree_dataclass
-class _Level:
-    target: jax.Array
-
-
-@pytree_dataclass
-class _State:
-    target: jax.Array
-    time: jax.Array
-
-
-@dataclasses.dataclass(frozen=True)
-class Reach(Environment[_Level, _State]):
-    """One step: reward ``-(a - target)^2`` for a 1-d action; the target (0.7) is fixed."""
-
-    def reset_state(self, key: jax.Array, level: _Level) -> _State:
-        return _State(target=level.target, time=jnp.int32(0))
-
-    def step_state(self, key: jax.Array, state: _State, action: dict) -> Any:
-        a = action["agent"][0, 0]
-        r = -((a - state.target) ** 2)
-        return state.replace(time=state.time + 1), {"agent": r[None]}, jnp.bool_(True), jnp.bool_(False), {}  # fmt: skip
-
-    def observe(self, state: _State) -> dict:
-        return {"agent": jnp.ones((1, 2), jnp.float32)}
-
-    def observation_space(self, team: str = "agent") -> spaces.Box:
-        return spaces.Box(0.0, 1.0, (2,))
-
-    def action_space(self, team: str = "agent") -> spaces.Box:
-        return spaces.Box(-1.0, 1.0, (1,))
-
-    def generate(self, key: jax.Array) -> _Level:
-        return _Level(target=jnp.float32(0.7))
-
-
 @pytest.mark.parametrize("squash", [False, True])
 def test_ppo_moves_the_gaussian_to_the_optimum(squash: bool) -> None:
     env = Reach()

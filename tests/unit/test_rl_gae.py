@@ -37,8 +37,8 @@ def test_hand_computed_case() -> None:
 
 @given(
     seed=st.integers(0, 2**31 - 1),
-    t_len=st.integers(1, 40),
-    b=st.integers(1, 5),
+    t_len=st.sampled_from([1, 7, 40]),  # a few fixed shapes: one compile each
+    b=st.sampled_from([1, 5]),
     gamma=st.floats(0.0, 1.0),
     lam=st.floats(0.0, 1.0),
 )

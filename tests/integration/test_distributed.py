@@ -34,7 +34,7 @@ def free_port() -> int:
 
 
 def env_with(devices: int) -> dict[str, str]:
-    flags = f"--xla_force_host_platform_device_count={devices}"
+    flags = f"--xla_force_host_platform_device_count={devices} --xla_backend_optimization_level=0"
     return {
         **os.environ,
         "XLA_FLAGS": flags,
@@ -66,7 +66,7 @@ def spawn(args: list[str], devices: int) -> subprocess.Popen:
 
 
 def workers(n: int, per_process: int, out: Path, presets: list[str]) -> list[subprocess.Popen]:
-    """``n`` processes of tests/mp_worker.py (``n = 1``: one ordinary process)."""
+    """``n`` processes of tests/integration/mp_worker.py (``n = 1``: one ordinary process)."""
     port = str(free_port())
     total = str(n * per_process)
     return [

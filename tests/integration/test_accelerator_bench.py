@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CASES = {"maze-env-2^4", "maze-dr-train-x1", "maze-dr-train-x16", "tag-grid-env",
          "tag-continuous-env", "tag-continuous-train"}  # fmt: skip
 

@@ -2,11 +2,7 @@
 with ``arenax.register`` and trained by the built-in curricula (DR, PLR⊥, ACCEL), from
 Python and from the command line (``ARENAX_PLUGINS``); user maze files in ``--suite``."""
 
-import csv
 import dataclasses
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import jax
@@ -16,10 +12,7 @@ import pytest
 from examples.corridor import MAX_LENGTH, Corridor, corridor
 
 import arenax
-from arenax.train import train
 from arenax.train.config import TrainConfig, all_presets, validate
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_corridor_rules_hand_computed() -> None:
@@ -72,23 +65,6 @@ def test_registries_know_the_family() -> None:
         arenax.register("maze", Corridor, overwrite=True)
 
 
-@pytest.mark.parametrize("algorithm", ["dr", "plr", "accel"])
-def test_registered_family_trains_with_every_one_agent_curriculum(
-    algorithm: str, tmp_path: Path
-) -> None:
-    base = all_presets()["corridor-plr" if algorithm != "dr" else "corridor-dr"]
-    cfg = dataclasses.replace(
-        base, algorithm=algorithm, n_envs=8, n_steps=16, chunk=1, checkpoint_every=1,
-        plr=dataclasses.replace(base.plr, buffer_size=16, min_fill=0.5, n_edits=2,
-                                new_levels="empty" if algorithm == "accel" else base.plr.new_levels),
-        out_dir=tmp_path, progress=False, tensorboard=False, total_steps=8 * 16 * 4,
-    )  # fmt: skip
-    res = train(cfg)
-    assert len(res.rows) == 4 and res.rows[-1]["env_steps"] == 8 * 16 * 4
-    if algorithm != "dr":
-        assert res.rows[-1]["buffer/fill"] > 0
-
-
 def test_unknown_and_unsuitable_games_are_refused() -> None:
     with pytest.raises(arenax.options.ConfigError, match="game='nope': allowed: maze"):
         validate(TrainConfig(game="nope", total_steps=10))
@@ -99,28 +75,6 @@ def test_unknown_and_unsuitable_games_are_refused() -> None:
             validate(dataclasses.replace(all_presets()["cartpole-dr"], game="two-team-tag"))
     finally:
         del arenax.registry.ENVS["two-team-tag"]
-
-
-@pytest.mark.slow
-def test_cli_trains_and_evaluates_a_plugin_family(tmp_path: Path) -> None:
-    env = {**os.environ, "ARENAX_PLUGINS": "examples.corridor", "PYTHONPATH": str(ROOT)}
-
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "arenax.cli", *args], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=600)  # fmt: skip
-
-    r = cli("train", "corridor-plr", "--n-envs", "8", "--n-steps", "16", "--chunk", "2",
-            "--checkpoint-every", "2", "--plr.buffer-size", "16", "--total-steps", str(8 * 16 * 4),
-            "--out-dir", str(tmp_path), "--name", "c", "--no-progress")  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
-    r = cli("eval", str(tmp_path / "c"), "--episodes", "5")
-    assert r.returncode == 0, r.stderr[-2000:]
-    with (tmp_path / "c" / "eval_heldout.csv").open() as f:
-        rows = list(csv.DictReader(f))
-    assert [x["level"] for x in rows] == ["default", "longest", "slippery", "goal-behind"]
-    bad = subprocess.run([sys.executable, "-m", "arenax.cli", "list"], cwd=ROOT, capture_output=True,
-                         text=True, env={**env, "ARENAX_PLUGINS": "examples.nope"})  # fmt: skip
-    assert bad.returncode == 2 and "importing 'examples.nope' failed" in bad.stdout + bad.stderr
 
 
 def test_maze_level_files_as_a_suite(tmp_path: Path) -> None:

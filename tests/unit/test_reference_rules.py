@@ -18,7 +18,7 @@ from arenax.envs.maze import MazeEditor, MazeEnv, MazeLevel
 from arenax.nn import StudentPolicy
 from arenax.rl.gae import gae
 from arenax.rl.rollout import rollout, start_rollout
-from arenax.train import PRESETS, ConfigError, EnvConfig, EvalConfig, ModelConfig, train
+from arenax.train import PRESETS, ConfigError, EnvConfig, EvalConfig, ModelConfig
 from arenax.train.build import make_algorithm
 from arenax.train.config import TrainConfig, load_config, save_config, validate
 
@@ -92,21 +92,6 @@ def test_parallel_rescoring_keeps_the_new_level_in_a_slot_it_just_took(tmp_path:
     assert float(out2.max_returns[0]) == pytest.approx(0.95)
 
 
-# ---------------------------------------------------------------------- budgets
-def test_update_budget_counts_only_cycles_that_train(tmp_path: Path) -> None:
-    cfg = small("maze-plr", tmp_path, total_updates=3, name="upd")
-    rows = train(cfg).rows
-    assert rows[-1]["updates"] == 3
-    assert sum(r["updated"] for r in rows) == 3
-    assert len(rows) > 3  # robust PLR also runs new-level cycles without an update
-    assert rows[-1]["env_steps"] == len(rows) * cfg.n_envs * cfg.n_steps
-    # the first budget reached ends the run
-    both = train(dataclasses.replace(cfg, name="both", total_steps=2 * 4 * 16)).rows
-    assert both[-1]["env_steps"] == 2 * 4 * 16
-    with pytest.raises(ConfigError, match="total_steps=None: set total_steps or total_updates"):
-        validate(dataclasses.replace(cfg, total_updates=None))
-
-
 def test_published_presets_budget_30000_updates() -> None:
     for name, cfg in PRESETS.items():
         if cfg.game == "maze":
@@ -175,44 +160,6 @@ def test_editor_keeps_or_redirects_the_teachers_cells() -> None:
         assert not bool(lv.walls[y, x])
 
 
-# ---------------------------------------------------------------------- recurrent state
-@dataclasses.dataclass(frozen=True)
-class Spy:
-    """Wraps a learner and reports the carry and ``first`` flags its update was given."""
-
-    inner: object
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.inner, name)
-
-    def update(self, state, traj, carry, key, axis_name=None):
-        new, stats = self.inner.update(state, traj, carry, key, axis_name)
-        stats["spy_carry"] = jnp.sum(jnp.abs(carry[0]))
-        stats["spy_first"] = jnp.mean(traj.first[0].astype(jnp.float32))
-        return new, stats
-
-
-@pytest.mark.parametrize("carry_over", [False, True])
-def test_cycle_start_recurrent_state(carry_over: bool, tmp_path: Path) -> None:
-    cfg = small("maze-dr", tmp_path)
-    cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, carry_over=carry_over))
-    algo = make_algorithm(cfg)
-    algo = dataclasses.replace(algo, learner=Spy(algo.learner))
-    ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
-    step = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))
-    state = algo.init(jax.random.key(0))
-    state, m1 = step(state, jax.random.key(1))
-    _, m2 = step(state, jax.random.key(2))
-    assert float(m1["spy_carry"]) == 0.0  # the first cycle starts from zero either way
-    if carry_over:  # the second starts where the first ended, with no reset at step 0
-        ended = jnp.sum(jnp.abs(state.curriculum["carry"][0]))
-        assert float(ended) > 0 and float(m2["spy_carry"]) == pytest.approx(float(ended))
-        assert float(m2["spy_first"]) == 0.0
-    else:
-        assert state.curriculum == {}
-        assert float(m2["spy_carry"]) == 0.0 and float(m2["spy_first"]) == 1.0
-
-
 # ---------------------------------------------------------------------- buffer rules
 def _full_buffer() -> B.LevelBuffer:
     return B.create(maze(0), 2).replace(
@@ -256,24 +203,6 @@ def test_duplicates_with_or_without_the_direction(ignore: tuple) -> None:
     assert float(best[0]) == pytest.approx(0.2) and float(best[1]) == -np.inf
 
 
-@pytest.mark.parametrize("cold", ["mutate", "new"])
-def test_accel_parallel_cold_third_block(cold: str, tmp_path: Path) -> None:
-    """Before warm-up the third block holds mutations of fresh levels (n_edits edits each),
-    or fresh levels (the reference): the buffer's entries say which."""
-    cfg = small("maze-paccel", tmp_path)
-    cfg = dataclasses.replace(
-        cfg, plr=dataclasses.replace(cfg.plr, cold_children=cold, buffer_size=64)
-    )
-    algo = make_algorithm(cfg)
-    ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
-    state, m = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))(
-        algo.init(jax.random.key(0)), jax.random.key(1)
-    )
-    assert float(m["updated"]) == 0.0  # cold
-    muts = set(np.asarray(state.curriculum.mutations)[np.asarray(state.curriculum.filled)].tolist())
-    assert muts == ({0, cfg.plr.n_edits} if cold == "mutate" else {0})
-
-
 # ---------------------------------------------------------------------- the switch
 def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
     for name in ("maze-dr", "maze-pplr", "maze-paccel", "maze-paired"):
@@ -298,19 +227,3 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
     )  # fmt: skip
     with pytest.raises(ConfigError, match=r"ppo\.carry_over=True: applies to dr and paired"):
         validate(dataclasses.replace(base, ppo=dataclasses.replace(base.ppo, carry_over=True)))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("preset", ["maze-dr", "maze-pplr", "maze-paccel", "maze-paired"])
-def test_compat_runs_train_and_resume_exactly(preset: str, tmp_path: Path) -> None:
-    cfg = small(preset, tmp_path, compat="minimax", name="full", total_updates=4, chunk=1,
-                checkpoint_every=1)  # fmt: skip
-    if cfg.algorithm == "paired":
-        cfg = dataclasses.replace(cfg, teacher=dataclasses.replace(
-            cfg.teacher, n_walls=4, noise_dim=4, conv_filters=8, hidden=16))  # fmt: skip
-    full = train(cfg)
-    train(dataclasses.replace(cfg, name="half", total_updates=2))
-    res = train(dataclasses.replace(cfg, name="x"), resume=tmp_path / "half")
-    for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(res.state), strict=True):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    assert full.rows[-1]["updates"] == 4

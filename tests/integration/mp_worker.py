@@ -1,15 +1,15 @@
-"""One process of the multi-process tests (``tests/test_distributed.py``): trains tiny
+"""One process of the multi-process tests (``tests/integration/test_distributed.py``): trains tiny
 presets, either as process ``PID`` of ``N`` on JAX's distributed runtime or, with ``N = 1``,
 as one ordinary process over all its devices.
 
-    python tests/mp_worker.py PORT N PID DEVICES OUT_DIR PRESET[:CYCLES]...
+    python tests/integration/mp_worker.py PORT N PID DEVICES OUT_DIR PRESET[:CYCLES]...
 """
 
 import dataclasses
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: helpers
 
 from arenax.train import train
 from arenax.train.distributed import DistributedOptions

@@ -5,8 +5,7 @@ JSON, and ACCEL over arenas whose rules vary."""
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -17,8 +16,6 @@ from hypothesis import strategies as st
 
 from arenax.envs.tag import GridTagEnv, GridTagLevel
 from arenax.envs.tag import arenas as A
-from arenax.train import train
-from helpers import tiny_preset
 
 STAY, PX, MX, PY, MY = range(5)
 
@@ -105,14 +102,22 @@ def test_default_rules_play_warpdrives_game() -> None:
             np.testing.assert_array_equal(env.observe(sa)[team], env.observe(sb)[team])
 
 
+RULES_ENV = GridTagEnv(n_taggers=2, size=6, episode_length=30, max_obstacles=8,
+                       skill_range=(0.4, 0.9), tag_distance_range=(1, 3),
+                       episode_length_range=(10, 25))  # fmt: skip
+GENERATE = jax.jit(RULES_ENV.generate)
+
+
+@functools.cache
+def _mutate(edits: int):
+    return jax.jit(lambda k, lv: A.mutate(k, lv, edits, env=RULES_ENV))
+
+
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), edits=st.integers(0, 12))
+@given(seed=st.integers(0, 2**31 - 1), edits=st.sampled_from([0, 4, 12]))  # static: few shapes
 def test_generated_and_mutated_rules_stay_valid(seed: int, edits: int) -> None:
-    env = GridTagEnv(n_taggers=2, size=6, episode_length=30, max_obstacles=8,
-                     skill_range=(0.4, 0.9), tag_distance_range=(1, 3),
-                     episode_length_range=(10, 25))  # fmt: skip
-    level = env.generate(jax.random.key(seed))
-    child = jax.jit(lambda k, lv: A.mutate(k, lv, edits, env=env))(jax.random.key(seed + 1), level)
+    level = GENERATE(jax.random.key(seed))
+    child = _mutate(edits)(jax.random.key(seed + 1), level)
     for lv in (level, child):
         A.validate_level(lv, 6, 3, 30)
         assert float(lv.skill.min()) >= 0.4 and float(lv.skill.max()) <= 0.9
@@ -173,20 +178,3 @@ def test_json_round_trip_with_rules() -> None:
     assert A.levels_equal(back, level)
     assert not A.levels_equal(back.replace(tag_distance=back.tag_distance + 1), level)
     assert not A.levels_equal(back.replace(episode_length=None), level)
-
-
-def test_accel_over_arenas_with_varying_rules(tmp_path: Path) -> None:
-    """ACCEL's buffer holds arenas with rules: open fields at the default rules and their
-    mutations (rules redrawn) train, and the stored levels stay valid."""
-    cfg = tiny_preset("tag-grid-accel", tmp_path, cycles=3)
-    cfg = dataclasses.replace(cfg, grid_tag=dataclasses.replace(
-        cfg.grid_tag, skill_range=(0.5, 1.0), tag_distance_range=(0, 1),
-        episode_length_range=(4, 8)))  # fmt: skip
-    result = train(cfg)
-    buf = result.state.curriculum
-    n = int(np.sum(np.asarray(buf.filled)))
-    assert n > 0
-    levels = buf.levels
-    for i in range(n):
-        A.validate_level(jax.tree.map(lambda x, i=i: x[i], levels), 5, 3, 8)
-    assert levels.skill is not None and levels.episode_length is not None

@@ -10,7 +10,7 @@ import pytest
 
 from arenax.curricula.sfl import first_episode_success, learnability, select
 from arenax.options import ConfigError
-from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, train
+from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig
 from arenax.train.config import validate
 
 
@@ -48,19 +48,6 @@ def test_options_are_checked(tmp_path: Path) -> None:
         validate(dataclasses.replace(PRESETS["cartpole-dr"], algorithm="sfl"))
 
 
-@pytest.mark.slow
-def test_maze_sfl_cycles_count_their_steps(tmp_path: Path) -> None:
-    rows = train(tiny(tmp_path)).rows
-    assert [r["sfl/refresh"] for r in rows] == [1.0, 0.0, 1.0, 0.0]
-    steps = [r["env_steps"] - (rows[i - 1]["env_steps"] if i else 0) for i, r in enumerate(rows)]
-    refresh = 8 * 3 * 8  # sample_levels x episodes x the maze's max_steps
-    assert steps == [4 * 16 + refresh, 4 * 16, 4 * 16 + refresh, 4 * 16]
-    assert [r["student_steps"] for r in rows] == [64, 128, 192, 256]
-    for r in rows:
-        assert 0.0 <= r["sfl/learnability"] <= 0.25 and 0.0 <= r["sfl/success"] <= 1.0
-        assert np.isfinite(r["value_loss"])
-
-
 def test_refresh_estimates_p_from_whole_episodes(tmp_path: Path) -> None:
     """A refresh's success rates are fractions of the 3 first episodes per level, and the
     buffer holds their learnability, highest first."""
@@ -78,28 +65,3 @@ def test_refresh_estimates_p_from_whole_episodes(tmp_path: Path) -> None:
     np.testing.assert_allclose(p * 3, np.round(p * 3), atol=1e-5)
     np.testing.assert_allclose(buf.learnability, p * (1 - p), atol=1e-6)
     assert np.all(np.diff(np.asarray(buf.learnability)) <= 1e-7)
-
-
-@pytest.mark.slow
-def test_resume_is_bitwise_exact_and_devices_agree(tmp_path: Path) -> None:
-    """The buffer is in the checkpoint: a run stopped after 3 updates (between refreshes)
-    and resumed equals an uninterrupted one bitwise; on 2 devices (each playing half of the
-    sampled copies) the metrics and the selected levels equal 1 device's."""
-    import jax
-
-    from helpers import assert_same, learning_rows
-
-    full = train(dataclasses.replace(tiny(tmp_path), total_updates=6, name="full"))
-    train(dataclasses.replace(tiny(tmp_path), total_updates=3, name="half"))
-    resumed = train(dataclasses.replace(tiny(tmp_path), total_updates=6, name="x"),
-                    resume=tmp_path / "half")  # fmt: skip
-    assert_same(learning_rows(full.rows)[3:], learning_rows(resumed.rows))
-    for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(resumed.state), strict=True):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    two = train(dataclasses.replace(tiny(tmp_path), total_updates=6, name="two", devices=2))
-    for a, b in zip(learning_rows(full.rows), learning_rows(two.rows), strict=True):
-        for k in a:
-            np.testing.assert_allclose(a[k], b[k], rtol=2e-4, atol=1e-6, err_msg=k)
-    for a, b in zip(jax.tree.leaves(full.state.curriculum.levels),
-                    jax.tree.leaves(two.state.curriculum.levels), strict=True):  # fmt: skip
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -2,9 +2,6 @@
 gymnax's own public API step for step, levels stay in their ranges, and the replay
 curricula train over them."""
 
-import dataclasses
-from pathlib import Path
-
 import gymnax
 import jax
 import jax.numpy as jnp
@@ -13,8 +10,6 @@ import pytest
 
 import arenax
 from arenax.interop.gymnax import GymnaxFamily, cartpole_derive
-from arenax.train import train
-from arenax.train.config import all_presets
 
 CARTPOLE = GymnaxFamily("CartPole-v1", ranges=(("length", 0.25, 1.0), ("masspole", 0.05, 0.5)),
                         derive=cartpole_derive, heldout=(("long-pole", (("length", 1.5),)),))  # fmt: skip
@@ -64,22 +59,3 @@ def test_levels_in_range_and_derived_fields() -> None:
     assert float(held["long-pole"].polemass_length) == pytest.approx(0.1 * 1.5)
     with pytest.raises(ValueError, match="no env param 'pole'"):
         GymnaxFamily("CartPole-v1", ranges=(("pole", 0.1, 1.0),))
-
-
-@pytest.mark.slow
-def test_accel_over_gymnax_params(tmp_path: Path) -> None:
-    arenax.register("gx-cartpole", lambda: CARTPOLE, overwrite=True)
-    try:
-        base = all_presets()["gx-cartpole-plr"]
-        cfg = dataclasses.replace(
-            base, algorithm="accel", n_envs=8, n_steps=32, chunk=1, checkpoint_every=1,
-            plr=dataclasses.replace(base.plr, buffer_size=16, min_fill=0.5, n_edits=2,
-                                    new_levels="empty"),
-            out_dir=tmp_path, progress=False, tensorboard=False, total_steps=8 * 32 * 6,
-        )  # fmt: skip
-        rows = train(cfg).rows
-        assert rows[-1]["buffer/fill"] > 0
-        # robust PLR trains only on replay cycles; their losses are finite
-        assert any(r["updated"] and np.isfinite(r["value_loss"]) for r in rows)
-    finally:
-        del arenax.registry.ENVS["gx-cartpole"]
