@@ -98,9 +98,9 @@ def main(args: Args) -> list[dict[str, Any]]:
                 cfg.n_steps)  # fmt: skip
     grid = _grid(T, q)
     measure("tag-grid-env", lambda: T.env_only(grid, 10 if q else 100), grid.n_envs,
-            grid.grid_tag.n_taggers + 1, 10 if q else 100)  # fmt: skip
+            grid.env.n_taggers + 1, 10 if q else 100)  # fmt: skip
     cont = _continuous(T, q)
-    agents = cont.tag.n_taggers + cont.tag.n_runners
+    agents = cont.env.n_taggers + cont.env.n_runners
     measure("tag-continuous-env", lambda: T.env_only(cont, 10 if q else 100), cont.n_envs,
             agents, 10 if q else 100)  # fmt: skip
     measure("tag-continuous-train", lambda: T.train_cycle(cont), cont.n_envs, agents,
@@ -128,10 +128,10 @@ def _maze_env(n: int, steps: int) -> tuple[Any, Any]:
 
     import arenax
     from arenax.benchmarking import _rollout_fn
-    from arenax.envs import AutoResetFromBatch, SingleAgent
+    from arenax.envs import AutoResetFromBatch
 
     base = arenax.make("maze", height=13, width=13, n_walls=60)
-    env = SingleAgent(AutoResetFromBatch(base))
+    env = AutoResetFromBatch(base)
     key = jax.random.key(0)
     levels = jax.vmap(base.generate)(jax.random.split(key, n * 4))
     levels = jax.tree.map(lambda x: x.reshape(n, 4, *x.shape[1:]), levels)
@@ -141,30 +141,29 @@ def _maze_env(n: int, steps: int) -> tuple[Any, Any]:
 
 
 def _maze_dr(scale: int, quick: bool) -> Any:
-    from arenax.train import PRESETS, EnvConfig, ModelConfig
+    from arenax.train import PRESETS, tiny
 
     cfg = PRESETS["maze-dr"]
     if quick:
-        return dataclasses.replace(cfg, env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
-                                   model=ModelConfig(hidden=16), n_envs=2 * scale, n_steps=16)  # fmt: skip
+        return dataclasses.replace(tiny(cfg), n_envs=2 * scale, n_steps=16)
     return dataclasses.replace(cfg, n_envs=cfg.n_envs * scale)
 
 
 def _grid(T: Any, quick: bool) -> Any:
     cfg = T.CASES["grid-partial-2000x1000"]
     if quick:
-        return dataclasses.replace(cfg, n_envs=8, grid_tag=dataclasses.replace(
-            cfg.grid_tag, n_taggers=10, size=10))  # fmt: skip
+        return dataclasses.replace(cfg, n_envs=8, env=dataclasses.replace(
+            cfg.env, n_taggers=10, size=10))  # fmt: skip
     return cfg
 
 
 def _continuous(T: Any, quick: bool) -> Any:
     cfg = T.CASES["continuous-1000x105"]
-    tag = dataclasses.replace(cfg.tag, n_taggers=10, n_runners=100)
+    tag = dataclasses.replace(cfg.env, n_taggers=10, n_runners=100)
     if quick:
-        tag = dataclasses.replace(cfg.tag, n_taggers=2, n_runners=9, k_nearest=3)
-        return dataclasses.replace(cfg, n_envs=4, n_steps=8, tag=tag)
-    return dataclasses.replace(cfg, tag=tag)
+        tag = dataclasses.replace(cfg.env, n_taggers=2, n_runners=9, k_nearest=3)
+        return dataclasses.replace(cfg, n_envs=4, n_steps=8, env=tag)
+    return dataclasses.replace(cfg, env=tag)
 
 
 def _markdown(rows: list[dict[str, Any]], device: str, quick: bool) -> str:

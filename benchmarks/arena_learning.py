@@ -23,8 +23,8 @@ import tyro
 from rich.console import Console
 
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
-from arenax.eval.teams import evaluate_tag_run
-from arenax.rl.evaluation import mean_ci
+from arenax.eval.report import evaluate_run
+from arenax.stats import mean_ci
 from arenax.train import PRESETS, train
 from arenax.train.logging import read_jsonl
 
@@ -51,7 +51,7 @@ class Args:
 def config(method: str, args: Args):
     base = PRESETS["tag-grid-plr"]
     if method == "dr":  # the same arenas, drawn fresh every cycle
-        cfg = dataclasses.replace(PRESETS["tag-grid"], grid_tag=base.grid_tag)
+        cfg = dataclasses.replace(PRESETS["tag-grid"], env=base.env)
     else:
         cfg = PRESETS[f"tag-grid-{method}"]
     budget = dict(total_steps=args.steps) if args.updates is None else dict(
@@ -74,11 +74,11 @@ def main(args: Args) -> None:
             last = read_jsonl(args.out / method / f"seed{s}" / "metrics.jsonl")[-1]
             for k in budget:
                 budget[k].append(int(last[k]))
-            rows = evaluate_tag_run(
-                args.out / method / f"seed{s}", args.episodes, args.opponents, seed=1234,
-                console=Console(quiet=True), suite="arenas",
+            report = evaluate_run(
+                args.out / method / f"seed{s}", "arenas", args.episodes, seed=1234,
+                console=Console(quiet=True), opponents=args.opponents,
             )  # fmt: skip
-            for r in rows:
+            for r in report.rows:
                 if r.taggers == "trained" and r.runners in args.opponents:
                     per_seed.setdefault(f"{r.runners}/{r.arena}", []).append(r.any_tag)
         results[method] = {"train_s": train_s, "steps_per_s": res.steady_sps,

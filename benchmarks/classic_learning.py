@@ -22,9 +22,9 @@ import tyro
 from rich.console import Console
 from rich.table import Table
 
-from arenax.eval.classic import evaluate_levels, trained_policy
+from arenax.envs.evaluation import evaluate_levels
 from arenax.train import PRESETS, train
-from arenax.train.build import make_env
+from arenax.train.build import make_curriculum, make_env
 
 TARGETS = {"cartpole": 500.0, "pendulum": -250.0}
 
@@ -61,10 +61,10 @@ def main(args: Args) -> None:
         table.add_column(col, justify="right")
     for name in args.presets:
         base = PRESETS[name]
-        if base.game not in TARGETS:
+        if base.family.name not in TARGETS:
             raise SystemExit(f"--presets: {name!r} has no target; choose among classic presets "
                              f"of {', '.join(TARGETS)}")  # fmt: skip
-        target = TARGETS[base.game]
+        target = TARGETS[base.family.name]
         for seed in args.seeds:
             with tempfile.TemporaryDirectory() as tmp:
                 cfg = dataclasses.replace(base, seed=seed, out_dir=Path(tmp), name="run",
@@ -73,7 +73,8 @@ def main(args: Args) -> None:
                 res = train(cfg, console=console)
                 secs = time.perf_counter() - t0
             steps, wall = first_reach(res.rows, target, args.window)
-            policy, params = trained_policy(cfg, res.state)
+            algo = make_curriculum(cfg)
+            policy, params = algo.team_policies()["agent"], algo.team_params(res.state)["agent"]
             r = evaluate_levels(make_env(cfg), policy, params, 100, jax.random.key(seed))[0]
             table.add_row(
                 name, str(seed), f"{target:g}", f"{steps:,}" if steps else "not reached",

@@ -8,7 +8,7 @@ and comparing after (on the same machine: bitwise equality is a CPU promise)::
     python benchmarks/preset_fingerprints.py --compare before.json
 
 Each preset is trained for ``--cycles`` cycles in a temporary folder at the shapes of
-:func:`tiny` (small levels, networks, batches and buffers), one device, plus a few
+:func:`arenax.train.tiny` (small levels, networks, batches and buffers), one device, plus a few
 variants: ``--compat minimax`` rules, two devices, two seeds. Floats are stored as their
 exact hexadecimal form. ``--rename old=new`` maps metric names that a change renamed on
 purpose (the comparison then checks values under the new names).
@@ -34,46 +34,9 @@ from typing import Any
 
 import tyro
 
-from arenax.train import PRESETS, train
-from arenax.train.config import TrainConfig
+from arenax.curricula import SFLConfig
+from arenax.train import PRESETS, TrainConfig, tiny, train, with_compat
 from arenax.train.loop import TIMING_COLUMNS
-
-
-def tiny(cfg: TrainConfig) -> TrainConfig:
-    """``cfg`` at the smallest shapes that still exercise every part of its cycle."""
-    from arenax.curricula.multiteam import TeamConfig
-    from arenax.curricula.paired import TeacherConfig
-    from arenax.rl.ppo import PPOConfig
-    from arenax.train import EnvConfig, ModelConfig
-
-    r = dataclasses.replace
-    team = lambda tc: r(tc, hidden=(16, 16), ppo=r(tc.ppo, epochs=2, minibatches=1))  # noqa: E731
-    cfg = r(
-        cfg,
-        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
-        model=ModelConfig(hidden=16),
-        ppo=r(cfg.ppo, epochs=2),
-        plr=r(cfg.plr, buffer_size=8, min_fill=0.5, n_edits=2),
-        sfl=r(cfg.sfl, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2),
-        teacher=TeacherConfig(
-            n_walls=min(4, cfg.teacher.n_walls), noise_dim=4, conv_filters=8, hidden=16,
-            head_hidden=8, ppo=r(cfg.teacher.ppo, epochs=2),
-        ),
-        tag=r(cfg.tag, n_taggers=2, n_runners=3, episode_length=8,
-              k_nearest=None if cfg.tag.k_nearest is None else 2,
-              max_obstacles=min(cfg.tag.max_obstacles, 4)),
-        grid_tag=r(cfg.grid_tag, n_taggers=2, size=5, episode_length=8,
-                   max_obstacles=min(cfg.grid_tag.max_obstacles, 6),
-                   view=min(cfg.grid_tag.view, 1)),
-        tagger=team(cfg.tagger), runner=team(cfg.runner), agent=team(cfg.agent),
-        ddpg=r(cfg.ddpg, buffer_size=256, batch_size=16, updates_per_cycle=4,
-               learning_starts=32, hidden=(16, 16)),
-        n_envs=4, n_steps=8 if not cfg.agent_game else 16, chunk=1, checkpoint_every=1,
-        archive_every=0, eval=r(cfg.eval, every=0), progress=False, tensorboard=False,
-        name="run", overwrite=True,
-    )  # fmt: skip
-    del TeamConfig, PPOConfig
-    return cfg
 
 
 def variants() -> dict[str, TrainConfig]:
@@ -81,7 +44,7 @@ def variants() -> dict[str, TrainConfig]:
     out = {name: tiny(cfg) for name, cfg in PRESETS.items()}
     r = dataclasses.replace
     for name in ("maze-dr", "maze-plr", "maze-paccel", "maze-paired"):
-        out[f"{name}+minimax"] = tiny(r(PRESETS[name], compat="minimax"))
+        out[f"{name}+minimax"] = tiny(with_compat(PRESETS[name]))
     for name in ("maze-dr", "maze-pplr", "tag-grid-plr", "tag-continuous"):
         out[f"{name}+2dev"] = r(out[name], devices=2)
     for name in ("maze-accel", "tag-grid"):
@@ -97,8 +60,9 @@ def encode(v: Any) -> Any:
 
 def fingerprint(cfg: TrainConfig, cycles: int, out_dir: Path) -> list[dict[str, Any]]:
     """The metric rows of ``cycles`` cycles of ``cfg`` (host timing columns dropped)."""
-    cfg = dataclasses.replace(cfg, out_dir=out_dir, total_steps=None, total_updates=None)
-    if cfg.algorithm == "sfl":  # a refresh's steps would spend a step budget at once
+    cfg = dataclasses.replace(cfg, out_dir=out_dir, name="run", overwrite=True,
+                              total_steps=None, total_updates=None)  # fmt: skip
+    if isinstance(cfg.curriculum, SFLConfig):  # a refresh's steps would spend a step budget
         return _rows(dataclasses.replace(cfg, total_updates=cycles))
     return _rows(dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles))
 
@@ -123,7 +87,9 @@ class Args:
 
 
 def compare(old: dict, new: dict, renames: dict[str, str]) -> list[str]:
-    problems = []
+    """What differs between saved and new fingerprints (metrics only the new rows have are
+    reported as additions, not differences)."""
+    problems, added = [], set()
     for name, rows in new.items():
         if name not in old:
             problems.append(f"{name}: not in the saved fingerprints")
@@ -133,15 +99,18 @@ def compare(old: dict, new: dict, renames: dict[str, str]) -> list[str]:
             problems.append(f"{name}: {len(before)} rows before, {len(rows)} now")
             continue
         for a, b in zip(before, rows, strict=True):
-            if a.keys() != b.keys():
-                problems.append(f"{name} cycle {b.get('cycle')}: metrics differ: only before "
-                                f"{sorted(a.keys() - b.keys())}, only now {sorted(b.keys() - a.keys())}")  # fmt: skip
+            if a.keys() - b.keys():
+                problems.append(f"{name} cycle {b.get('cycle')}: metrics gone: "
+                                f"{sorted(a.keys() - b.keys())}")  # fmt: skip
                 break
+            added |= {f"{name}: {k}" for k in b.keys() - a.keys()}
             bad = [k for k in a if a[k] != b[k]]
             if bad:
                 problems.append(f"{name} cycle {b['cycle']}: " + ", ".join(
                     f"{k} {a[k]} -> {b[k]}" for k in bad[:4]))  # fmt: skip
                 break
+    for line in sorted(added):
+        print("ADDED", line)
     return problems
 
 

@@ -26,9 +26,9 @@ import tyro
 from rich.console import Console
 from rich.table import Table
 
-from arenax.eval.teams import evaluate_matchup
+from arenax.envs.tag.evaluation import evaluate_matchup
 from arenax.train import PRESETS, train
-from arenax.train.build import make_algorithm
+from arenax.train.build import make_curriculum
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +63,7 @@ def variant(cfg, name: str):
             return tc
         return dataclasses.replace(tc, ppo=dataclasses.replace(tc.ppo, **VARIANTS[name]))
 
-    return dataclasses.replace(cfg, tagger=team(cfg.tagger), runner=team(cfg.runner))
+    return dataclasses.replace(cfg, teams={t: team(tc) for t, tc in cfg.teams.items()})
 
 
 def cells(r) -> tuple[str, str]:
@@ -79,9 +79,7 @@ def configure(args: Args, name: str, seed: int, out_dir: Path):
     if args.n_envs is not None:
         cfg = dataclasses.replace(cfg, n_envs=args.n_envs)
     if args.grid_size is not None:
-        cfg = dataclasses.replace(
-            cfg, grid_tag=dataclasses.replace(cfg.grid_tag, size=args.grid_size)
-        )
+        cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, size=args.grid_size))
     return dataclasses.replace(
         cfg, total_steps=args.steps, total_updates=None, out_dir=out_dir,
         name=f"{name}-s{seed}", progress=False, tensorboard=False, seed=seed,
@@ -107,18 +105,16 @@ def main(args: Args) -> None:
                 t0 = time.perf_counter()
                 res = train(cfg, console=console)
                 secs = time.perf_counter() - t0
-                algo = make_algorithm(cfg)
+                algo = make_curriculum(cfg)
                 env = algo.env
-                policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
+                policies = algo.team_policies()
                 key = jax.random.key(12345)
                 levels = jax.vmap(env.generate)(jax.random.split(key, args.episodes))
                 runs = [("trained", res.state.learner)]
                 if i == 0:  # the untrained policy of this seed (equal for every variant)
                     runs.append(("initial", algo.init(jax.random.key(seed)).learner))
                 for label, learner in runs:
-                    params = {
-                        t: jax.device_get(learner[algo.team_policy[t]].params) for t in algo.teams
-                    }
+                    params = jax.device_get(algo.players.params(learner))
                     r, _ = evaluate_matchup(env, "trained", "random", policies, params, levels,
                                             jax.random.fold_in(key, 1))  # fmt: skip
                     table.add_row(name if label == "trained" else "-", str(seed), label, *cells(r),

@@ -23,8 +23,8 @@ from rich.table import Table
 
 from arenax.envs import AutoReplay
 from arenax.rl.rollout import team_rollout
-from arenax.train.build import make_algorithm, make_env
-from arenax.train.config import PRESETS, TeamConfig, TrainConfig
+from arenax.train import PRESETS, TrainConfig
+from arenax.train.build import make_curriculum, make_env
 from arenax.train.parallel import AXIS, make_chunk, make_mesh, place
 
 _TC = PRESETS["tag-continuous"]
@@ -34,15 +34,15 @@ _TG = PRESETS["tag-grid"]
 def _case(
     base: TrainConfig, n_envs: int, n_steps: int, minibatches: int, **game: Any
 ) -> TrainConfig:
-    field = "tag" if base.game == "tag" else "grid_tag"
-    team = TeamConfig(ppo=dataclasses.replace(TeamConfig().ppo, minibatches=minibatches))
-    shared = base.game == "grid-tag"
+    shared = base.family.name == "grid-tag"
+    teams = {
+        t: dataclasses.replace(tc, ppo=dataclasses.replace(tc.ppo, minibatches=minibatches),
+                               policy="shared" if shared else "")
+        for t, tc in base.teams.items()
+    }  # fmt: skip
     return dataclasses.replace(
-        base, n_envs=n_envs, n_steps=n_steps,
-        **{field: dataclasses.replace(getattr(base, field), **game)},
-        tagger=dataclasses.replace(team, policy="shared" if shared else ""),
-        runner=dataclasses.replace(team, policy="shared" if shared else ""),
-    )  # fmt: skip
+        base, n_envs=n_envs, n_steps=n_steps, env=dataclasses.replace(base.env, **game), teams=teams
+    )
 
 
 # name: (config, steps per timed rollout / cycle)
@@ -122,13 +122,13 @@ def env_only(cfg: TrainConfig, steps: int) -> tuple[Callable, Any]:
 
 
 def policy_rollout(cfg: TrainConfig) -> tuple[Callable, Any]:
-    algo = make_algorithm(cfg)
+    algo = make_curriculum(cfg)
     state = algo.init(jax.random.key(0))
-    policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
+    policies = algo.team_policies()
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
 
     def run(state: Any, seed: jax.Array) -> tuple[Any, jax.Array]:
-        params = {t: state.learner[algo.team_policy[t]].params for t in algo.teams}
+        params = algo.team_params(state)
         key = jax.random.fold_in(jax.random.key(1), seed)
         trajs, end, _ = team_rollout(
             algo.rollout_env, policies, params, key, state.curriculum["rollout"], cfg.n_steps, ids
@@ -140,7 +140,7 @@ def policy_rollout(cfg: TrainConfig) -> tuple[Callable, Any]:
 
 
 def train_cycle(cfg: TrainConfig) -> tuple[Callable, Any]:
-    algo = make_algorithm(cfg)
+    algo = make_curriculum(cfg)
     mesh = make_mesh(1)
     state = place(algo.init(jax.random.key(0)), mesh, algo.state_specs(AXIS))
     chunk = make_chunk(algo, mesh, cfg.n_envs, 1)

@@ -54,35 +54,13 @@ def assert_close(a: list[dict], b: list[dict], rtol: float = 1e-3, atol: float =
 
 
 def tiny_preset(preset: str, out_dir: Path, cycles: int = 4, **changes: object):
-    """``preset`` (maze, PAIRED or Tag) at the tiny shapes of the suite: ``cycles`` cycles,
-    a checkpoint every cycle, no evaluation, no progress bar."""
-    import dataclasses
+    """``preset`` at the tiny shapes of the suite (:func:`arenax.train.tiny`, the shapes the
+    fingerprints use, so compiled programs are shared): ``cycles`` cycles, a checkpoint
+    every cycle, no evaluation, no progress bar."""
+    from arenax.train import PRESETS, tiny
 
-    from arenax.curricula.multiteam import TeamConfig
-    from arenax.curricula.paired import TeacherConfig
-    from arenax.rl.ppo import PPOConfig
-    from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig
-
-    cfg = PRESETS[preset]
-    team = TeamConfig(hidden=(16, 16), ppo=PPOConfig(epochs=2, minibatches=1))
-    cfg = dataclasses.replace(
-        cfg,
-        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
-        model=ModelConfig(hidden=16),
-        plr=dataclasses.replace(cfg.plr, buffer_size=8, min_fill=0.5, n_edits=2),
-        # (grid Tag arenas: 36 cells, episodes of 8 steps fit a cycle)
-        teacher=TeacherConfig(n_walls=4, noise_dim=4, conv_filters=8, hidden=16, head_hidden=8),
-        grid_tag=dataclasses.replace(
-            cfg.grid_tag, n_taggers=2, size=5, episode_length=8,
-            max_obstacles=min(cfg.grid_tag.max_obstacles, 6), view=min(cfg.grid_tag.view, 1),
-        ),
-        tagger=dataclasses.replace(team, policy=cfg.tagger.policy),
-        runner=dataclasses.replace(team, policy=cfg.runner.policy),
-        n_envs=4, n_steps=8, chunk=1, checkpoint_every=1, archive_every=0,
-        eval=EvalConfig(every=0), out_dir=Path(out_dir), name=preset, progress=False,
-        tensorboard=False,
-    )  # fmt: skip
-    cfg = dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles)
+    cfg = dataclasses.replace(tiny(PRESETS[preset]), out_dir=Path(out_dir), name=preset)
+    cfg = dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles, total_updates=None)
     return dataclasses.replace(cfg, **changes)
 
 

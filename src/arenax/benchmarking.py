@@ -17,14 +17,18 @@ from rich.console import Console
 from rich.table import Table
 
 import arenax
-from arenax.envs import AutoReplay, AutoResetFromBatch, SingleAgent
-from arenax.options import AtLeast, In, IntIn, PositiveInts, Problem, check
+from arenax.envs import AutoReplay, AutoResetFromBatch
+from arenax.options import In, IntIn, PositiveInts, Problem, check
 
 
 @dataclasses.dataclass(frozen=True)
 class EnvBenchArgs:
-    """Maze env throughput: random-action rollouts with auto-reset."""
+    """Environment throughput: random-action rollouts with auto-reset (any family)."""
 
+    env: str = "maze"
+    """The family (``arenax list``)."""
+    case: str = ""
+    """One of the family's benchmark cases (default: its first; none: its defaults)."""
     batches: Annotated[tuple[int, ...], PositiveInts()] = (1, 16, 64, 256, 1024, 4096)
     """Numbers of parallel environments to measure."""
     steps: Annotated[int, IntIn(1, 100_000)] = 256
@@ -33,18 +37,13 @@ class EnvBenchArgs:
     """Timed rollouts after a warm-up one; the best is reported."""
     reset: Literal["batch", "replay"] = "batch"
     """Auto-reset mode: ``batch`` (next of 4 pre-sampled levels per env) or ``replay``."""
-    height: Annotated[int, IntIn(1, 256)] = 13
-    """Maze interior rows."""
-    width: Annotated[int, IntIn(1, 256)] = 13
-    """Maze interior columns."""
-    n_walls: Annotated[int, AtLeast(0)] = 60
-    """Walls of the domain-randomised levels."""
 
     def problems(self) -> Iterator[Problem]:
-        if self.n_walls > self.height * self.width - 2:
-            yield Problem(
-                "n_walls", self.n_walls, f"must be in [0, {self.height * self.width - 2}]"
-            )
+        if self.env not in arenax.list_envs():
+            yield Problem("env", self.env, f"allowed: {', '.join(arenax.list_envs())}")
+        elif self.case and self.case not in arenax.registry.family(self.env).benchmarks:
+            cases = ", ".join(arenax.registry.family(self.env).benchmarks) or "none"
+            yield Problem("case", self.case, f"the family's cases: {cases}")
         if max(self.batches, default=0) * self.steps > 2**31 - 1:
             yield Problem(
                 "batches", self.batches, "batch x steps must stay below 2**31 (int32 counts)"
@@ -58,26 +57,27 @@ def device_peak_bytes() -> int | None:
     return stats.get("peak_bytes_in_use")
 
 
-def _rollout_fn(env, steps: int, batch: int):
-    """A jitted rollout of random actions in ``env`` (the single-agent view of a maze)."""
-    n_actions = env.action_space().n
+def _checksum(tree: Any) -> jax.Array:
+    """Every leaf folded into one int32 (XLA cannot drop what the step produced)."""
+    return sum(jnp.sum(x).astype(jnp.int32) for x in jax.tree.leaves(tree))
 
-    def rollout(key, state):
-        def step(carry, t):
+
+def _rollout_fn(env: Any, steps: int, batch: int) -> Any:
+    """A jitted rollout of uniformly random actions of every team of ``env``."""
+
+    def rollout(key: jax.Array, state: Any) -> tuple[Any, jax.Array]:
+        def step(carry: tuple, t: jax.Array) -> tuple[tuple, None]:
             state, checksum = carry
             k = jax.random.fold_in(key, t)
-            actions = jax.random.randint(k, (batch,), 0, n_actions)
+            actions = {
+                team: env.action_space(team).sample(jax.random.fold_in(k, i),
+                                                    (batch, env.num_agents(team)))
+                for i, team in enumerate(env.teams)
+            }  # fmt: skip
             keys = jax.random.split(k, batch)
             obs, state, reward, term, trunc, _ = jax.vmap(env.step)(keys, state, actions)
-            # consume everything the step produces so XLA cannot drop work
-            checksum = (
-                checksum
-                + jnp.sum(obs.image, dtype=jnp.int32)
-                + jnp.sum(obs.direction)
-                + jnp.sum(term | trunc)
-                + jnp.sum(reward > 0)
-            )
-            return (state, checksum), None
+            checksum = checksum + _checksum(obs) + _checksum(jax.tree.map(lambda r: r > 0, reward))
+            return (state, checksum + jnp.sum(term | trunc)), None
 
         (state, checksum), _ = jax.lax.scan(step, (state, jnp.int32(0)), jnp.arange(steps))
         return state, checksum
@@ -92,13 +92,17 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
     """
     check(args)
     console = console or Console()
-    base = arenax.make("maze", height=args.height, width=args.width, n_walls=args.n_walls)
-    env = SingleAgent(AutoResetFromBatch(base) if args.reset == "batch" else AutoReplay(base))
+    family = arenax.registry.family(args.env)
+    case = args.case or next(iter(family.benchmarks), "")
+    base = family.make(family.benchmarks[case]) if case else family.env()
+    env = AutoResetFromBatch(base) if args.reset == "batch" else AutoReplay(base)
+    agents = sum(base.num_agents(t) for t in base.teams)
     table = Table(
-        title=f"maze env throughput — {jax.devices()[0].device_kind}, reset={args.reset}, "
-        f"{args.height}x{args.width}, random actions"
+        title=f"{family.name} env throughput — {jax.devices()[0].device_kind}, "
+        f"reset={args.reset}, {case or 'defaults'}, random actions"
     )
-    for col in ("batch", "steps/rollout", "compile s", "rollout time", "env steps/s"):
+    for col in ("batch", "steps/rollout", "compile s", "rollout time", "env steps/s",
+                "agent steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
     rows = []
     for batch in args.batches:
@@ -122,10 +126,10 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
             if r > 0:  # the first run warms caches
                 best = min(best, time.perf_counter() - t0)
         sps = batch * args.steps / best
-        rows.append({"batch": batch, "compile_s": compile_s, "rollout_s": best, "sps": sps})
-        table.add_row(
-            str(batch), str(args.steps), f"{compile_s:.2f}", f"{best * 1e3:.1f} ms", f"{sps:,.0f}"
-        )
+        rows.append({"batch": batch, "compile_s": compile_s, "rollout_s": best, "sps": sps,
+                     "agent_sps": sps * agents})  # fmt: skip
+        table.add_row(str(batch), str(args.steps), f"{compile_s:.2f}", f"{best * 1e3:.1f} ms",
+                      f"{sps:,.0f}", f"{sps * agents:,.0f}")  # fmt: skip
     console.print(table)
     return rows
 
@@ -173,7 +177,7 @@ def student_forward_flops(cfg, batch: int) -> float:
     """Analytic multiply-add FLOPs (x2) of one student forward pass over ``batch`` samples:
     conv, input projection, recurrent matmul, heads. (XLA's cost analysis counts a loop body
     once, so it cannot be used for scanned recurrences.)"""
-    m, v = cfg.model, cfg.env.view_size
+    m, v = cfg.teams["agent"].network, cfg.env.view_size
     conv_out = (v - 2) ** 2 * m.conv_filters
     conv = (v - 2) ** 2 * 9 * 3 * m.conv_filters
     x_in = conv_out + m.dir_embed
@@ -188,20 +192,22 @@ def student_forward_flops(cfg, batch: int) -> float:
 
 def update_flops(cfg) -> float:
     """FLOPs of one PPO update: epochs x (forward + backward ≈ 3 forwards) over the rollout."""
-    return 3.0 * cfg.ppo.epochs * student_forward_flops(cfg, cfg.n_envs * cfg.n_steps)
+    epochs = cfg.teams["agent"].ppo.epochs
+    return 3.0 * epochs * student_forward_flops(cfg, cfg.n_envs * cfg.n_steps)
 
 
 def update_flop_rate(cfg) -> tuple[float, float]:
     """``(GFLOP per PPO update, achieved GFLOP/s)`` of one cycle's update alone (1 device)."""
     import dataclasses as dc
 
-    from arenax.curricula import STUDENT
+    from arenax.curricula import DRConfig
     from arenax.envs import AutoResetFromBatch, EpisodeStats
     from arenax.rl.rollout import rollout, start_rollout
-    from arenax.train.build import make_algorithm
+    from arenax.train.build import make_curriculum
 
-    algo = make_algorithm(dc.replace(cfg, algorithm="dr"))
-    student = algo.init(jax.random.key(0)).learner[STUDENT]
+    algo = make_curriculum(dc.replace(cfg, curriculum=DRConfig()))
+    learner = algo.players.learner("agent")
+    student = jax.jit(algo.init)(jax.random.key(0)).learner["agent"]
     env = EpisodeStats(AutoResetFromBatch(algo.env))
     n, t = cfg.n_envs, cfg.n_steps
     ids = jnp.arange(n, dtype=jnp.int32)
@@ -210,13 +216,13 @@ def update_flop_rate(cfg) -> tuple[float, float]:
         levels = jax.vmap(lambda k: jax.vmap(algo.env.generate)(jax.random.split(k, 2)))(
             jax.random.split(key, n)
         )
-        carry0 = algo.learner.policy.initial_carry(n)
+        carry0 = learner.policy.initial_carry(n)
         start = start_rollout(env, key, levels, ids, carry0)
-        traj, _, _ = rollout(env, algo.learner.policy, student.params, key, start, t, ids)
+        traj, _, _ = rollout(env, learner.policy, student.params, key, start, t, ids)
         return traj, carry0
 
     traj, carry0 = jax.jit(make_traj)(jax.random.key(1))
-    upd = jax.jit(lambda s, tr, c, k: algo.learner.update(s, tr, c, k))
+    upd = jax.jit(lambda s, tr, c, k: learner.update(s, tr, c, k))
     compiled = upd.lower(student, traj, carry0, jax.random.key(2)).compile()
     flops = update_flops(cfg)
     jax.block_until_ready(compiled(student, traj, carry0, jax.random.key(2)))
@@ -233,9 +239,10 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     device count (replay curricula are timed once their buffer is warm)."""
     import dataclasses as dc
 
-    from arenax.train.build import make_algorithm
-    from arenax.train.config import PRESETS
+    from arenax.curricula import PairedConfig
+    from arenax.train.build import make_curriculum
     from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
+    from arenax.train.presets import PRESETS, with_cell
 
     console = console or Console()
     counts = args.devices or tuple(sorted({1, len(jax.devices())}))
@@ -250,18 +257,16 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     for name in args.presets:
         if name not in PRESETS:
             raise ValueError(f"preset {name!r}: allowed {', '.join(PRESETS)}")
-        for cell in args.cells or (PRESETS[name].model.cell,):
-            if cell not in ("lstm", "gru", "ff", "s5"):
+        for cell in args.cells or (getattr(PRESETS[name].teams["agent"].network, "cell", "-"),):
+            if cell not in ("lstm", "gru", "ff", "s5", "-"):
                 raise ValueError(f"cell {cell!r}: allowed lstm, gru, ff, s5")
-            cfg = PRESETS[name]
-            cfg = dc.replace(cfg, model=dc.replace(cfg.model, cell=cell),
-                             teacher=dc.replace(cfg.teacher, cell=cell))  # fmt: skip
+            cfg = PRESETS[name] if cell == "-" else with_cell(PRESETS[name], cell)
             cases.append((name, cell, cfg))
     for (name, cell, cfg), n_seeds, d in itertools.product(cases, args.seeds, counts):
-        algo = make_algorithm(dc.replace(cfg, devices=d))
+        algo = make_curriculum(dc.replace(cfg, devices=d))
         mesh = make_mesh(d)
         state = place(init_state(algo, list(range(n_seeds))), mesh, state_specs(algo, n_seeds))
-        chunk = 1 if cfg.algorithm == "paired" else args.chunk
+        chunk = 1 if isinstance(cfg.curriculum, PairedConfig) else args.chunk
         fn = make_chunk(algo, mesh, cfg.n_envs, chunk, n_seeds)
         extra = () if n_seeds == 1 else (np.ones(n_seeds, bool),)  # every seed trains
         t0 = time.perf_counter()
@@ -272,7 +277,7 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
             state, m = compiled(state, *extra)
             jax.block_until_ready(m)
             fill = m.get("buffer/fill")
-            if fill is None or float(np.min(fill[-1])) >= cfg.plr.min_fill:
+            if fill is None or float(np.min(fill[-1])) >= cfg.curriculum.min_fill:
                 break
         warm_s = time.perf_counter() - t0
         steps = student = 0
@@ -311,8 +316,8 @@ class TuneArgs:
     """Options of ``arenax tune``: the ladder of batch sizes and its limits."""
 
     vary: Literal["envs", "agents"] = "envs"
-    """What the ladder doubles: environments per cycle, or (Tag) agents per environment
-    (runners of continuous Tag, taggers of grid Tag) at the preset's env count."""
+    """What the ladder doubles: environments per cycle, or agents per environment (the
+    family's ``agents_option``: runners of continuous Tag, taggers of grid Tag)."""
     start: Annotated[int, IntIn(1, 2**24)] = 8
     """First rung (rounded up to what devices and minibatches need)."""
     max: Annotated[int, IntIn(1, 2**24)] = 65536
@@ -346,11 +351,10 @@ def _rung(cfg: Any, vary: str, value: int) -> Any:
     """``cfg`` with the varied quantity set to ``value``."""
     if vary == "envs":
         return dataclasses.replace(cfg, n_envs=value)
-    if cfg.game == "tag":
-        return dataclasses.replace(cfg, tag=dataclasses.replace(cfg.tag, n_runners=value))
-    if cfg.game == "grid-tag":
-        return dataclasses.replace(cfg, grid_tag=dataclasses.replace(cfg.grid_tag, n_taggers=value))
-    raise ValueError(f"vary='agents': only Tag games have a number of agents (game {cfg.game!r})")
+    option = cfg.family.agents_option
+    if not option:
+        raise ValueError(f"vary='agents': family {cfg.family.name!r} has no option setting its number of agents")  # fmt: skip
+    return dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, **{option: value}))
 
 
 def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, Any]:
@@ -360,7 +364,7 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     no probing by crashing); the ladder also stops past ``budget_s`` per cycle or ``max``.
     Prints the table and returns ``{"rows", "suggested"}`` (the knee, see :func:`knee`)."""
     from arenax.options import ConfigError
-    from arenax.train.build import make_algorithm, make_env
+    from arenax.train.build import make_curriculum, make_env
     from arenax.train.config import validate
     from arenax.train.loop import compiled_memory_bytes, device_memory
     from arenax.train.parallel import (
@@ -377,8 +381,8 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     limit = int(args.memory_limit_mib * 2**20) or device_memory()[0]
     step = cfg.devices
     if vary_envs := args.vary == "envs":
-        mb = cfg.ppo.minibatches if cfg.game == "maze" else 1
-        step = math.lcm(cfg.devices, mb)
+        one_team = [t.ppo.minibatches for t in cfg.teams.values()] if len(cfg.teams) == 1 else [1]
+        step = math.lcm(cfg.devices, *one_team)
     value = max(step, -(-args.start // step) * step)
     _rung(cfg, args.vary, value)  # reject a bad `vary` before any work
     mesh = make_mesh(cfg.devices)
@@ -398,7 +402,7 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
             stopped = "the next size is invalid"
             break
         t0 = time.perf_counter()
-        algo = make_algorithm(rung)
+        algo = make_curriculum(rung)
         seeds = list(range(rung.seeds))  # --seeds N: N runs stacked in the program
         abstract = jax.eval_shape(functools.partial(init_state, algo, seeds))
         fn = make_chunk(algo, mesh, rung.n_envs, 1, rung.seeds)
@@ -443,11 +447,7 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     metric = [r["agent_sps"] if not vary_envs else r["sps"] for r in rows]
     suggested = knee([r["value"] for r in rows], metric, args.gain)
     console.print(table)
-    flag = (
-        "--n-envs"
-        if vary_envs
-        else ("--tag.n-runners" if cfg.game == "tag" else "--grid-tag.n-taggers")
-    )
+    flag = "--n-envs" if vary_envs else f"--env.{cfg.family.agents_option.replace('_', '-')}"
     why = (f"the knee: doubling gains < {args.gain:.0%} throughput"
            if suggested != rows[-1]["value"] else f"the largest measured; {stopped}")  # fmt: skip
     console.print(f"suggested: {flag} {suggested} ({why})")

@@ -41,7 +41,7 @@ class Problem:
     rule: str
 
     def message(self, prefix: str = "") -> str:
-        return f"{prefix}{self.field}={self.value!r}: {self.rule}"
+        return f"{prefix}{self.field.lstrip('/')}={self.value!r}: {self.rule}"
 
 
 # ------------------------------------------------------------------ rules
@@ -181,17 +181,28 @@ def _field_problems(obj: Any) -> Iterator[Problem]:
                     break
 
 
+def _is_options(v: Any) -> bool:
+    return dataclasses.is_dataclass(v) and not isinstance(v, type)
+
+
 def problems(obj: Any) -> Iterator[Problem]:
-    """Every broken rule of ``obj`` and of the options dataclasses nested in it (their
-    fields prefixed with the field's name, unless the nested class says ``FLAT = True``:
-    its options are top-level ones), in field order, then ``obj.problems()``."""
+    """Every broken rule of ``obj`` and of the options dataclasses nested in it, in field
+    order, then ``obj.problems()``. A nested field's rules are named by its path: the
+    field's name, or the name ``obj.option_prefix(field)`` gives it (the command line's;
+    ``""``: its options are top-level ones; ``"/name"``: named from the top, whatever
+    holds it); a dict of options dataclasses names each by its key (``tagger.ppo.gamma``)."""
     yield from _field_problems(obj)
+    name_of = getattr(obj, "option_prefix", lambda field: field)
     for f in dataclasses.fields(obj):
         v = getattr(obj, f.name)
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            prefix = "" if getattr(type(v), "FLAT", False) else f"{f.name}."
-            for p in problems(v):
-                yield dataclasses.replace(p, field=f"{prefix}{p.field}")
+        nested = [(name_of(f.name), v)] if _is_options(v) else []
+        if isinstance(v, dict):
+            nested = [(str(k), x) for k, x in v.items() if _is_options(x)]
+        for name, x in nested:
+            prefix = f"{name}." if name else ""
+            for p in problems(x):
+                absolute = p.field.startswith("/")
+                yield dataclasses.replace(p, field=p.field if absolute else f"{prefix}{p.field}")
     own = getattr(type(obj), "problems", None)
     if own is not None:
         yield from own(obj)
@@ -207,7 +218,7 @@ def check_on_init(obj: Any, owner: str) -> None:
     """For runtime objects that check themselves when built (environments): raise
     ``ValueError("<owner>: <field>=<value> <rule>")`` for the first broken rule."""
     for p in problems(obj):
-        raise ValueError(f"{owner}: {p.field}={p.value!r} {p.rule}")
+        raise ValueError(f"{owner}: {p.field.lstrip('/')}={p.value!r} {p.rule}")
 
 
 def fields_of(obj: Any, cls: type | None = None) -> dict[str, Any]:
@@ -227,16 +238,14 @@ def build(cls: type[T], options: Any, **extra: Any) -> T:
     return cls(**fields_of(options), **extra)
 
 
-def options_of(cls: type[T], name: str, doc: str, **defaults: Any) -> type[T]:
+def options_of(cls: type[T], name: str, doc: str, kind: str = "") -> type[T]:
     """The options of a self-checking class ``cls`` (an environment) as a config dataclass.
 
-    The result has ``cls``'s fields, docstrings and rules, with ``defaults`` as new default
-    values (e.g. the training default of an option), and does not check itself when built:
-    :func:`check` does, naming each field's path. :func:`build` turns it into ``cls``.
+    The result has ``cls``'s fields, defaults, docstrings and rules (each defined once, on
+    ``cls``), and does not check itself when built: :func:`check` does, naming each
+    field's path. :func:`build` turns it into ``cls``. ``kind`` names it in a saved config
+    (a family's name).
     """
-    hints = _hints(cls)
-    changed = [(k, hints[k], dataclasses.field(default=v)) for k, v in defaults.items()]
-    return dataclasses.make_dataclass(
-        name, changed, bases=(cls,), frozen=True,
-        namespace={"__post_init__": lambda self: None, "__doc__": doc, "__module__": cls.__module__},
-    )  # fmt: skip
+    namespace = {"__post_init__": lambda self: None, "__doc__": doc, "__module__": cls.__module__,
+                 "KIND": kind}  # fmt: skip
+    return dataclasses.make_dataclass(name, [], bases=(cls,), frozen=True, namespace=namespace)

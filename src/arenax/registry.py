@@ -1,4 +1,5 @@
-"""Registries of environment families, level generators, mutators and held-out suites.
+"""The registry of environment families (one :class:`~arenax.envs.family.Family` record
+each), their named level generators and mutators, and held-out suites.
 
 Example::
 
@@ -6,14 +7,15 @@ Example::
     gen = arenax.make_generator("maze/dr", height=13, width=13, n_walls=60)
     level = gen(key)
 
-Your own families, generators, mutators and suites join the same registries with
-:func:`register`, :func:`register_generator`, :func:`register_mutator` and
-:func:`register_suite`; a registered family of one agent with vector observations is also a
-training game (``TrainConfig(game=name)``, see ``docs/extending.md``).
+Built-in families register exactly as your own do, with :func:`register`: a record, or a
+name and an environment class (whose ``generate``, ``mutate``, ``default_level``,
+``heldout_levels`` and ``in_range`` methods, where present, fill in the record). A
+registered family trains with every curriculum its record supports.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -22,59 +24,23 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from arenax.envs.classic import FAMILIES as CLASSIC
+from arenax.envs.classic.family import CLASSIC
 from arenax.envs.core import Environment
+from arenax.envs.family import Family, heldout_from_levels
 from arenax.envs.maze import suites as maze_suites
 from arenax.envs.maze.editor import MazeEditor
-from arenax.envs.maze.env import MazeEnv
-from arenax.envs.maze.generators import empty_level, sample_dr_level
-from arenax.envs.maze.mutators import mutate_level
+from arenax.envs.maze.family import MAZE
 from arenax.envs.maze.suites import HeldoutMaze
-from arenax.envs.tag import GridTagEnv, TagEnv
-from arenax.envs.tag import arenas as grid_arenas
-from arenax.envs.tag import discs as tag_arenas
+from arenax.envs.tag.family import GRID_TAG, TAG
+from arenax.options import build, options_of
 
-ENVS: dict[str, type[Environment]] = {
-    "maze": MazeEnv,
-    "maze-editor": MazeEditor,
-    "tag": TagEnv,
-    "grid-tag": GridTagEnv,
-    **{name: cls for name, (cls, _) in CLASSIC.items()},
-}
-
-GENERATORS: dict[str, Callable[..., Any]] = {
-    "maze/dr": sample_dr_level,
-    "maze/dr-uniform": functools.partial(sample_dr_level, uniform_count=True),
-    "maze/empty": empty_level,
-    "maze/four-rooms": maze_suites.four_rooms,
-    "maze/crossing": maze_suites.crossing,
-    "maze/perfect": maze_suites.perfect_maze,
-    # grid Tag arenas (obstacles and starts)
-    **{
-        f"grid-tag/{g}": getattr(grid_arenas, g)
-        for g in ("empty", "dr", "rooms", "pillars", "corridors")
-    },
-    # continuous Tag arenas (disc obstacles, starts, skills); pass env=TagEnv(...)
-    **{
-        f"tag/{g}": getattr(tag_arenas, g)
-        for g in ("empty", "dr", "pillars", "ring", "corridors", "rooms")
-    },
-    # classic control: every constant of the physics uniform in its documented range
-    **{f"{name}/dr": cls().sample_physics for name, (cls, _) in CLASSIC.items()},
-}
-
-MUTATORS: dict[str, Callable[..., Any]] = {
-    "maze/edits": mutate_level,
-    "grid-tag/edits": grid_arenas.mutate,
-    "tag/edits": tag_arenas.mutate,
-    # classic control: each edit moves one constant by up to ±10% of its range
-    **{f"{name}/physics": cls().mutate for name, (cls, _) in CLASSIC.items()},
-}
-
-
-BUILTIN_ENVS = frozenset(ENVS)
-
-#: suites of registered (non-maze) families: name -> {level name: level}
+#: every registered family, by name
+FAMILIES: dict[str, Family] = {}
+#: named level generators ``fn(key, **params) -> level`` and mutators
+#: ``fn(key, level, n_edits, **params) -> level`` of every family
+GENERATORS: dict[str, Callable[..., Any]] = {}
+MUTATORS: dict[str, Callable[..., Any]] = {}
+#: held-out suites registered as ``{level name: level}`` (:func:`register_suite`)
 USER_SUITES: dict[str, dict[str, Any]] = {}
 
 
@@ -85,20 +51,75 @@ def _check_new(kind: str, name: str, known: dict[str, Any], overwrite: bool) -> 
         raise ValueError(f"{kind} {name!r} is already registered (pass overwrite=True)")
 
 
-def register(name: str, family: Callable[..., Environment], overwrite: bool = False) -> None:
-    """Register an environment family: ``arenax.make(name, **params)`` then builds
-    ``family(**params)`` (a class such as a frozen dataclass of static parameters, or any
-    factory). A family of one team of one agent with vector observations is also a training
-    game: ``TrainConfig(game=name, algorithm="dr" | "plr" | "accel")`` trains an MLP agent
-    (``agent`` options) over its levels (``generate``; PLR/ACCEL also ``mutate`` and, for
-    ``new_levels="empty"``, ``default_level``), and ``arenax eval`` plays its
-    ``heldout_levels()`` if it has them. Built-in families cannot be replaced."""
-    _check_new("environment", name, ENVS, overwrite)
-    if name in BUILTIN_ENVS:
-        raise ValueError(f"environment {name!r} is built in; choose another name")
-    if not callable(family):
+def family_of(name: str, cls: Callable[..., Environment]) -> Family:
+    """A record for an environment class (or factory) ``cls``: its options are its fields
+    (a dataclass), and its methods fill in the optional parts — ``mutate(key, level,
+    n_edits)`` (ACCEL), ``default_level()`` (ACCEL's new levels: the default with one edit),
+    ``heldout_levels()`` and ``in_range(level)`` (evaluation)."""
+    if not callable(cls):
         raise TypeError(f"register({name!r}, ...): family must be a class or a factory")
-    ENVS[name] = family
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+        options = options_of(cls, f"{cls.__name__}Config", f"The {name} family.", name)
+        make: Callable[[Any], Environment] = functools.partial(build, cls)
+    else:  # a factory without options
+        namespace = {"KIND": name, "__doc__": f"The {name} family (no options)."}
+        options = dataclasses.make_dataclass(f"{name}Config", [], frozen=True, namespace=namespace)
+        make = lambda opts: cls()  # noqa: E731
+
+    kind = cls if isinstance(cls, type) else type(cls())  # a factory: look at what it builds
+
+    def has(method: str) -> bool:
+        return callable(getattr(kind, method, None))
+
+    mutator = empty = heldout = None
+    if has("mutate"):
+        mutator = lambda env, n: functools.partial(env.mutate, n_edits=n)  # noqa: E731
+        if has("default_level"):
+            empty = lambda env: lambda key: env.mutate(key, env.default_level(), n_edits=1)  # noqa: E731
+    if has("heldout_levels"):
+
+        def heldout(env: Environment, spec: str) -> dict[str, Any]:  # type: ignore[misc]
+            levels = env.heldout_levels()
+            names = [n.strip() for n in spec.split(",") if n.strip()] or list(levels)
+            if names == ["heldout"]:
+                names = list(levels)
+            unknown = [n for n in names if n not in levels]
+            if unknown:
+                raise ValueError(f"unknown level {unknown[0]!r}; allowed: {', '.join(levels)}")
+            out = heldout_from_levels({n: levels[n] for n in names})
+            in_range = getattr(env, "in_range", None)
+            if in_range is None:
+                return out
+            return {n: dataclasses.replace(h, in_range=in_range(levels[n])) for n, h in out.items()}
+
+    doc = (inspect.getdoc(kind) or "").split("\n")[0]
+    return Family(name, make, options, doc, empty=empty, mutator=mutator, heldout=heldout)
+
+
+def register(
+    family: Family | str, cls: Callable[..., Environment] | None = None, overwrite: bool = False
+) -> Family:
+    """Register an environment family: a :class:`~arenax.envs.family.Family` record, or a
+    name and an environment class (see :func:`family_of`). ``arenax.make(name, **options)``
+    then builds it, ``TrainConfig(env=<its options>)`` trains on it and ``arenax eval``
+    evaluates it. Built-in families cannot be replaced. Returns the record."""
+    if isinstance(family, str):
+        if cls is None:
+            raise TypeError(f"register({family!r}): pass the environment class too")
+        family = family_of(family, cls)
+    elif cls is not None:
+        raise TypeError("register(record): a record carries its own environment")
+    _check_new("environment", family.name, FAMILIES, overwrite)
+    if family.name in BUILTIN and FAMILIES.get(family.name) is not family:
+        raise ValueError(f"environment {family.name!r} is built in; choose another name")
+    for kind, names, known in (("generator", family.generators, GENERATORS),
+                               ("mutator", family.mutators, MUTATORS)):  # fmt: skip
+        for n in names:
+            _check_new(kind, n, known, overwrite)
+    FAMILIES[family.name] = family
+    GENERATORS.update(family.generators)
+    MUTATORS.update(family.mutators)
+    return family
 
 
 def register_generator(name: str, fn: Callable[..., Any], overwrite: bool = False) -> None:
@@ -144,18 +165,36 @@ def _unknown(kind: str, name: str, known: dict[str, Any]) -> ValueError:
     return ValueError(f"unknown {kind} {name!r}; available: {', '.join(sorted(known))}")
 
 
+def family(name: str) -> Family:
+    """The record of family ``name`` (a one-line error naming the known ones)."""
+    if name not in FAMILIES:
+        raise _unknown("environment", name, FAMILIES)
+    return FAMILIES[name]
+
+
+def family_of_options(options: Any) -> Family:
+    """The record whose options ``options`` are (a run's ``env``)."""
+    kind = getattr(type(options), "KIND", "")
+    if kind in FAMILIES and isinstance(options, FAMILIES[kind].options or ()):
+        return FAMILIES[kind]
+    for f in FAMILIES.values():
+        if f.options is not None and isinstance(options, f.options):
+            return f
+    raise ValueError(f"{type(options).__name__}: not the options of a registered family")
+
+
 def make(name: str, **params: Any) -> Environment:
-    """Build the environment family ``name`` with static ``params``."""
-    if name not in ENVS:
-        raise _unknown("environment", name, ENVS)
-    cls = ENVS[name]
-    fields = set(inspect.signature(cls).parameters)
+    """Build the environment family ``name`` with static ``params`` (its options)."""
+    rec = family(name)
+    if rec.options is None:
+        return rec.make(None)
+    fields = {f.name for f in dataclasses.fields(rec.options) if f.init}
     bad = sorted(set(params) - fields)
     if bad:
         raise ValueError(
             f"{name}: unknown parameter(s) {', '.join(bad)}; allowed: {', '.join(sorted(fields))}"
         )
-    return cls(**params)
+    return rec.make(rec.options(**params))
 
 
 def make_generator(name: str, **params: Any) -> Callable[[Any], Any]:
@@ -193,18 +232,19 @@ def load_plugins(spec: str | None = None) -> list[str]:
         try:
             importlib.import_module(name)
         except Exception as e:
-            raise ImportError(f"{PLUGINS_VARIABLE}: importing {name!r} failed: {type(e).__name__}: {e}") from None  # fmt: skip
+            why = f"{type(e).__name__}: {e}"
+            raise ImportError(f"{PLUGINS_VARIABLE}: importing {name!r} failed: {why}") from None
     return names
 
 
-def user_games() -> list[str]:
-    """Families registered with :func:`register` (candidate training games)."""
-    return sorted(set(ENVS) - BUILTIN_ENVS)
+def user_families() -> list[str]:
+    """Families registered after the built-ins (plugins)."""
+    return sorted(set(FAMILIES) - BUILTIN)
 
 
 def list_envs() -> list[str]:
     """Registered environment families."""
-    return sorted(ENVS)
+    return sorted(FAMILIES)
 
 
 def list_generators() -> list[str]:
@@ -218,8 +258,22 @@ def list_mutators() -> list[str]:
 
 
 def list_suites() -> dict[str, tuple[str, ...]]:
-    """Held-out suites and the levels in each (mazes; ``<family>/heldout`` for classic
-    control, whose levels ``make(family).heldout_levels()`` returns)."""
-    classic = {f"{n}/heldout": tuple(cls().heldout_levels()) for n, (cls, _) in CLASSIC.items()}
-    user = {n: tuple(levels) for n, levels in USER_SUITES.items()}
-    return {**maze_suites.SUITES, **classic, **user}
+    """Held-out suites and the levels in each, of every family (and registered dicts)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for f in FAMILIES.values():
+        if f.suites is not None:
+            out.update(f.suites())
+    return {**out, **{n: tuple(levels) for n, levels in USER_SUITES.items()}}
+
+
+MAZE_EDITOR = Family(
+    name="maze-editor",
+    make=functools.partial(build, MazeEditor),
+    options=options_of(MazeEditor, "MazeEditorConfig", "PAIRED's maze editor.", "maze-editor"),
+    summary="PAIRED's teacher MDP for mazes (team 'teacher'): walls, then goal and agent",
+)
+
+BUILTIN: frozenset[str] = frozenset()
+for _record in (MAZE, MAZE_EDITOR, TAG, GRID_TAG, *CLASSIC):
+    register(_record)
+BUILTIN = frozenset(FAMILIES)

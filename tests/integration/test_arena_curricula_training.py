@@ -96,8 +96,8 @@ def test_arena_buffer_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
 def test_parallel_forms_train_on_the_replay_block(tmp_path: Path, preset: str) -> None:
     """PLR∥ / ACCEL∥ over arenas: every cycle plays 2 (3) blocks side by side; the policy
     trains once the buffer is warm, on the replay block only."""
-    cfg = tiny_preset(preset, tmp_path, 6, plr=dataclasses.replace(
-        tiny_preset(preset, tmp_path).plr, parallel=True))  # fmt: skip
+    cfg = tiny_preset(preset, tmp_path, 6, curriculum=dataclasses.replace(
+        tiny_preset(preset, tmp_path).curriculum, parallel=True))  # fmt: skip
     blocks = 3 if preset == "tag-grid-accel" else 2
     cfg = dataclasses.replace(cfg, total_steps=blocks * cfg.n_envs * cfg.n_steps * 6)
     rows = train(cfg).rows
@@ -111,8 +111,8 @@ def test_parallel_forms_train_on_the_replay_block(tmp_path: Path, preset: str) -
 
 def tiny_sfl(tmp_path: Path, name: str, updates: int, **changes: object):
     cfg = tiny_preset("tag-grid-sfl", tmp_path, name=name, **changes)
-    q = dataclasses.replace(cfg.sfl, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2)
-    return dataclasses.replace(cfg, sfl=q, total_steps=None, total_updates=updates)
+    q = dataclasses.replace(cfg.curriculum, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2)
+    return dataclasses.replace(cfg, curriculum=q, total_steps=None, total_updates=updates)
 
 
 @pytest.mark.slow

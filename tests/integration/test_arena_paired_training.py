@@ -14,7 +14,7 @@ import pytest
 from arenax import cli
 from arenax.envs.tag.arenas import validate_level
 from arenax.train import PRESETS, train, validate
-from arenax.train.build import make_algorithm
+from arenax.train.build import make_curriculum
 from helpers import assert_same, learning_rows, tiny_preset
 
 
@@ -35,7 +35,7 @@ def test_tag_grid_paired_trains_resumes_exactly_and_evaluates(
         for k in ("tagger/value_loss", "student1/tagger/value_loss", "runner/value_loss",
                   "teacher/value_loss", "level/coverage", "tagged", "student1/tagged"):  # fmt: skip
             assert k in r, k
-    algo = make_algorithm(tiny_preset("tag-grid-paired", tmp_path))
+    algo = make_curriculum(tiny_preset("tag-grid-paired", tmp_path))
     ids = jnp.arange(8, dtype=jnp.int32)
     levels, _, _ = algo.generate(full.state.curriculum.params, jax.random.key(3), ids)
     for i in range(8):
@@ -64,10 +64,11 @@ def test_tag_grid_paired_trains_resumes_exactly_and_evaluates(
 
 def tiny_disc_paired(tmp_path: Path, cycles: int, name: str):
     cfg = tiny_preset("tag-paired", tmp_path, cycles, name=name)
+    c = cfg.curriculum
     cfg = dataclasses.replace(
-        cfg, tag=dataclasses.replace(cfg.tag, n_taggers=2, n_runners=3, episode_length=8,
+        cfg, env=dataclasses.replace(cfg.env, n_taggers=2, n_runners=3, episode_length=8,
                                      max_obstacles=3, arena=10.0, k_nearest=None),
-        teacher=dataclasses.replace(cfg.teacher, n_walls=3),
+        curriculum=dataclasses.replace(c, teacher=dataclasses.replace(c.teacher, n_walls=3)),
     )  # fmt: skip
     return dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles)
 
@@ -92,7 +93,7 @@ def test_tag_paired_trains_resumes_exactly_and_evaluates(
                   "teacher/value_loss", "level/coverage", "tagged"):  # fmt: skip
             assert k in r, k
     cfg = tiny_disc_paired(tmp_path, 4, "full")
-    algo, env = make_algorithm(cfg), make_env(cfg)
+    algo, env = make_curriculum(cfg), make_env(cfg)
     levels, _, _ = algo.generate(full.state.curriculum.params, jax.random.key(3),
                                  jnp.arange(8, dtype=jnp.int32))  # fmt: skip
     for i in range(8):

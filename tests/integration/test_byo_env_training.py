@@ -8,10 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import examples.corridor  # noqa: F401 (registers the family; the test must not rely on another's import)
 import pytest
 
-from arenax.train import train
-from arenax.train.config import all_presets
+from arenax.curricula.plr import ACCELConfig
+from arenax.train import all_presets, train
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,10 +22,14 @@ def test_registered_family_trains_with_every_one_agent_curriculum(
     algorithm: str, tmp_path: Path
 ) -> None:
     base = all_presets()["corridor-plr" if algorithm != "dr" else "corridor-dr"]
+    curriculum = base.curriculum
+    if algorithm != "dr":
+        curriculum = dataclasses.replace(curriculum, buffer_size=16, min_fill=0.5)
+    if algorithm == "accel":
+        plr = dataclasses.asdict(curriculum)
+        curriculum = ACCELConfig(**{**plr, "new_levels": "empty", "n_edits": 2})
     cfg = dataclasses.replace(
-        base, algorithm=algorithm, n_envs=8, n_steps=16, chunk=1, checkpoint_every=1,
-        plr=dataclasses.replace(base.plr, buffer_size=16, min_fill=0.5, n_edits=2,
-                                new_levels="empty" if algorithm == "accel" else base.plr.new_levels),
+        base, curriculum=curriculum, n_envs=8, n_steps=16, chunk=1, checkpoint_every=1,
         out_dir=tmp_path, progress=False, tensorboard=False, total_steps=8 * 16 * 4,
     )  # fmt: skip
     res = train(cfg)

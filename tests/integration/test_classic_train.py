@@ -14,18 +14,20 @@ import jax
 import numpy as np
 import pytest
 
+from arenax.curricula.paired import PairedConfig
+from arenax.curricula.plr import ACCELConfig
 from arenax.envs.classic.physics import level_values
-from arenax.eval.classic import evaluate_levels
-from arenax.train import ConfigError, train, validate
-from arenax.train.build import make_algorithm, make_env, make_team_policy
-from arenax.train.config import PRESETS, TrainConfig
+from arenax.envs.evaluation import evaluate_levels
+from arenax.train import PRESETS, ConfigError, TrainConfig, train, validate
+from arenax.train.build import make_curriculum, make_env, make_players
 
 
 def tiny(tmp_path: Path, preset: str, **changes: object) -> TrainConfig:
     cfg = PRESETS[preset]
-    q = dataclasses.replace(cfg.plr, buffer_size=16, min_fill=0.25)
     base = dict(n_envs=8, n_steps=32, total_steps=8 * 32 * 4, chunk=2, checkpoint_every=2,
-                plr=q, out_dir=tmp_path, progress=False, tensorboard=False)  # fmt: skip
+                out_dir=tmp_path, progress=False, tensorboard=False)  # fmt: skip
+    if hasattr(cfg.curriculum, "buffer_size"):
+        base["curriculum"] = dataclasses.replace(cfg.curriculum, buffer_size=16, min_fill=0.25)
     return dataclasses.replace(cfg, **{**base, **changes})
 
 
@@ -60,9 +62,10 @@ def test_plr_resume_is_bitwise_exact(tmp_path: Path) -> None:
 def test_accel_from_empty_starts_near_gymnasiums_physics(tmp_path: Path) -> None:
     """New levels are Gymnasium's physics with one edit (one constant moved), distinct
     enough for the buffer to fill, so ACCEL replays, trains and mutates."""
-    cfg = tiny(tmp_path, "cartpole-plr", algorithm="accel", total_steps=8 * 32 * 8)
-    cfg = dataclasses.replace(cfg, plr=dataclasses.replace(cfg.plr, new_levels="empty", n_edits=2))
-    algo = make_algorithm(cfg)
+    cfg = tiny(tmp_path, "cartpole-plr", total_steps=8 * 32 * 8)
+    plr = dataclasses.asdict(cfg.curriculum)
+    cfg = dataclasses.replace(cfg, curriculum=ACCELConfig(**{**plr, "new_levels": "empty", "n_edits": 2}))
+    algo = make_curriculum(cfg)
     env = make_env(cfg)
     default = level_values(env.default_level())
     for k in range(5):
@@ -80,9 +83,9 @@ def test_accel_from_empty_starts_near_gymnasiums_physics(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     "changes, message",
     [
-        (dict(algorithm="paired"), "algorithm='paired': game 'cartpole' trains with 'dr', 'plr' or 'accel'"),
-        (dict(algorithm="plr", n_envs=32), "plr.buffer_size=16: must hold at least n_envs=32"),
-        (dict(cartpole=dataclasses.replace(PRESETS["cartpole-dr"].cartpole, max_steps=0)), "cartpole.max_steps=0"),
+        (dict(curriculum=PairedConfig()), "curriculum='paired': PAIRED needs the family's editor; family 'cartpole' has none"),
+        (dict(curriculum=dataclasses.replace(PRESETS["cartpole-plr"].curriculum, buffer_size=16), n_envs=32), "plr.buffer_size=16: must hold at least n_envs=32"),
+        (dict(env=dataclasses.replace(PRESETS["cartpole-dr"].env, max_steps=0)), "env.max_steps=0"),
     ],
 )  # fmt: skip
 def test_validation(tmp_path: Path, changes: dict, message: str) -> None:
@@ -98,9 +101,9 @@ def test_cartpole_dr_learns(tmp_path: Path) -> None:
     cfg = dataclasses.replace(PRESETS["cartpole-dr"], total_steps=300_000, out_dir=tmp_path,
                               progress=False, tensorboard=False, checkpoint_every=1000)  # fmt: skip
     res = train(cfg)
-    env, policy = make_env(cfg), make_team_policy(cfg, "agent")
+    env, policy = make_env(cfg), make_players(cfg).learners["agent"].policy
     key = jax.random.key(5)
-    init = make_algorithm(cfg).init(jax.random.key(cfg.seed)).learner["agent"].params
+    init = make_curriculum(cfg).init(jax.random.key(cfg.seed)).learner["agent"].params
     before = evaluate_levels(env, policy, init, 32, key)[0]
     after = evaluate_levels(
         env, policy, jax.device_get(res.state.learner["agent"].params), 32, key

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from arenax.cli import ListArgs, RenderArgs, list_cmd, render_cmd
+from arenax.cli import run
+from arenax.cli.render import RenderArgs
+from arenax.cli.render import render as render_cmd
 from arenax.envs.maze import HELDOUT_MAZES, SUITES
 from arenax.envs.maze.render import render
 
@@ -15,7 +17,7 @@ from arenax.envs.maze.render import render
 def test_render_gallery_and_gif(tmp_path):
     out = tmp_path / "g.png"
     gif = tmp_path / "e.gif"
-    render_cmd(RenderArgs(n=4, out=out, height=7, width=7, n_walls=10, episode_gif=gif, tile=8))
+    render_cmd(RenderArgs(n=4, out=out, episode_gif=gif, tile=8))
     img = np.asarray(Image.open(out))
     assert img.ndim == 3 and img.shape[0] > 9 * 8
     # floor, wall grey and goal green all present
@@ -39,7 +41,7 @@ def test_render_suite(tmp_path):
 
 
 def test_list(capsys):
-    list_cmd(ListArgs())
+    run("list", [])
     assert "maze/dr" in capsys.readouterr().out
 
 
@@ -53,11 +55,11 @@ def test_console_script_help():
 @pytest.mark.parametrize(
     "preset,shown,hidden",
     [
-        ("maze-dr", ["--ppo.lr", "--model.cell", "--env.n-walls", "--compat"],
-         ["--learner", "--game", "--tag.", "--tagger.", "--cartpole.", "--teacher.", "--plr."]),
-        ("tag-grid", ["--grid-tag.size", "--tagger.ppo.lr"],
-         ["--learner", "--compat", "--game", "--model.", "--env.", "--tag."]),
-        ("pendulum-ddpg", ["--learner", "--ddpg.td3"], ["--game", "--model.", "--tag."]),
+        ("maze-dr", ["--agent.ppo.lr", "--agent.cell", "--env.n-walls", "--compat", "--dr.episodes"],
+         ["--env.size", "--tagger.", "--teacher.", "--plr.", "--agent.ddpg."]),
+        ("tag-grid", ["--env.size", "--tagger.ppo.lr", "--runner.ppo.lr"],
+         ["--agent.", "--env.n-walls", "--plr.", "--teacher."]),
+        ("pendulum-ddpg", ["--agent.ddpg.td3", "--env.max-torque"], ["--agent.ppo.", "--env.n-walls", "--tagger."]),
     ],
 )  # fmt: skip
 def test_preset_help_shows_only_its_options(preset: str, shown: list, hidden: list) -> None:

@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from arenax.curricula.offpolicy import OffPolicyDR
+from arenax.curricula.plr import PLRConfig
+from arenax.envs.classic.family import CartPoleConfig
 from arenax.rl import ddpg as Q
-from arenax.train import ConfigError, train, validate
-from arenax.train.config import PRESETS
+from arenax.train import PRESETS, ConfigError, train, validate
 from helpers import Reach
 
 
@@ -25,7 +26,7 @@ def test_ddpg_learns_a_one_step_task(td3: bool) -> None:
     overshooting to the bound while the critic is still nearly linear in the action)."""
     cfg = Q.DDPGConfig(td3=td3, hidden=(32, 32), batch_size=64, updates_per_cycle=32,
                        learning_starts=256, buffer_size=4096, noise_std=0.5)  # fmt: skip
-    algo = OffPolicyDR(env=Reach(), config=cfg, n_envs=8, n_steps=4)
+    algo = OffPolicyDR(game=Reach(), config=cfg, n_envs=8, n_steps=4)
     st = algo.init(jax.random.key(0))
     cycle = jax.jit(lambda s, k: algo.cycle(s, k, jnp.arange(8, dtype=jnp.int32), None))
     for i in range(120):
@@ -37,16 +38,16 @@ def test_ddpg_learns_a_one_step_task(td3: bool) -> None:
 
 
 def test_preset_trains_and_validates(tmp_path: Path) -> None:
+    team = PRESETS["pendulum-ddpg"].teams["agent"]
+    ddpg = dataclasses.replace(team.ddpg, learning_starts=64, hidden=(16, 16), batch_size=32)
     cfg = dataclasses.replace(PRESETS["pendulum-ddpg"], total_steps=64 * 4, chunk=2,
                               checkpoint_every=2, out_dir=tmp_path, progress=False,
-                              tensorboard=False, ddpg=dataclasses.replace(
-                                  PRESETS["pendulum-ddpg"].ddpg, learning_starts=64,
-                                  hidden=(16, 16), batch_size=32))  # fmt: skip
+                              tensorboard=False, teams={"agent": dataclasses.replace(team, ddpg=ddpg)})  # fmt: skip
     rows = train(cfg).rows
     assert rows[-1]["env_steps"] == 256 and rows[0]["updates"] == 64
     assert all(np.isfinite(r["critic_loss"]) for r in rows)
-    for changes, msg in ((dict(game="cartpole"), "learner='ddpg': needs a continuous-action game"),
-                         (dict(algorithm="plr"), "algorithm='plr': learner 'ddpg' trains with 'dr'")):  # fmt: skip
+    for changes, msg in ((dict(env=CartPoleConfig()), "agent.ddpg='set': needs one team of one agent with continuous actions"),
+                         (dict(curriculum=PLRConfig()), "curriculum='plr': DDPG trains with dr")):  # fmt: skip
         with pytest.raises(ConfigError, match=msg):
             validate(dataclasses.replace(cfg, **changes))
 
@@ -61,8 +62,8 @@ def test_cli_eval_of_a_ddpg_run(
         monkeypatch.setattr(sys, "argv", ["arenax", *args])
         cli.main()
 
-    run_cli("train", "pendulum-ddpg", "--total-steps", "256", "--ddpg.learning-starts", "64",
-            "--ddpg.td3", "--out-dir", str(tmp_path), "--name", "d", "--no-progress",
+    run_cli("train", "pendulum-ddpg", "--total-steps", "256", "--agent.ddpg.learning-starts", "64",
+            "--agent.ddpg.td3", "--out-dir", str(tmp_path), "--name", "d", "--no-progress",
             "--chunk", "2", "--checkpoint-every", "2")  # fmt: skip
     capsys.readouterr()
     run_cli("eval", str(tmp_path / "d"), "--episodes", "3")

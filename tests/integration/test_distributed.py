@@ -175,8 +175,8 @@ def test_importing_arenax_starts_no_backend() -> None:
     """``jax.distributed.initialize`` must come before any backend: importing arenax (and
     building its presets) must not start one."""
     code = (
-        "import arenax.cli, arenax.interop, arenax.eval.plots\n"
-        "arenax.cli._presets()\n"
+        "import arenax.cli.train, arenax.interop, arenax.eval.plots\n"
+        "arenax.cli.train.presets()\n"
         "from jax._src import xla_bridge\n"
         "print(bool(xla_bridge._backends))\n"
     )

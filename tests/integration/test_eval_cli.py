@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 from arenax import cli
-from arenax.eval import evaluate, resolve_mazes, wilson
+from arenax.envs.maze import resolve_mazes
+from arenax.envs.maze.evaluation import evaluate
 from arenax.eval.plots import smooth
 from arenax.nn import StudentPolicy
+from arenax.stats import wilson
 
 
 def test_wilson_interval_known_values() -> None:
@@ -46,7 +48,7 @@ def test_evaluation_returns_follow_the_reward_formula() -> None:
         assert r.ret_lo <= r.ret <= r.ret_hi
     # per-episode invariant from the raw play function: success <=> positive return
     from arenax.envs.maze import MazeEnv
-    from arenax.rl.evaluation import play
+    from arenax.envs.maze.evaluation import play
 
     env = MazeEnv(height=5, width=5, max_steps=40, normalize_obs=True, n_walls=3)
     levels = jax.vmap(env.generate)(jax.random.split(jax.random.key(2), 32))
@@ -75,7 +77,7 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
 
 TINY_ARGS = (
     "--env.height", "5", "--env.width", "5", "--env.n-walls", "4", "--env.max-steps", "20",
-    "--model.hidden", "16", "--n-envs", "4", "--n-steps", "16", "--chunk", "2",
+    "--agent.hidden", "16", "--n-envs", "4", "--n-steps", "16", "--chunk", "2",
     "--checkpoint-every", "2", "--archive-every", "4", "--eval.every", "2", "--eval.episodes", "3",
     "--eval.suite", "SmallCorridor", "--no-progress",
 )  # fmt: skip
@@ -114,9 +116,9 @@ def test_cli_rejects_bad_values_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     with pytest.raises(SystemExit) as exc:
-        run_cli(monkeypatch, "train", "maze-dr", "--ppo.gamma", "1.5", "--out-dir", str(tmp_path))
+        run_cli(monkeypatch, "train", "maze-dr", "--agent.ppo.gamma", "1.5", "--out-dir", str(tmp_path))
     assert exc.value.code == 2
-    assert "ppo.gamma=1.5: must be in [0.0, 1.0]" in " ".join(capsys.readouterr().out.split())
+    assert "agent.ppo.gamma=1.5: must be in [0.0, 1.0]" in " ".join(capsys.readouterr().out.split())
     with pytest.raises(SystemExit):
         run_cli(monkeypatch, "eval", str(tmp_path / "missing"))
     assert "not a run directory" in capsys.readouterr().out

@@ -13,27 +13,33 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from arenax.nn.mlp import MLPConfig
 from arenax.rl.rollout import team_rollout
-from arenax.train import PPOConfig, TrainConfig, train, validate
-from arenax.train.build import make_algorithm
-from arenax.train.config import PRESETS, GridTagConfig, TeamConfig
+from arenax.train import PRESETS, GridTagConfig, PPOConfig, TeamConfig, TrainConfig, train, validate
+from arenax.train.build import make_curriculum
 from arenax.train.loop import TIMING_COLUMNS
 
 SMALL_PPO = PPOConfig(lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=2, minibatches=2)
 
 
-def tiny_tag(tmp_path: Path, preset: str = "tag-continuous", **changes: object) -> TrainConfig:
+def team(hidden: tuple[int, ...] = (32, 32), ppo: PPOConfig = SMALL_PPO, **kw: object) -> TeamConfig:
+    """A team of an MLP policy with ``hidden`` layers learning with ``ppo``."""
+    return TeamConfig(network=MLPConfig(hidden=hidden), ppo=ppo, **kw)
+
+
+def tiny_tag(tmp_path: Path, preset: str = "tag-continuous", tagger: TeamConfig | None = None,
+             runner: TeamConfig | None = None, **changes: object) -> TrainConfig:  # fmt: skip
     cfg = PRESETS[preset]
-    team = TeamConfig(hidden=(32, 32), ppo=SMALL_PPO)
-    shared = dataclasses.replace(team, policy="shared") if preset == "tag-grid" else team
+    shared = team(policy="shared") if preset == "tag-grid" else team()
+    if preset == "tag-grid":
+        env = dataclasses.replace(cfg.env, n_taggers=2, size=5, episode_length=12)
+    else:
+        env = dataclasses.replace(cfg.env, n_taggers=2, n_runners=6, k_nearest=3,
+                                  episode_length=12, arena=4.0, tag_distance=0.1)  # fmt: skip
     base = dict(
-        tag=dataclasses.replace(
-            cfg.tag, n_taggers=2, n_runners=6, k_nearest=3, episode_length=12, arena=4.0,
-            tag_distance=0.1,
-        ),
-        grid_tag=dataclasses.replace(cfg.grid_tag, n_taggers=2, size=5, episode_length=12),
-        tagger=shared, runner=shared, n_envs=4, n_steps=8, total_steps=4 * 8 * 4, chunk=2,
-        checkpoint_every=2, archive_every=0, out_dir=tmp_path, progress=False, tensorboard=False,
+        env=env, teams={"tagger": tagger or shared, "runner": runner or shared}, n_envs=4,
+        n_steps=8, total_steps=4 * 8 * 4, chunk=2, checkpoint_every=2, archive_every=0,
+        out_dir=tmp_path, progress=False, tensorboard=False,
     )  # fmt: skip
     return dataclasses.replace(cfg, **{**base, **changes})
 
@@ -80,8 +86,8 @@ def test_tag_resume_is_bitwise_exact_with_sharded_envs(tmp_path: Path) -> None:
     """The environments persist between cycles, split over 2 devices: N + resume + N
     cycles equal 2N, and 1 device agrees with 2 (one minibatch: minibatches are shuffled
     per device, so with several the split differs by design)."""
-    team = TeamConfig(hidden=(32, 32), ppo=dataclasses.replace(SMALL_PPO, minibatches=1))
-    one_mb = dict(tagger=team, runner=team)
+    one = team(ppo=dataclasses.replace(SMALL_PPO, minibatches=1))
+    one_mb = dict(tagger=one, runner=one)
     full = train(tiny_tag(tmp_path, name="full", devices=2, **one_mb))
     half = tiny_tag(tmp_path, name="half", devices=2, total_steps=4 * 8 * 2, **one_mb)
     train(half)
@@ -102,19 +108,15 @@ def test_reward_scale_equals_scaling_the_games_rewards(tmp_path: Path) -> None:
     by ``s`` (s = 0.5: the products are exact), and is applied nowhere else: the parameters
     agree after two cycles up to XLA's fusion of the product into GAE (last-bit)."""
     ppo = dataclasses.replace(SMALL_PPO, clip_value=False)
-    grid = PRESETS["tag-grid"].grid_tag
-    small = dict(total_steps=4 * 8 * 2, grid_tag=dataclasses.replace(
-        grid, n_taggers=2, size=5, episode_length=12))  # fmt: skip
+    g = dataclasses.replace(PRESETS["tag-grid"].env, n_taggers=2, size=5, episode_length=12)
 
     def run(name: str, scale: float, game_scale: float) -> dict:
-        team = TeamConfig(hidden=(32, 32), policy="shared",
-                          ppo=dataclasses.replace(ppo, reward_scale=scale))  # fmt: skip
-        g = small["grid_tag"]
+        shared = team(policy="shared", ppo=dataclasses.replace(ppo, reward_scale=scale))
         rewards = {f: getattr(g, f) * game_scale for f in
                    ("tag_reward", "tag_penalty", "tagger_step_reward", "runner_step_reward",
                     "wall_reward")}  # fmt: skip
-        cfg = tiny_tag(tmp_path, "tag-grid", name=name, tagger=team, runner=team,
-                       **{**small, "grid_tag": dataclasses.replace(g, **rewards)})  # fmt: skip
+        cfg = tiny_tag(tmp_path, "tag-grid", name=name, tagger=shared, runner=shared,
+                       total_steps=4 * 8 * 2, env=dataclasses.replace(g, **rewards))  # fmt: skip
         return jax.device_get(train(cfg).state.learner["shared"].params)
 
     scaled_option = run("option", 0.5, 1.0)
@@ -129,8 +131,8 @@ def test_reward_scale_equals_scaling_the_games_rewards(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_frozen_team_keeps_its_parameters(tmp_path: Path) -> None:
-    cfg = tiny_tag(tmp_path, runner=TeamConfig(hidden=(32, 32), ppo=SMALL_PPO, frozen=True))
-    algo = make_algorithm(cfg)
+    cfg = tiny_tag(tmp_path, runner=team(frozen=True))
+    algo = make_curriculum(cfg)
     init = algo.init(jax.random.key(cfg.seed))
     res = train(cfg)
     after = jax.device_get(res.state.learner)
@@ -146,12 +148,11 @@ def test_frozen_team_keeps_its_parameters(tmp_path: Path) -> None:
 
 def tagging_rate(cfg: TrainConfig, learner: dict, key: jax.Array) -> float:
     """Runners tagged per finished episode over a fixed 64-env, 60-step rollout."""
-    algo = make_algorithm(cfg)
+    algo = make_curriculum(cfg)
     state = algo.init(jax.random.key(123))
     state = state.replace(learner=learner)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
-    policies = {t: algo.learners[algo.team_policy[t]].policy for t in algo.teams}
-    params = {t: learner[algo.team_policy[t]].params for t in algo.teams}
+    policies, params = algo.team_policies(), algo.team_params(state)
     _, _, ep = team_rollout(
         algo.rollout_env, policies, params, key, state.curriculum["rollout"], 60, ids, False
     )
@@ -166,15 +167,14 @@ def test_trained_taggers_tag_more_than_random_taggers(tmp_path: Path) -> None:
     ppo = PPOConfig(lr=3e-3, gamma=0.95, gae_lambda=0.9, ent_coef=0.01, epochs=4, minibatches=2)
     cfg = dataclasses.replace(
         PRESETS["tag-grid"],
-        grid_tag=GridTagConfig(n_taggers=1, size=8, episode_length=20, partial=True,
-                               random_start=True),
-        tagger=TeamConfig(hidden=(64, 64), ppo=ppo),
-        runner=TeamConfig(hidden=(64, 64), ppo=ppo, frozen=True),
+        env=GridTagConfig(n_taggers=1, size=8, episode_length=20, partial=True,
+                          random_start=True),
+        teams={"tagger": team((64, 64), ppo), "runner": team((64, 64), ppo, frozen=True)},
         n_envs=32, n_steps=32, total_steps=32 * 32 * 50, chunk=10, checkpoint_every=50,
         archive_every=0, out_dir=tmp_path, progress=False, tensorboard=False,
     )  # fmt: skip
     res = train(cfg)
-    init = make_algorithm(cfg).init(jax.random.key(cfg.seed)).learner
+    init = make_curriculum(cfg).init(jax.random.key(cfg.seed)).learner
     key = jax.random.key(7)
     random_rate = tagging_rate(cfg, init, key)
     trained_rate = tagging_rate(cfg, jax.device_get(res.state.learner), key)
@@ -198,7 +198,7 @@ def test_cli_tag_train_resume_render_plot(
         cli.main()
 
     small = (
-        "--grid-tag.n-taggers", "2", "--grid-tag.size", "5", "--grid-tag.episode-length", "10",
+        "--env.n-taggers", "2", "--env.size", "5", "--env.episode-length", "10",
         "--tagger.hidden", "16", "16", "--runner.hidden", "16", "16", "--n-envs", "4",
         "--n-steps", "8", "--chunk", "2", "--checkpoint-every", "2", "--no-progress",
         "--no-tensorboard", "--out-dir", str(tmp_path), "--name", "g",

@@ -12,22 +12,16 @@ import numpy as np
 import pytest
 
 from arenax.envs.maze import is_valid
-from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, TrainConfig, train
-from arenax.train.build import make_algorithm
-from arenax.train.config import PPOConfig, TeacherConfig
-from helpers import assert_same, learning_rows
+from arenax.train import PPOConfig, TrainConfig, train
+from arenax.train.build import make_curriculum
+from helpers import assert_same, learning_rows, tiny_preset
 
 
 def small(preset: str, tmp_path: Path, cycles: int = 3, **changes: object) -> TrainConfig:
-    cfg = dataclasses.replace(
-        PRESETS[preset],
-        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
-        model=ModelConfig(hidden=16),
-        teacher=TeacherConfig(n_walls=4, noise_dim=4, conv_filters=8, hidden=16, head_hidden=8,
-                              ppo=PPOConfig(lr=3e-3, ent_coef=0.05)),
-        n_envs=4, n_steps=16, chunk=1, checkpoint_every=1, archive_every=0,
-        eval=EvalConfig(every=0), out_dir=tmp_path, progress=False, tensorboard=False,
-    )  # fmt: skip
+    cfg = tiny_preset(preset, tmp_path, n_steps=16)
+    c = cfg.curriculum  # the teacher learns faster than the students
+    teacher = dataclasses.replace(c.teacher, ppo=PPOConfig(lr=3e-3, ent_coef=0.05))
+    cfg = dataclasses.replace(cfg, curriculum=dataclasses.replace(c, teacher=teacher))
     return dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles, **changes)
 
 
@@ -51,7 +45,7 @@ class Spy:
 @pytest.mark.slow
 def test_teacher_reward_on_last_step_and_valid_levels(tmp_path: Path) -> None:
     cfg = small("maze-paired", tmp_path)
-    algo = make_algorithm(cfg)
+    algo = make_curriculum(cfg)
     algo = dataclasses.replace(algo, teacher=Spy(algo.teacher))
     state = algo.init(jax.random.key(0))
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
@@ -64,10 +58,9 @@ def test_teacher_reward_on_last_step_and_valid_levels(tmp_path: Path) -> None:
     )
     assert bool(jnp.all(jax.vmap(is_valid)(levels)))
     # students and teacher keep their own learning rates
-    assert float(m["lr"]) == pytest.approx(cfg.ppo.lr) and float(m["teacher/lr"]) == pytest.approx(
-        3e-3
-    )
-    assert float(m["student1/lr"]) == pytest.approx(cfg.ppo.lr)
+    lr = cfg.teams["agent"].ppo.lr
+    assert float(m["lr"]) == pytest.approx(lr) and float(m["teacher/lr"]) == pytest.approx(3e-3)
+    assert float(m["student1/lr"]) == pytest.approx(lr)
 
 
 @pytest.mark.slow
@@ -76,11 +69,11 @@ def test_teacher_reward_on_last_step_and_valid_levels(tmp_path: Path) -> None:
 )
 def test_presets_run(preset: str, students: int, tmp_path: Path) -> None:
     cfg = small(preset, tmp_path)
-    assert cfg.paired.n_students == students
+    assert cfg.curriculum.n_students == students
     res = train(cfg)
     last = res.rows[-1]
     per_cycle_students = students * cfg.n_envs * cfg.n_steps
-    per_cycle_teacher = cfg.n_envs * (cfg.teacher.n_walls + 2)
+    per_cycle_teacher = cfg.n_envs * (cfg.curriculum.teacher.n_walls + 2)
     assert last["student_steps"] == 3 * per_cycle_students
     assert last["teacher_steps"] == 3 * per_cycle_teacher
     assert last["env_steps"] == last["student_steps"] + last["teacher_steps"]
@@ -88,7 +81,7 @@ def test_presets_run(preset: str, students: int, tmp_path: Path) -> None:
     for i in range(1, students):
         assert f"student{i}/return" in last
     assert f"student{students}/return" not in last
-    params = res.state.learner["student"].params
+    params = res.state.learner["agent"].params
     assert jax.tree.leaves(params)[0].shape[0] == students
     if students > 1:  # students are trained independently
         a, b = (jax.tree.leaves(jax.tree.map(lambda x, i=i: x[i], params))[0] for i in (0, 1))
@@ -107,5 +100,5 @@ def test_paired_resume_is_exact(tmp_path: Path) -> None:
 
     path, n = teacher_gallery(tmp_path / "half", n=4)
     assert n == 4 and path.stat().st_size > 500
-    res = evaluate_run(tmp_path / "half", "SmallCorridor", episodes=2)  # the protagonist
+    res = evaluate_run(tmp_path / "half", "SmallCorridor", episodes=2).rows  # the protagonist
     assert res[0].episodes == 2

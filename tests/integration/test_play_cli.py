@@ -1,6 +1,5 @@
 """``arenax play`` on the command line: record and exact replay, and levels from a run's buffer."""
 
-import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -8,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arenax.cli import PlayArgs, _play_level
+from arenax.cli.play import PlayArgs, _play_level
 from arenax.envs.maze import MazeLevel
 
 LEVEL = MazeLevel.from_ascii(">.G\n.#.\n...")
@@ -36,14 +35,11 @@ def test_cli_play_record_replay(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_levels_from_a_runs_buffer(tmp_path: Path) -> None:
     from arenax.eval.report import ranked_buffer
-    from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, train
+    from arenax.train import train
+    from helpers import tiny_preset
 
-    cfg = dataclasses.replace(
-        PRESETS["maze-plr"], env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
-        model=ModelConfig(hidden=8), plr=dataclasses.replace(PRESETS["maze-plr"].plr, buffer_size=8),
-        n_envs=4, n_steps=16, chunk=1, checkpoint_every=1, total_steps=4 * 16 * 3,
-        eval=EvalConfig(every=0), out_dir=tmp_path, name="p", progress=False, tensorboard=False,
-    )  # fmt: skip
+    cfg = tiny_preset("maze-plr", tmp_path, 3, name="p")
+    assert cfg.curriculum.buffer_size < 99
     train(cfg)
     _, ranked, _ = ranked_buffer(tmp_path / "p")
     env, level = _play_level(PlayArgs(run_dir=tmp_path / "p", buffer_index=0))

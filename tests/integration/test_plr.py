@@ -12,24 +12,17 @@ import numpy as np
 import pytest
 
 from arenax.curricula import buffer as B
-from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, TrainConfig, train
-from arenax.train.build import make_algorithm
+from arenax.train import TrainConfig, train
+from arenax.train.build import make_curriculum
 from arenax.train.loop import TIMING_COLUMNS
-from helpers import assert_same
+from helpers import assert_same, tiny_preset
 
 pytestmark = pytest.mark.slow  # every test here trains
 
 
 def small(preset: str, tmp_path: Path, cycles: int = 6, **changes: object) -> TrainConfig:
-    cfg = PRESETS[preset]
-    cfg = dataclasses.replace(
-        cfg,
-        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),  # episodes end in a rollout
-        model=ModelConfig(hidden=16),
-        plr=dataclasses.replace(cfg.plr, buffer_size=8, min_fill=0.5, n_edits=2),
-        n_envs=4, n_steps=16, chunk=2, checkpoint_every=2, archive_every=0,
-        eval=EvalConfig(every=0), out_dir=tmp_path, progress=False, tensorboard=False,
-    )  # fmt: skip
+    """The tiny preset (episodes of 8 steps end in a rollout of 16), chunks of 2 cycles."""
+    cfg = tiny_preset(preset, tmp_path, n_steps=16, chunk=2, checkpoint_every=2)
     cfg = dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles)
     return dataclasses.replace(cfg, **changes)
 
@@ -47,7 +40,7 @@ def test_presets_run_and_count_every_step(preset: str, tmp_path: Path) -> None:
     assert rows[-1]["buffer/fill"] == 1.0
     for r in rows:
         steps = r["env_steps"] - (rows[rows.index(r) - 1]["env_steps"] if rows.index(r) else 0)
-        if cfg.plr.parallel:
+        if cfg.curriculum.parallel:
             assert steps == cfg.blocks * n_t
         elif preset == "maze-accel" and r["replay"]:
             assert steps == 2 * n_t  # the children's evaluation rollout counts too
@@ -64,7 +57,7 @@ def test_presets_run_and_count_every_step(preset: str, tmp_path: Path) -> None:
 
 def test_robust_plr_skips_updates_on_new_levels(tmp_path: Path) -> None:
     cfg = small("maze-plr", tmp_path)
-    algo = make_algorithm(cfg)
+    algo = make_curriculum(cfg)
     state = algo.init(jax.random.key(0))
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     step = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))
@@ -82,27 +75,27 @@ def test_robust_plr_skips_updates_on_new_levels(tmp_path: Path) -> None:
         state = new
     assert seen == {0.0, 1.0}
     # the non-robust form updates on every cycle
-    algo2 = make_algorithm(dataclasses.replace(cfg, plr=dataclasses.replace(cfg.plr, robust=False)))
+    algo2 = make_curriculum(dataclasses.replace(cfg, curriculum=dataclasses.replace(cfg.curriculum, robust=False)))
     s2 = algo2.init(jax.random.key(0))
     n2, m2 = jax.jit(lambda s, k: algo2.cycle(s, k, ids, None))(s2, jax.random.key(0))
     assert float(m2["replay"]) == 0.0 and float(m2["updated"]) == 1.0
     assert not jnp.array_equal(
-        jax.tree.leaves(s2.learner["student"].params)[0],
-        jax.tree.leaves(n2.learner["student"].params)[0],
+        jax.tree.leaves(s2.learner["agent"].params)[0],
+        jax.tree.leaves(n2.learner["agent"].params)[0],
     )
 
 
 def test_parallel_batch_composition(tmp_path: Path) -> None:
     cfg = small("maze-paccel", tmp_path)
     # a roomy buffer: nothing is refused, so every block's levels must land in it
-    cfg = dataclasses.replace(cfg, plr=dataclasses.replace(cfg.plr, buffer_size=64, min_fill=0.1))
-    algo = make_algorithm(cfg)
+    cfg = dataclasses.replace(cfg, curriculum=dataclasses.replace(cfg.curriculum, buffer_size=64, min_fill=0.1))
+    algo = make_curriculum(cfg)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     step = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))
     state = algo.init(jax.random.key(0))
     state, m = step(state, jax.random.key(1))  # cold: no training, all blocks inserted
     assert float(m["updated"]) == 0.0
-    while float(B.fill_ratio(state.curriculum)) < cfg.plr.min_fill:
+    while float(B.fill_ratio(state.curriculum)) < cfg.curriculum.min_fill:
         state, m = step(state, jax.random.key(2 + int(state.cycle)))
     before = state.curriculum
     key = jax.random.key(99)
@@ -128,7 +121,7 @@ def test_parallel_batch_composition(tmp_path: Path) -> None:
         ]
         # episodes end within the rollout (max_steps 8 < 16 steps): every score is finite
         assert all(present)
-    assert int(jnp.max(buf.mutations)) >= cfg.plr.n_edits
+    assert int(jnp.max(buf.mutations)) >= cfg.curriculum.n_edits
 
 
 def test_resume_keeps_the_buffer_bitwise(tmp_path: Path) -> None:

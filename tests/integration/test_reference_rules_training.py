@@ -11,22 +11,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, train
-from arenax.train.build import make_algorithm
-from arenax.train.config import TrainConfig
+from arenax.train import TrainConfig, train, with_compat
+from arenax.train.build import make_curriculum
+from helpers import tiny_preset
 
 
 def small(preset: str, tmp_path: Path, **changes: object) -> TrainConfig:
-    cfg = PRESETS[preset]
-    cfg = dataclasses.replace(
-        cfg,
-        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
-        model=ModelConfig(hidden=16),
-        plr=dataclasses.replace(cfg.plr, buffer_size=8, n_edits=2),
-        n_envs=4, n_steps=16, chunk=2, checkpoint_every=2, archive_every=0,
-        eval=EvalConfig(every=0), out_dir=tmp_path, progress=False, tensorboard=False,
-        total_steps=None, total_updates=4,
-    )  # fmt: skip
+    cfg = tiny_preset(preset, tmp_path, n_steps=16, chunk=2, checkpoint_every=2)
+    cfg = dataclasses.replace(cfg, total_steps=None, total_updates=4)
     return dataclasses.replace(cfg, **changes)
 
 
@@ -50,9 +42,13 @@ class Spy:
 @pytest.mark.parametrize("carry_over", [False, True])
 def test_cycle_start_recurrent_state(carry_over: bool, tmp_path: Path) -> None:
     cfg = small("maze-dr", tmp_path)
-    cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, carry_over=carry_over))
-    algo = make_algorithm(cfg)
-    algo = dataclasses.replace(algo, learner=Spy(algo.learner))
+    agent = cfg.teams["agent"]
+    agent = dataclasses.replace(agent, ppo=dataclasses.replace(agent.ppo, carry_over=carry_over))
+    cfg = dataclasses.replace(cfg, teams={"agent": agent})
+    algo = make_curriculum(cfg)
+    players = algo.players
+    spied = dataclasses.replace(players, learners={"agent": Spy(players.learners["agent"])})
+    algo = dataclasses.replace(algo, players=spied)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     step = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))
     state = algo.init(jax.random.key(0))
@@ -60,7 +56,7 @@ def test_cycle_start_recurrent_state(carry_over: bool, tmp_path: Path) -> None:
     _, m2 = step(state, jax.random.key(2))
     assert float(m1["spy_carry"]) == 0.0  # the first cycle starts from zero either way
     if carry_over:  # the second starts where the first ended, with no reset at step 0
-        ended = jnp.sum(jnp.abs(state.curriculum["carry"][0]))
+        ended = jnp.sum(jnp.abs(state.curriculum["carry"]["agent"][0]))
         assert float(ended) > 0 and float(m2["spy_carry"]) == pytest.approx(float(ended))
         assert float(m2["spy_first"]) == 0.0
     else:
@@ -74,26 +70,23 @@ def test_accel_parallel_cold_third_block(cold: str, tmp_path: Path) -> None:
     or fresh levels (the reference): the buffer's entries say which."""
     cfg = small("maze-paccel", tmp_path)
     cfg = dataclasses.replace(
-        cfg, plr=dataclasses.replace(cfg.plr, cold_children=cold, buffer_size=64)
+        cfg, curriculum=dataclasses.replace(cfg.curriculum, cold_children=cold, buffer_size=64)
     )
-    algo = make_algorithm(cfg)
+    algo = make_curriculum(cfg)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     state, m = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))(
         algo.init(jax.random.key(0)), jax.random.key(1)
     )
     assert float(m["updated"]) == 0.0  # cold
     muts = set(np.asarray(state.curriculum.mutations)[np.asarray(state.curriculum.filled)].tolist())
-    assert muts == ({0, cfg.plr.n_edits} if cold == "mutate" else {0})
+    assert muts == ({0, cfg.curriculum.n_edits} if cold == "mutate" else {0})
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["maze-dr", "maze-pplr", "maze-paccel", "maze-paired"])
 def test_compat_runs_train_and_resume_exactly(preset: str, tmp_path: Path) -> None:
-    cfg = small(preset, tmp_path, compat="minimax", name="full", total_updates=4, chunk=1,
-                checkpoint_every=1)  # fmt: skip
-    if cfg.algorithm == "paired":
-        cfg = dataclasses.replace(cfg, teacher=dataclasses.replace(
-            cfg.teacher, n_walls=4, noise_dim=4, conv_filters=8, hidden=16))  # fmt: skip
+    cfg = with_compat(small(preset, tmp_path, name="full", total_updates=4, chunk=1,
+                            checkpoint_every=1))  # fmt: skip
     full = train(cfg)
     train(dataclasses.replace(cfg, name="half", total_updates=2))
     res = train(dataclasses.replace(cfg, name="x"), resume=tmp_path / "half")

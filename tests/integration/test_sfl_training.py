@@ -6,19 +6,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig, train
+from arenax.train import train
+from helpers import tiny_preset
 
 
 def tiny(tmp_path: Path, **sfl: object) -> object:
-    cfg = PRESETS["maze-sfl"]
-    q = dataclasses.replace(cfg.sfl, **{"buffer_size": 4, "sample_levels": 8, "episodes": 3,
-                                        "refresh_every": 2, **sfl})  # fmt: skip
-    return dataclasses.replace(
-        cfg, env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8), model=ModelConfig(hidden=8),
-        sfl=q, n_envs=4, n_steps=16, chunk=1, checkpoint_every=1, total_steps=None,
-        total_updates=4, eval=EvalConfig(every=0), out_dir=tmp_path, progress=False,
-        tensorboard=False,
-    )  # fmt: skip
+    cfg = tiny_preset("maze-sfl", tmp_path)
+    q = dataclasses.replace(cfg.curriculum, **{"episodes": 3, **sfl})
+    return dataclasses.replace(cfg, curriculum=q, n_steps=16, total_steps=None, total_updates=4)
 
 
 @pytest.mark.slow

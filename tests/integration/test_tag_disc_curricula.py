@@ -17,11 +17,11 @@ def tiny_tag(tmp_path, algorithm: str, cycles: int, **changes):
     from helpers import tiny_preset
 
     cfg = tiny_preset("tag-plr", tmp_path, cycles, **changes)
-    tag = dataclasses.replace(cfg.tag, n_taggers=2, n_runners=3, episode_length=8,
+    tag = dataclasses.replace(cfg.env, n_taggers=2, n_runners=3, episode_length=8,
                               max_obstacles=3, arena=10.0, k_nearest=None)  # fmt: skip
-    q = cfg.plr if algorithm == "plr" else dataclasses.replace(
-        PRESETS["maze-accel"].plr, buffer_size=8, n_edits=2)  # fmt: skip
-    cfg = dataclasses.replace(cfg, tag=tag, algorithm=algorithm, plr=q)
+    q = cfg.curriculum if algorithm == "plr" else dataclasses.replace(
+        PRESETS["maze-accel"].curriculum, buffer_size=8, n_edits=2)  # fmt: skip
+    cfg = dataclasses.replace(cfg, env=tag, curriculum=q)
     return dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles)
 
 
@@ -75,7 +75,7 @@ def test_accel_over_continuous_arenas_with_episode_lengths(tmp_path) -> None:
     from arenax.train.build import make_env
 
     cfg = tiny_tag(tmp_path, "accel", 4)
-    cfg = dataclasses.replace(cfg, tag=dataclasses.replace(cfg.tag, episode_length_range=(3, 8)))
+    cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, episode_length_range=(3, 8)))
     buf = train(cfg).state.curriculum
     env = make_env(cfg)
     filled = np.flatnonzero(np.asarray(buf.filled))
@@ -90,12 +90,13 @@ def test_sfl_over_continuous_arenas_trains(tmp_path) -> None:
     """tag-sfl: each cycle trains both teams on 4 envs × 8 steps; a refresh (every 2nd
     cycle) adds 8 arenas × 2 copies × the 8-step episode; the kept arenas' p are shares of
     3 runners × 2 first episodes, ranked by p (1 − p), and valid arenas."""
-    from arenax.train import train
+    from arenax.train import PRESETS, train
     from arenax.train.build import make_env
 
     cfg = tiny_tag(tmp_path, "plr", 4)
-    q = dataclasses.replace(cfg.sfl, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2)
-    cfg = dataclasses.replace(cfg, algorithm="sfl", sfl=q, total_steps=None, total_updates=4)
+    q = dataclasses.replace(PRESETS["tag-sfl"].curriculum, buffer_size=4, sample_levels=8,
+                            episodes=2, refresh_every=2)  # fmt: skip
+    cfg = dataclasses.replace(cfg, curriculum=q, total_steps=None, total_updates=4)
     result = train(cfg)
     rows = result.rows
     assert [r["sfl/refresh"] for r in rows] == [1.0, 0.0] * 2

@@ -20,8 +20,8 @@ def test_accel_over_arenas_with_varying_rules(tmp_path: Path) -> None:
     """ACCEL's buffer holds arenas with rules: open fields at the default rules and their
     mutations (rules redrawn) train, and the stored levels stay valid."""
     cfg = tiny_preset("tag-grid-accel", tmp_path, cycles=3)
-    cfg = dataclasses.replace(cfg, grid_tag=dataclasses.replace(
-        cfg.grid_tag, skill_range=(0.5, 1.0), tag_distance_range=(0, 1),
+    cfg = dataclasses.replace(cfg, env=dataclasses.replace(
+        cfg.env, skill_range=(0.5, 1.0), tag_distance_range=(0, 1),
         episode_length_range=(4, 8)))  # fmt: skip
     result = train(cfg)
     buf = result.state.curriculum

@@ -18,26 +18,39 @@ import pytest
 
 from arenax.curricula import Curriculum
 from arenax.train import (
+    ACCELConfig,
     ConfigError,
-    EnvConfig,
     EvalConfig,
+    MazeConfig,
     ModelConfig,
     NonFiniteLoss,
+    PairedConfig,
     PLRConfig,
     PPOConfig,
+    TeacherConfig,
+    TeamConfig,
     TrainConfig,
     train,
     validate,
 )
-from arenax.train.build import make_algorithm
+from arenax.train.build import make_curriculum
 from arenax.train.checkpoint import Checkpointer
-from arenax.train.config import PairedConfig, TeacherConfig
 from arenax.train.parallel import make_chunk, make_mesh, replicate
 from helpers import CACHE_DIR, assert_same, learning_rows
 
+
+def student(**network: object) -> dict[str, TeamConfig]:
+    """The maze's team: the student network (with ``network`` changed) and the maze PPO."""
+    return {"agent": TeamConfig(network=ModelConfig(**network), ppo=PPOConfig())}
+
+
+def agent_ppo(**ppo: object) -> dict[str, TeamConfig]:
+    return {"agent": TeamConfig(network=ModelConfig(), ppo=PPOConfig(**ppo))}
+
+
 TINY = TrainConfig(
-    env=EnvConfig(height=5, width=5, n_walls=4, max_steps=20),
-    model=ModelConfig(hidden=16),
+    env=MazeConfig(height=5, width=5, n_walls=4, max_steps=20, normalize_obs=True),
+    teams=student(hidden=16),
     n_envs=4,
     n_steps=16,
     total_steps=4 * 16 * 6,  # 6 cycles
@@ -59,7 +72,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def params_of(run_dir: Path, cfg: TrainConfig) -> list[np.ndarray]:
-    abstract = jax.eval_shape(make_algorithm(cfg).init, jax.random.key(cfg.seed))
+    abstract = jax.eval_shape(make_curriculum(cfg).init, jax.random.key(cfg.seed))
     ck = Checkpointer(run_dir)
     state, _ = ck.restore(abstract)
     ck.close()
@@ -95,7 +108,7 @@ def test_resume_after_sigkill_is_bitwise_exact(tmp_path: Path) -> None:
     env = {**os.environ, "ARENAX_CACHE": str(CACHE_DIR)}
     args = [
         sys.executable, "-m", "arenax.cli", "train", "maze-dr", "--env.height", "5", "--env.width", "5",
-        "--env.n-walls", "4", "--env.max-steps", "20", "--model.hidden", "16", "--n-envs", "4",
+        "--env.n-walls", "4", "--env.max-steps", "20", "--agent.hidden", "16", "--n-envs", "4",
         "--n-steps", "16", "--total-steps", str(cfg.total_steps), "--chunk", "1",
         "--checkpoint-every", "1", "--archive-every", "0", "--eval.every", "0", "--no-progress",
         "--no-tensorboard", "--out-dir", str(tmp_path), "--name", "killed",
@@ -144,14 +157,14 @@ def test_one_and_two_devices_agree(tmp_path: Path) -> None:
     for a, b in zip(learning_rows(one.rows), learning_rows(two.rows), strict=True):
         for k in a:
             np.testing.assert_allclose(a[k], b[k], rtol=2e-4, atol=1e-6, err_msg=k)
-    la = jax.tree.leaves(jax.device_get(one.state.learner["student"].params))
-    lb = jax.tree.leaves(jax.device_get(two.state.learner["student"].params))
+    la = jax.tree.leaves(jax.device_get(one.state.learner["agent"].params))
+    lb = jax.tree.leaves(jax.device_get(two.state.learner["agent"].params))
     for a, b in zip(la, lb, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
 def test_second_call_does_not_recompile() -> None:
-    algo = make_algorithm(TINY)
+    algo = make_curriculum(TINY)
     mesh = make_mesh(1)
     fn = make_chunk(algo, mesh, TINY.n_envs, 1)
     state = replicate(algo.init(jax.random.key(0)), mesh)
@@ -168,11 +181,15 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
 ) -> None:
     import arenax.train.loop as loop
 
-    real = loop.make_algorithm
+    real = loop.make_curriculum
 
     @dataclasses.dataclass(frozen=True)
     class Poisoned(Curriculum):  # the contract's defaults for everything but init and cycle
         inner: object
+
+        @property
+        def players(self) -> object:
+            return self.inner.players
 
         def init(self, key: jax.Array) -> object:
             return self.inner.init(key)
@@ -182,7 +199,7 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
             m["loss"] = jax.numpy.where(state.cycle >= 5, jax.numpy.nan, m["loss"])
             return state, m
 
-    monkeypatch.setattr(loop, "make_algorithm", lambda cfg: Poisoned(real(cfg)))
+    monkeypatch.setattr(loop, "make_curriculum", lambda cfg: Poisoned(real(cfg)))
     cfg = tiny(tmp_path, name="nan", chunk=2, checkpoint_every=2)
     with pytest.raises(
         NonFiniteLoss, match=r"non-finite loss at cycle 5.*last good checkpoint \(cycle 4\)"
@@ -197,37 +214,37 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
         ({"n_envs": 0}, "n_envs=0: must be a positive integer"),
         ({"n_envs": 6, "devices": 4}, "n_envs=6: must be divisible by devices=4"),
         ({"devices": 64}, "devices=64: only"),
-        ({"ppo": PPOConfig(lr=-1.0)}, "ppo.lr=-1.0: must be in (0.0, 1.0]"),
-        ({"ppo": PPOConfig(gamma=1.5)}, "ppo.gamma=1.5: must be in [0.0, 1.0]"),
-        ({"ppo": PPOConfig(minibatches=3)}, "ppo.minibatches=3: must divide"),
-        ({"ppo": PPOConfig(lr_schedule="cosine")}, "ppo.lr_schedule='cosine': allowed"),
-        ({"ppo": PPOConfig(epochs=0)}, "ppo.epochs=0"),
-        ({"env": EnvConfig(view_size=4)}, "env.view_size=4: must be odd"),
-        ({"env": EnvConfig(n_walls=500)}, "env.n_walls=500: must be in [0, 167]"),
-        ({"model": ModelConfig(cell="rnn")}, "model.cell='rnn': allowed: lstm, gru, ff, s5"),
+        ({"teams": agent_ppo(lr=-1.0)}, "ppo.lr=-1.0: must be in (0.0, 1.0]"),
+        ({"teams": agent_ppo(gamma=1.5)}, "ppo.gamma=1.5: must be in [0.0, 1.0]"),
+        ({"teams": agent_ppo(minibatches=3)}, "ppo.minibatches=3: must divide"),
+        ({"teams": agent_ppo(lr_schedule="cosine")}, "ppo.lr_schedule='cosine': allowed"),
+        ({"teams": agent_ppo(epochs=0)}, "ppo.epochs=0"),
+        ({"env": MazeConfig(view_size=4)}, "env.view_size=4: must be odd"),
+        ({"env": MazeConfig(n_walls=500)}, "env.n_walls=500: must be in [0, 167]"),
+        ({"teams": student(cell="rnn")}, "agent.cell='rnn': allowed: lstm, gru, ff, s5"),
         ({"eval": EvalConfig(suite="nope")}, "eval.suite='nope': unknown maze suite"),
         ({"checkpoint_every": 7}, "checkpoint_every=7: must be a multiple of chunk=10"),
         ({"seed": -1}, "seed=-1"),
-        ({"algorithm": "pairs"}, "algorithm='pairs': allowed: dr, plr, accel, paired"),
+        ({"curriculum": "pairs"}, "curriculum='pairs': allowed: dr, plr, accel, sfl, paired"),
         (
-            {"paired": PairedConfig(1, "paired")},
+            {"curriculum": PairedConfig(1, "paired")},
             "paired.n_students=1: score 'paired' needs at least 2",
         ),
         (
-            {"teacher": TeacherConfig(ppo=PPOConfig(lr=0.0))},
+            {"curriculum": PairedConfig(teacher=TeacherConfig(ppo=PPOConfig(lr=0.0)))},
             "teacher.ppo.lr=0.0: must be in (0.0, 1.0]",
         ),
         (
-            {"algorithm": "paired", "teacher": TeacherConfig(n_walls=200)},
+            {"curriculum": PairedConfig(teacher=TeacherConfig(n_walls=200))},
             "teacher.n_walls=200: must be in [0, 167]",
         ),
-        ({"plr": PLRConfig(replay_prob=1.5)}, "plr.replay_prob=1.5: must be in [0.0, 1.0]"),
-        ({"plr": PLRConfig(score="regret")}, "plr.score='regret': allowed"),
+        ({"curriculum": PLRConfig(replay_prob=1.5)}, "plr.replay_prob=1.5: must be in [0.0, 1.0]"),
+        ({"curriculum": PLRConfig(score="regret")}, "plr.score='regret': allowed"),
         (
-            {"algorithm": "plr", "plr": PLRConfig(buffer_size=8)},
+            {"curriculum": PLRConfig(buffer_size=8)},
             "plr.buffer_size=8: must hold at least n_envs=32",
         ),
-        ({"plr": PLRConfig(mutation_criterion="random")}, "plr.mutation_criterion='random'"),
+        ({"curriculum": ACCELConfig(mutation_criterion="random")}, "accel.mutation_criterion='random'"),
     ],
 )
 def test_config_validation(changes: dict, message: str) -> None:
@@ -242,7 +259,8 @@ def test_config_validation(changes: dict, message: str) -> None:
 def test_resume_refuses_a_different_config(tmp_path: Path) -> None:
     train(tiny(tmp_path, name="run", total_steps=TINY.steps_per_cycle * 3))
     with pytest.raises(ConfigError, match=r"ppo.lr: 0.0001 -> 0.001"):
-        train(tiny(tmp_path, ppo=PPOConfig(lr=1e-3)), resume=tmp_path / "run")
+        teams = {"agent": TeamConfig(network=ModelConfig(hidden=16), ppo=PPOConfig(lr=1e-3))}
+        train(tiny(tmp_path, teams=teams), resume=tmp_path / "run")
     with pytest.raises(ConfigError, match="exists; pass --resume"):
         train(tiny(tmp_path, name="run"))
 
@@ -251,9 +269,9 @@ def test_resume_refuses_a_different_config(tmp_path: Path) -> None:
 def test_short_dr_run_learns_small_mazes(tmp_path: Path) -> None:
     """5x5 mazes with 4 walls: the solved rate climbs well above the random policy's."""
     cfg = TrainConfig(
-        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=40),
-        model=ModelConfig(hidden=32),
-        ppo=PPOConfig(lr=1e-3, ent_coef=0.01, gamma=0.99, gae_lambda=0.95),
+        env=MazeConfig(height=5, width=5, n_walls=4, max_steps=40, normalize_obs=True),
+        teams={"agent": TeamConfig(network=ModelConfig(hidden=32),
+                                   ppo=PPOConfig(lr=1e-3, ent_coef=0.01, gamma=0.99, gae_lambda=0.95))},
         n_envs=16, n_steps=64, total_steps=16 * 64 * 100, chunk=10, checkpoint_every=100,
         archive_every=0, eval=EvalConfig(every=0), out_dir=tmp_path, progress=False,
         tensorboard=False,

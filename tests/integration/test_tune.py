@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from arenax.benchmarking import TuneArgs, knee, tune
-from arenax.train import PRESETS, EnvConfig, ModelConfig
+from arenax.train import PRESETS, MazeConfig, ModelConfig, PPOConfig, TeamConfig
 
-TINY = dataclasses.replace(PRESETS["maze-dr"], env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
-                           model=ModelConfig(hidden=8), n_steps=8)  # fmt: skip
+TINY = dataclasses.replace(PRESETS["maze-dr"], env=MazeConfig(height=5, width=5, n_walls=4, max_steps=8),
+                           teams={"agent": TeamConfig(network=ModelConfig(hidden=8), ppo=PPOConfig())},
+                           n_steps=8)  # fmt: skip
 
 
 def test_knee_rule_hand_computed() -> None:
@@ -45,7 +46,7 @@ def test_n_envs_auto_trains_at_the_suggestion(tmp_path: Path) -> None:
     env = {**os.environ, "ARENAX_TUNE_MAX": "8"}
     r = subprocess.run(
         [sys.executable, "-m", "arenax.cli", "train", "maze-dr", "--n-envs", "auto",
-         "--env.height", "5", "--env.width", "5", "--env.n-walls", "4", "--model.hidden", "8",
+         "--env.height", "5", "--env.width", "5", "--env.n-walls", "4", "--agent.hidden", "8",
          "--n-steps", "8", "--total-steps", "256", "--chunk", "1", "--checkpoint-every", "1",
          "--eval.every", "0", "--out-dir", str(tmp_path), "--name", "a", "--no-progress"],
         capture_output=True, text=True, env=env, timeout=600,

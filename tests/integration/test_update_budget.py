@@ -7,21 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from arenax.train import PRESETS, ConfigError, EnvConfig, EvalConfig, ModelConfig, train
-from arenax.train.config import TrainConfig, validate
+from arenax.train import ConfigError, TrainConfig, train, validate
+from helpers import tiny_preset
 
 
 def small(preset: str, tmp_path: Path, **changes: object) -> TrainConfig:
-    cfg = PRESETS[preset]
-    cfg = dataclasses.replace(
-        cfg,
-        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
-        model=ModelConfig(hidden=16),
-        plr=dataclasses.replace(cfg.plr, buffer_size=8, n_edits=2),
-        n_envs=4, n_steps=16, chunk=2, checkpoint_every=2, archive_every=0,
-        eval=EvalConfig(every=0), out_dir=tmp_path, progress=False, tensorboard=False,
-        total_steps=None, total_updates=4,
-    )  # fmt: skip
+    cfg = tiny_preset(preset, tmp_path, n_steps=16, chunk=2, checkpoint_every=2)
+    cfg = dataclasses.replace(cfg, total_steps=None, total_updates=4)
     return dataclasses.replace(cfg, **changes)
 
 

@@ -5,6 +5,7 @@ arenas resumes bitwise exactly after SIGKILL, and bad combinations are refused."
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,17 +14,18 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from arenax.curricula import PairedConfig
 from arenax.curricula.plr import Played
 from arenax.options import ConfigError
 from arenax.train import PRESETS, validate
-from arenax.train.build import make_algorithm
+from arenax.train.build import make_curriculum
 from helpers import tiny_preset
 
 
 def test_the_scoring_teams_regret_scores_the_arena() -> None:
     """PVL by hand: 2 envs × 2 taggers, 3 steps; tagger 1 of env 1 ends no episode."""
-    algo = make_algorithm(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")),
-                                              plr=dataclasses.replace(PRESETS["tag-grid-plr"].plr, score="pvl")))  # fmt: skip
+    q = dataclasses.replace(PRESETS["tag-grid-plr"].curriculum, score="pvl")
+    algo = make_curriculum(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q))
     adv = jnp.array([[1.0, -1.0, 2.0, 0.5], [3.0, 1.0, 0.0, 0.5], [0.0, 2.0, 4.0, 0.5]])
     done = jnp.array([[0, 0, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0]], bool)
     reward = jnp.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 10.0, 0.0], [-1.0, 3.0, 0.0, 0.0]])
@@ -44,11 +46,11 @@ def test_a_block_of_a_parallel_rollout_is_its_levels_played_alone(tmp_path: Path
 
     from arenax.curricula.plr import Blocks
 
-    cfg = tiny_preset("tag-grid-accel", tmp_path, plr=dataclasses.replace(
-        tiny_preset("tag-grid-accel", tmp_path).plr, parallel=True))  # fmt: skip
-    algo = make_algorithm(cfg)
+    cfg = tiny_preset("tag-grid-accel", tmp_path, curriculum=dataclasses.replace(
+        tiny_preset("tag-grid-accel", tmp_path).curriculum, parallel=True))  # fmt: skip
+    algo = make_curriculum(cfg)
     state = algo.init(jax.random.key(0))
-    params = algo._params(algo._agents(state))
+    params = state.learner
     n = cfg.n_envs
     gen = jax.vmap(algo.generator)
     blocks = {b: gen(jax.random.split(jax.random.key(i + 1), n))
@@ -69,8 +71,8 @@ def test_both_teams_scores_average_by_hand() -> None:
     """score_team=both with PVL: env 0's taggers score (4/3 + 1)/2 as above and its runner
     (one episode of 3 steps, advantages 2, -1, 1) 1: the level scores their mean; env 1's
     runner ends no episode, so only the taggers' score counts."""
-    q = dataclasses.replace(PRESETS["tag-grid-plr"].plr, score="pvl", score_team="both")
-    algo = make_algorithm(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), plr=q))
+    q = dataclasses.replace(PRESETS["tag-grid-plr"].curriculum, score="pvl", score_team="both")
+    algo = make_curriculum(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q))
     adv = jnp.array([[1.0, -1.0, 2.0, 0.5], [3.0, 1.0, 0.0, 0.5], [0.0, 2.0, 4.0, 0.5]])
     done = jnp.array([[0, 0, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0]], bool)
     taggers = SimpleNamespace(reward=jnp.zeros((3, 4)), value=jnp.zeros((3, 4)), done=done)
@@ -82,23 +84,21 @@ def test_both_teams_scores_average_by_hand() -> None:
     scores, _ = algo._score(played, None, jnp.full((2,), -jnp.inf))
     np.testing.assert_allclose(scores, [(((4 / 3) + 1.0) / 2 + 1.0) / 2, 1.0], rtol=1e-6)
     with pytest.raises(ConfigError, match=r"plr\.score_team='both': both teams' scores combine"):
-        validate(dataclasses.replace(PRESETS["tag-grid-plr"], plr=dataclasses.replace(
-            PRESETS["tag-grid-plr"].plr, score_team="both")))  # fmt: skip
+        validate(dataclasses.replace(PRESETS["tag-grid-plr"], curriculum=dataclasses.replace(
+            PRESETS["tag-grid-plr"].curriculum, score_team="both")))  # fmt: skip
 
 
 def test_bad_combinations_are_refused() -> None:
     cases = [
-        (dataclasses.replace(PRESETS["tag-continuous"], algorithm="paired"),
-         "teacher.n_walls=60: must be in [0, 0] (tag.max_obstacles: one disc per step)"),
-        (dataclasses.replace(PRESETS["cartpole-dr"], algorithm="sfl"),
-         "algorithm='sfl': game 'cartpole' trains with 'dr', 'plr' or 'accel'"),
-        (dataclasses.replace(PRESETS["tag-sfl"], tag=dataclasses.replace(
-            PRESETS["tag-sfl"].tag, runners_leave=False)),
-         "tag.runners_leave=False: SFL over continuous arenas counts each runner as one trial"),
-        (dataclasses.replace(PRESETS["tag-grid-plr"], algorithm="paired"),
+        (dataclasses.replace(PRESETS["tag-continuous"], curriculum=PairedConfig()),
+         "teacher.n_walls=60: must be in [0, 0] (the game's max_obstacles)"),
+        (dataclasses.replace(PRESETS["tag-sfl"], env=dataclasses.replace(
+            PRESETS["tag-sfl"].env, runners_leave=False)),
+         "env.runners_leave=False: SFL over continuous arenas counts each runner as one trial"),
+        (dataclasses.replace(PRESETS["tag-grid-plr"], curriculum=PairedConfig()),
          "runner.policy='shared': must differ from the taggers' policy"),
-        (dataclasses.replace(PRESETS["tag-grid-plr"],
-                             plr=dataclasses.replace(PRESETS["tag-grid-plr"].plr, score_team="x")),
+        (dataclasses.replace(PRESETS["tag-grid-plr"], curriculum=dataclasses.replace(
+            PRESETS["tag-grid-plr"].curriculum, score_team="x")),
          "plr.score_team='x': allowed: tagger, runner"),
     ]  # fmt: skip
     for cfg, message in cases:
@@ -108,21 +108,21 @@ def test_bad_combinations_are_refused() -> None:
 
 def tiny_sfl(tmp_path: Path, name: str, updates: int, **changes: object):
     cfg = tiny_preset("tag-grid-sfl", tmp_path, name=name, **changes)
-    q = dataclasses.replace(cfg.sfl, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2)
-    return dataclasses.replace(cfg, sfl=q, total_steps=None, total_updates=updates)
+    return dataclasses.replace(cfg, total_steps=None, total_updates=updates)
 
 
 def test_sfl_success_is_the_scoring_teams_first_episode() -> None:
     """Taggers succeed when the runner is tagged, runners when an episode ends untagged;
     only each env's first episode counts."""
     from arenax.curricula.sfl import first_episode_success
+    from arenax.envs.tag.family import team_success
 
-    algo = make_algorithm(tiny_sfl(Path("x"), "x", 1))
+    algo = make_curriculum(tiny_sfl(Path("x"), "x", 1))
     # 3 envs over 3 steps: env 0 tagged at t = 1, env 1 survives to the time limit at
     # t = 0 (then tagged), env 2 ends no episode
     done = jnp.array([[0, 1, 0], [1, 1, 0], [0, 0, 0]], bool)
     tagged = jnp.array([[0, 0, 0], [1, 1, 0], [0, 0, 0]], bool)
     ep = {"done": done, "success": tagged}
-    runner = dataclasses.replace(algo, score_team="runner")
+    runner = dataclasses.replace(algo, success=functools.partial(team_success, algo.env, "runner"))
     np.testing.assert_array_equal(first_episode_success(done, algo._success(ep)), [1, 0, 0])
     np.testing.assert_array_equal(first_episode_success(done, runner._success(ep)), [0, 1, 0])

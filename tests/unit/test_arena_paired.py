@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from arenax.curricula import PairedConfig
 from arenax.curricula.scores import team_episode_returns
 from arenax.envs.tag.arenas import validate_level
 from arenax.envs.tag.editor import ArenaEditor
@@ -93,19 +94,23 @@ def test_a_teams_returns_per_arena_by_hand() -> None:
     np.testing.assert_allclose(best, [0.0, 0.0])
 
 
+def with_teacher(cfg, **teacher):
+    c = cfg.curriculum
+    return dataclasses.replace(cfg, curriculum=dataclasses.replace(c, teacher=dataclasses.replace(c.teacher, **teacher)))
+
+
 def test_bad_combinations_are_refused() -> None:
     cfg = PRESETS["tag-grid-paired"]
     cases = [
-        (dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, policy="tagger")),
+        (dataclasses.replace(cfg, teams={**cfg.teams, "runner": dataclasses.replace(cfg.teams["runner"], policy="tagger")}),
          "runner.policy='tagger': must differ from the taggers' policy"),
-        (dataclasses.replace(cfg, teacher=dataclasses.replace(cfg.teacher, n_walls=225)),
+        (with_teacher(cfg, n_walls=225),
          "teacher.n_walls=225: must be in [0, 224]"),
-        (dataclasses.replace(cfg, tagger=dataclasses.replace(cfg.tagger, frozen=True)),
+        (dataclasses.replace(cfg, teams={**cfg.teams, "tagger": dataclasses.replace(cfg.teams["tagger"], frozen=True)}),
          "tagger.frozen=True: the taggers are the teacher's students"),
-        (dataclasses.replace(PRESETS["cartpole-dr"], algorithm="paired"),
-         "algorithm='paired': game 'cartpole' trains with 'dr'"),
-        (dataclasses.replace(PRESETS["tag-paired"], teacher=dataclasses.replace(
-            PRESETS["tag-paired"].teacher, n_walls=17)),
+        (dataclasses.replace(PRESETS["cartpole-dr"], curriculum=PairedConfig()),
+         "PAIRED needs the family's editor; family 'cartpole' has none"),
+        (with_teacher(PRESETS["tag-paired"], n_walls=17),
          "teacher.n_walls=17: must be in [0, 16]"),
     ]  # fmt: skip
     for c, message in cases:

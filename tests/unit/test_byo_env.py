@@ -12,7 +12,7 @@ import pytest
 from examples.corridor import MAX_LENGTH, Corridor, corridor
 
 import arenax
-from arenax.train.config import TrainConfig, all_presets, validate
+from arenax.train import TrainConfig, all_presets, validate
 
 
 def test_corridor_rules_hand_computed() -> None:
@@ -66,15 +66,20 @@ def test_registries_know_the_family() -> None:
 
 
 def test_unknown_and_unsuitable_games_are_refused() -> None:
-    with pytest.raises(arenax.options.ConfigError, match="game='nope': allowed: maze"):
-        validate(TrainConfig(game="nope", total_steps=10))
+    @dataclasses.dataclass(frozen=True)
+    class Nope:
+        size: int = 1
+
+    with pytest.raises(arenax.options.ConfigError, match="not the options of a registered family"):
+        validate(TrainConfig(env=Nope(), total_steps=10))
     arenax.register("two-team-tag", lambda: arenax.make("tag", n_taggers=1, n_runners=1),
                     overwrite=True)  # fmt: skip
     try:
-        with pytest.raises(arenax.options.ConfigError, match="one team 'agent'"):
-            validate(dataclasses.replace(all_presets()["cartpole-dr"], game="two-team-tag"))
+        env = arenax.registry.family("two-team-tag").options()
+        with pytest.raises(arenax.options.ConfigError, match="must be the game's teams: tagger, runner"):
+            validate(dataclasses.replace(all_presets()["cartpole-dr"], env=env))
     finally:
-        del arenax.registry.ENVS["two-team-tag"]
+        del arenax.registry.FAMILIES["two-team-tag"]
 
 
 def test_maze_level_files_as_a_suite(tmp_path: Path) -> None:

@@ -125,9 +125,9 @@ def test_auto_reset_wrappers_keep_shapes(name: str, wrapper: str) -> None:
 
 def test_options_of_an_env_are_its_fields() -> None:
     """The training config of a family is built from the env's own options (one definition)."""
-    from arenax.train.config import EnvConfig, GridTagConfig, TagConfig
+    from arenax.train import GridTagConfig, MazeConfig, TagConfig
 
-    for cfg, cls in ((EnvConfig, arenax.envs.maze.MazeEnv),
+    for cfg, cls in ((MazeConfig, arenax.envs.maze.MazeEnv),
                      (TagConfig, arenax.envs.tag.TagEnv),
                      (GridTagConfig, arenax.envs.tag.GridTagEnv)):  # fmt: skip
         assert issubclass(cfg, cls)

@@ -16,8 +16,18 @@ from arenax.envs.tag import GridTagEnv, TagEnv
 from arenax.envs.wrappers import AutoReplay, EpisodeStats
 from arenax.nn.mlp import MLPPolicy
 from arenax.rl.rollout import RolloutCarry, per_env_keys, reset_batch, team_rollout
-from arenax.train import ConfigError, PPOConfig, TrainConfig, validate
-from arenax.train.config import PRESETS, GridTagConfig, TagConfig, TeamConfig
+from arenax.train import (
+    PRESETS,
+    ConfigError,
+    DDPGConfig,
+    GridTagConfig,
+    MLPConfig,
+    PPOConfig,
+    TagConfig,
+    TeamConfig,
+    TrainConfig,
+    validate,
+)
 
 
 # ---------------------------------------------------------------- distributions, policy
@@ -100,20 +110,23 @@ def test_team_rollout_matches_an_independent_replay() -> None:
 @pytest.mark.parametrize(
     "changes, message",
     [
-        (dict(learner="ddpg"), "learner='ddpg': needs a continuous-action game"),
-        (dict(tag=TagConfig(n_taggers=1, n_runners=2, k_nearest=3)), "tag.k_nearest=3"),
-        (dict(tag=TagConfig(n_runners=0)), "tag.n_runners=0"),
-        (dict(grid_tag=GridTagConfig(size=0), game="grid-tag"), "grid_tag.size=0"),
+        (dict(tagger=TeamConfig(ddpg=DDPGConfig()), runner=TeamConfig(ddpg=DDPGConfig())),
+         "tagger.ddpg='set': needs one team of one agent with continuous actions"),
+        (dict(env=TagConfig(n_taggers=1, n_runners=2, k_nearest=3)), "env.k_nearest=3"),
+        (dict(env=TagConfig(n_runners=0)), "env.n_runners=0"),
+        (dict(env=GridTagConfig(size=0)), "env.size=0"),
         (dict(tagger=TeamConfig(policy="p"), runner=TeamConfig(policy="p", frozen=True)),
          "runner.frozen=True: must equal tagger.frozen"),
         (dict(tagger=TeamConfig(frozen=True), runner=TeamConfig(frozen=True)), "every team is frozen"),
-        (dict(tagger=TeamConfig(hidden=())), "tagger.hidden=()"),
+        (dict(tagger=TeamConfig(network=MLPConfig(hidden=()))), "tagger.hidden=()"),
         (dict(tagger=TeamConfig(ppo=PPOConfig(minibatches=3))), "tagger.ppo.minibatches=3"),
         (dict(runner=TeamConfig(ppo=PPOConfig(gamma=2.0))), "runner.ppo.gamma=2.0"),
     ],
 )  # fmt: skip
 def test_tag_config_validation(changes: dict, message: str) -> None:
-    cfg = dataclasses.replace(PRESETS["tag-continuous"], **changes)
+    base = PRESETS["tag-continuous"]
+    teams = {t: changes.pop(t, tc) for t, tc in base.teams.items()}
+    cfg = dataclasses.replace(base, teams=teams, **changes)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         validate(cfg)
 
@@ -151,8 +164,8 @@ def test_game_configs_mirror_the_environments_defaults() -> None:
     options); their defaults must build the environments' defaults."""
     from arenax.train.build import make_env
 
-    assert make_env(TrainConfig(game="tag")) == TagEnv()
-    assert make_env(TrainConfig(game="grid-tag")) == GridTagEnv()
+    assert make_env(TrainConfig(env=TagConfig())) == TagEnv()
+    assert make_env(TrainConfig(env=GridTagConfig())) == GridTagEnv()
     assert {f.name for f in dataclasses.fields(TagConfig)} == {
         f.name for f in dataclasses.fields(TagEnv)
     }

@@ -12,15 +12,18 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from arenax.curricula import ACCELConfig, DRConfig, PairedConfig, PLRConfig
 from arenax.curricula import buffer as B
 from arenax.envs import AutoReplay, EpisodeStats
 from arenax.envs.maze import MazeEditor, MazeEnv, MazeLevel
+from arenax.envs.maze.family import MazeConfig
 from arenax.nn import StudentPolicy
 from arenax.rl.gae import gae
 from arenax.rl.rollout import rollout, start_rollout
-from arenax.train import PRESETS, ConfigError, EnvConfig, EvalConfig, ModelConfig
-from arenax.train.build import make_algorithm
-from arenax.train.config import TrainConfig, load_config, save_config, validate
+from arenax.train import PRESETS, ConfigError, TrainConfig, validate, with_compat
+from arenax.train.build import make_curriculum
+from arenax.train.config import load_config, save_config
+from helpers import tiny_preset
 
 ROWS = ["#....", ".#...", "..#..", "...#.", "....#"]
 
@@ -39,16 +42,8 @@ def stack(levels: list[MazeLevel]) -> MazeLevel:
 
 
 def small(preset: str, tmp_path: Path, **changes: object) -> TrainConfig:
-    cfg = PRESETS[preset]
-    cfg = dataclasses.replace(
-        cfg,
-        env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8),
-        model=ModelConfig(hidden=16),
-        plr=dataclasses.replace(cfg.plr, buffer_size=8, n_edits=2),
-        n_envs=4, n_steps=16, chunk=2, checkpoint_every=2, archive_every=0,
-        eval=EvalConfig(every=0), out_dir=tmp_path, progress=False, tensorboard=False,
-        total_steps=None, total_updates=4,
-    )  # fmt: skip
+    cfg = dataclasses.replace(tiny_preset(preset, tmp_path), n_steps=16, chunk=2,
+                              checkpoint_every=2, total_steps=None, total_updates=4)  # fmt: skip
     return dataclasses.replace(cfg, **changes)
 
 
@@ -57,7 +52,7 @@ def test_parallel_rescoring_keeps_the_new_level_in_a_slot_it_just_took(tmp_path:
     """Capacity 4, scores [.9, .8, .7, .1]; slot 3 was replayed this cycle. A new level with
     score .3 and best return 0 takes slot 3 (the lowest replay probability); the replay
     block's rescoring of slot 3 (score .2, best .95) must not land on the new level."""
-    algo = make_algorithm(small("maze-pplr", tmp_path))
+    algo = make_curriculum(small("maze-pplr", tmp_path))
     algo = dataclasses.replace(
         algo, config=dataclasses.replace(algo.config, staleness_coef=0.0, buffer_size=4)
     )
@@ -94,7 +89,7 @@ def test_parallel_rescoring_keeps_the_new_level_in_a_slot_it_just_took(tmp_path:
 
 def test_published_presets_budget_30000_updates() -> None:
     for name, cfg in PRESETS.items():
-        if cfg.game == "maze":
+        if isinstance(cfg.env, MazeConfig):
             assert (cfg.total_updates, cfg.total_steps) == (30_000, None), name
             assert cfg.update_rounds == 30_000
 
@@ -206,14 +201,18 @@ def test_duplicates_with_or_without_the_direction(ignore: tuple) -> None:
 # ---------------------------------------------------------------------- the switch
 def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
     for name in ("maze-dr", "maze-pplr", "maze-paccel", "maze-paired"):
-        cfg = dataclasses.replace(PRESETS[name], compat="minimax")
-        assert cfg.ppo.bootstrap_truncation is False
-        assert cfg.teacher.ppo.bootstrap_truncation is False
-        assert cfg.teacher.collisions == "keep"
-        assert cfg.plr.inserted_staleness == "inherit"
-        assert cfg.plr.duplicate_ignores == ("agent_dir",)
-        assert cfg.plr.cold_children == "new"
-        assert cfg.ppo.carry_over == (cfg.algorithm in ("dr", "paired"))
+        cfg = with_compat(PRESETS[name], "minimax")
+        c, ppo = cfg.curriculum, cfg.teams["agent"].ppo
+        assert ppo.bootstrap_truncation is False
+        if isinstance(c, PairedConfig):
+            assert c.teacher.ppo.bootstrap_truncation is False
+            assert c.teacher.collisions == "keep"
+        if isinstance(c, PLRConfig):
+            assert c.inserted_staleness == "inherit"
+            assert c.duplicate_ignores == ("agent_dir",)
+        if isinstance(c, ACCELConfig):
+            assert c.cold_children == "new"
+        assert ppo.carry_over == isinstance(c, DRConfig | PairedConfig)
         validate(cfg)
         # the options are in config.json, and a reloaded config is the same
         save_config(cfg, tmp_path / "c.json")
@@ -221,9 +220,9 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
         assert load_config(tmp_path / "c.json") == cfg
     # arenax's own defaults differ from the reference in each of these
     base = PRESETS["maze-paccel"]
-    assert base.ppo.bootstrap_truncation is None and not base.ppo.carry_over
-    assert (base.plr.inserted_staleness, base.plr.duplicate_ignores, base.plr.cold_children) == (
-        "zero", (), "mutate",
-    )  # fmt: skip
+    ppo, c = base.teams["agent"].ppo, base.curriculum
+    assert ppo.bootstrap_truncation is None and not ppo.carry_over
+    assert (c.inserted_staleness, c.duplicate_ignores, c.cold_children) == ("zero", (), "mutate")
     with pytest.raises(ConfigError, match=r"ppo\.carry_over=True: applies to dr and paired"):
-        validate(dataclasses.replace(base, ppo=dataclasses.replace(base.ppo, carry_over=True)))
+        agent = dataclasses.replace(base.teams["agent"], ppo=dataclasses.replace(ppo, carry_over=True))
+        validate(dataclasses.replace(base, teams={"agent": agent}))

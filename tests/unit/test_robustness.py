@@ -10,7 +10,8 @@ import pytest
 
 from arenax import distributions as D
 from arenax.envs.maze import MazeEnv, MazeLevel
-from arenax.rl.evaluation import cvar, robustness
+from arenax.envs.maze.evaluation import robustness
+from arenax.stats import cvar
 
 
 def test_cvar_hand_computed() -> None:
@@ -76,8 +77,8 @@ def test_arena_robustness_of_scripted_teams() -> None:
     blocked. The taggers' per-arena tag rate is 1 or 0, as for mazes; the random runners
     (another matchup) are drawn as well."""
     from arenax.envs.tag import GridTagEnv
+    from arenax.envs.tag.evaluation import arena_robustness
     from arenax.envs.tag.grid import GridTagLevel
-    from arenax.eval.teams import arena_robustness
 
     env = GridTagEnv(n_taggers=1, size=3, episode_length=5)
     start = jnp.array([[2, 0], [0, 0]], jnp.int32)

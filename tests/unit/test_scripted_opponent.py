@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from arenax.envs.tag import BENCHMARK, GridTagEnv, TagEnv
-from arenax.envs.tag.scripted import ScriptedTeams, scripted_actions, whole_game
+from arenax.envs.tag.scripted import ScriptedTeams, scripted_actions
+from arenax.envs.wrappers import whole_game
 from arenax.options import ConfigError
 from arenax.train import PRESETS, validate
 
@@ -64,14 +65,15 @@ def test_a_scripted_team_plays_inside_the_env(game: str, scripted: str) -> None:
         ("tag-continuous", {"tagger": {"scripted": True}, "runner": {"scripted": True}}, "every team is scripted"),
         ("tag-continuous", {"tagger": {"frozen": True}, "runner": {"scripted": True}}, "every team is frozen or scripted"),
         ("tag-grid-plr", {"runner": {"scripted": True}, "plr": {"score_team": "runner"}}, "plr.score_team='runner': scores need the team's value estimates"),
-        ("tag-grid-paired", {"tagger": {"scripted": True}}, "tagger.scripted=True: paired over arenas trains the taggers"),
-        ("tag-grid-sfl", {"tagger": {"scripted": True, "policy": ""}}, "tagger.scripted=True: sfl over arenas trains the taggers"),
-        ("cartpole-dr", {"agent": {"scripted": True}}, "agent.scripted=True: scripted players exist for the Tag games"),
+        ("tag-grid-paired", {"tagger": {"scripted": True}}, "tagger.scripted=True: paired trains the taggers"),
+        ("tag-grid-sfl", {"tagger": {"scripted": True, "policy": ""}}, "tagger.scripted=True: sfl trains the taggers"),
+        ("cartpole-dr", {"agent": {"scripted": True}}, "agent.scripted=True: family 'cartpole' has no scripted players"),
     ],
 )  # fmt: skip
 def test_bad_combinations_are_refused(preset: str, changes: dict, message: str) -> None:
     cfg = PRESETS[preset]
-    cfg = dataclasses.replace(cfg, **{
-        k: dataclasses.replace(getattr(cfg, k), **v) for k, v in changes.items()})  # fmt: skip
+    teams = {t: dataclasses.replace(tc, **changes.pop(t, {})) for t, tc in cfg.teams.items()}
+    curriculum = dataclasses.replace(cfg.curriculum, **changes.pop("plr", {}))
+    cfg = dataclasses.replace(cfg, teams=teams, curriculum=curriculum)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         validate(cfg)

@@ -10,8 +10,8 @@ import pytest
 
 from arenax.curricula.sfl import first_episode_success, learnability, select
 from arenax.options import ConfigError
-from arenax.train import PRESETS, EnvConfig, EvalConfig, ModelConfig
-from arenax.train.config import validate
+from arenax.train import validate
+from helpers import tiny_preset
 
 
 def test_success_rate_and_selection_hand_computed() -> None:
@@ -30,22 +30,14 @@ def test_success_rate_and_selection_hand_computed() -> None:
 
 
 def tiny(tmp_path: Path, **sfl: object) -> object:
-    cfg = PRESETS["maze-sfl"]
-    q = dataclasses.replace(cfg.sfl, **{"buffer_size": 4, "sample_levels": 8, "episodes": 3,
-                                        "refresh_every": 2, **sfl})  # fmt: skip
-    return dataclasses.replace(
-        cfg, env=EnvConfig(height=5, width=5, n_walls=4, max_steps=8), model=ModelConfig(hidden=8),
-        sfl=q, n_envs=4, n_steps=16, chunk=1, checkpoint_every=1, total_steps=None,
-        total_updates=4, eval=EvalConfig(every=0), out_dir=tmp_path, progress=False,
-        tensorboard=False,
-    )  # fmt: skip
+    cfg = tiny_preset("maze-sfl", tmp_path)
+    q = dataclasses.replace(cfg.curriculum, **{"episodes": 3, **sfl})
+    return dataclasses.replace(cfg, curriculum=q, n_steps=16, total_steps=None, total_updates=4)
 
 
 def test_options_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"sfl\.buffer_size=9: must be <= sfl\.sample_levels=8"):
         validate(tiny(tmp_path, buffer_size=9))
-    with pytest.raises(ConfigError, match="algorithm='sfl'"):
-        validate(dataclasses.replace(PRESETS["cartpole-dr"], algorithm="sfl"))
 
 
 def test_refresh_estimates_p_from_whole_episodes(tmp_path: Path) -> None:
@@ -53,14 +45,11 @@ def test_refresh_estimates_p_from_whole_episodes(tmp_path: Path) -> None:
     buffer holds their learnability, highest first."""
     import jax
 
-    from arenax.curricula import STUDENT
-    from arenax.train.build import make_algorithm
+    from arenax.train.build import make_curriculum
 
-    algo = make_algorithm(tiny(tmp_path))
+    algo = make_curriculum(tiny(tmp_path))
     state = algo.init(jax.random.key(0))
-    buf = jax.jit(lambda p, k: algo._refresh(p, k, None))(
-        state.learner[STUDENT].params, jax.random.key(1)
-    )
+    buf = jax.jit(lambda p, k: algo._refresh(p, k, None))(state.learner, jax.random.key(1))
     p = np.asarray(buf.success)
     np.testing.assert_allclose(p * 3, np.round(p * 3), atol=1e-5)
     np.testing.assert_allclose(buf.learnability, p * (1 - p), atol=1e-6)

@@ -298,21 +298,22 @@ def test_sfl_outcome_is_the_share_of_runners_tagged() -> None:
     of 3 tagged, env 1's (t = 0) with none (its second, 3 tagged, does not count), env 2
     ends none. Taggers' p: 2/3, 0, 0; runners': 1/3, 1, 0."""
     from arenax.curricula.sfl import first_episode_success
+    from arenax.envs.tag.family import team_success
     from arenax.train import PRESETS
-    from arenax.train.build import make_algorithm
+    from arenax.train.build import make_curriculum
     from helpers import tiny_preset
 
     cfg = tiny_preset("tag-sfl", "x")
-    cfg = dataclasses.replace(cfg, tag=dataclasses.replace(
-        cfg.tag, n_taggers=2, n_runners=3, episode_length=8, max_obstacles=3, k_nearest=None))  # fmt: skip
-    algo = make_algorithm(cfg)
+    cfg = dataclasses.replace(cfg, env=dataclasses.replace(
+        cfg.env, n_taggers=2, n_runners=3, episode_length=8, max_obstacles=3, k_nearest=None))  # fmt: skip
+    algo = make_curriculum(cfg)
     done = jnp.array([[0, 1, 0], [1, 0, 0], [0, 1, 0]], bool)
     tagged = jnp.array([[0, 0, 0], [2, 0, 0], [0, 3, 0]], jnp.float32)  # episode totals
     ep = {"done": done, "success": done & (tagged == 3), "sums": {"tagged": tagged}}
-    runner = dataclasses.replace(algo, score_team="runner")
+    runner = dataclasses.replace(algo, success=functools.partial(team_success, algo.env, "runner"))
     np.testing.assert_allclose(first_episode_success(done, algo._success(ep)), [2 / 3, 0, 0])
     np.testing.assert_allclose(first_episode_success(done, runner._success(ep)), [1 / 3, 1, 0])
-    assert PRESETS["tag-sfl"].tag.runners_leave
+    assert PRESETS["tag-sfl"].env.runners_leave
 
 
 @pytest.mark.parametrize("m", [0, 1, 2, 3, 5, 9])

@@ -7,7 +7,7 @@ import jax
 import numpy as np
 
 from arenax.envs.tag import GridTagEnv, TagEnv
-from arenax.eval.teams import evaluate_matchup, play_episodes, team_actor
+from arenax.envs.tag.evaluation import evaluate_matchup, play_episodes, team_actor
 
 
 def test_episode_statistics_match_a_step_by_step_replay() -> None:

@@ -86,7 +86,7 @@ def test_default_rules_play_warpdrives_game() -> None:
                      skill_range=(0.5, 1.0), tag_distance_range=(0, 2),
                      episode_length_range=(4, 12))  # fmt: skip
     plain = GridTagLevel.open_field(env.generate(jax.random.key(1)).pos, 5)
-    ruled = env.default_rules(plain)
+    ruled = env.with_default_rules(plain)
     assert all(getattr(plain, f) is None for f in GridTagLevel.RULES)
     assert all(getattr(ruled, f) is not None for f in GridTagLevel.RULES)
     rng = np.random.default_rng(0)
@@ -137,7 +137,7 @@ def test_rule_edits_happen() -> None:
     """Over 64 mutations of 4 edits each, every rule gets redrawn somewhere."""
     env = GridTagEnv(n_taggers=2, size=6, episode_length=30, skill_range=(0.1, 1.0),
                      tag_distance_range=(0, 5), episode_length_range=(1, 30))  # fmt: skip
-    level = env.default_rules(GridTagLevel.open_field([[0, 0], [1, 1], [6, 6]], 6))
+    level = env.with_default_rules(GridTagLevel.open_field([[0, 0], [1, 1], [6, 6]], 6))
     keys = jax.random.split(jax.random.key(0), 64)
     kids = jax.vmap(lambda k: A.mutate(k, level, 4, env=env))(keys)
     assert np.any(np.asarray(kids.skill[:, 0]) != 1.0) and np.any(

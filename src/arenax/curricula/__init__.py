@@ -1,20 +1,32 @@
-"""Curricula: which levels the learners train on (DR, PLR / ACCEL and their parallel forms,
-PAIRED and its relatives, multi-team training of many-agent games)."""
+"""Curricula: which levels the players train on — DR, PLR / PLR⊥ / ACCEL and their
+parallel forms, SFL, PAIRED and its relatives — each written once over
+:class:`~arenax.curricula.players.Players`, and the options that choose them."""
 
-from arenax.curricula.common import STUDENT, Curriculum, TrainState
-from arenax.curricula.dr import DomainRandomisation
-from arenax.curricula.multiteam import MultiTeamDR, TeamConfig
+from arenax.curricula.common import Curriculum, Setup, TrainState
+from arenax.curricula.dr import DomainRandomisation, DRConfig
 from arenax.curricula.paired import PairedConfig, TeacherConfig, TeacherCurriculum
-from arenax.curricula.plr import PLRConfig, ReplayCurriculum
+from arenax.curricula.players import Players, TeamConfig
+from arenax.curricula.plr import ACCELConfig, PLRConfig, ReplayCurriculum
+from arenax.curricula.sfl import SFLConfig, SFLCurriculum
+
+#: the curricula a run chooses from (``TrainConfig.curriculum``), by name
+CURRICULA: dict[str, type] = {
+    c.KIND: c for c in (DRConfig, PLRConfig, ACCELConfig, SFLConfig, PairedConfig)
+}
 
 __all__ = [
-    "STUDENT",
+    "CURRICULA",
+    "ACCELConfig",
     "Curriculum",
+    "DRConfig",
     "DomainRandomisation",
-    "MultiTeamDR",
     "PLRConfig",
     "PairedConfig",
+    "Players",
     "ReplayCurriculum",
+    "SFLConfig",
+    "SFLCurriculum",
+    "Setup",
     "TeacherConfig",
     "TeacherCurriculum",
     "TeamConfig",

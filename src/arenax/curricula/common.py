@@ -8,7 +8,8 @@ mesh and the cycle keys and calls ``cycle`` inside ``jax.shard_map``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+import dataclasses
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -16,14 +17,11 @@ from jax.sharding import PartitionSpec
 
 from arenax.collectives import psum
 from arenax.envs.core import Environment
+from arenax.envs.family import Family
 from arenax.envs.wrappers import AutoReplay, EpisodeStats
-from arenax.rl.learner import LearnerState, no_update_stats
-from arenax.rl.ppo import bootstraps
-from arenax.rl.rollout import rollout, start_rollout
+from arenax.rl.learner import LearnerState
+from arenax.rl.rollout import start_rollout
 from arenax.struct import pytree_dataclass
-
-#: the policy name of a maze student in :attr:`TrainState.learner`
-STUDENT = "student"
 
 
 @pytree_dataclass
@@ -31,9 +29,9 @@ class TrainState:
     """Everything a run needs to continue (checkpointed as one pytree).
 
     Attributes:
-        learner: the learning agents' states, ``{policy name: LearnerState}``: ``"student"``
-            for a maze student (PAIRED: the students stacked on a leading axis, the
-            protagonist first), one entry per policy of a many-agent game.
+        learner: the policies' states, ``{policy name: LearnerState}`` (a team's policy is
+            named after the team unless it shares one; PAIRED: the students' policy holds
+            every student stacked on a leading axis, the protagonist first).
         curriculum: the curriculum's own state (``{}`` for DR, the level buffer for PLR,
             the teacher for PAIRED, the running environments for multi-team training).
         cycle: ``() int32``, cycles done; the key of cycle ``c`` is ``fold_in(rng, c)``, so
@@ -63,6 +61,35 @@ class TrainState:
         return self.replace(learner=learner, curriculum=curriculum, cycle=self.cycle + 1)
 
 
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """What a curriculum is built from (``config.curriculum(setup)``).
+
+    Attributes:
+        players: the policies and how they act and learn.
+        family: the game's family record (generators, mutators, editor, metrics…).
+        game: the whole game (a team played by scripts inside ``players.env`` is a team
+            here), built from the run's options.
+        n_envs: environments per level block (global, over all devices).
+        n_steps: rollout length per cycle.
+        n_devices: devices the environments are split over.
+        update_rounds: PPO updates over the run (a new learner's schedule length).
+    """
+
+    players: Any
+    family: Family
+    game: Environment
+    n_envs: int
+    n_steps: int
+    n_devices: int = 1
+    update_rounds: int = 1
+
+    def level_metrics(self) -> Any:
+        """The family's level metrics of this game, or ``None``."""
+        f = self.family.level_metrics
+        return None if f is None else f(self.game)
+
+
 def cycle_key(state: TrainState) -> jax.Array:
     """The key of the current cycle."""
     return jax.random.fold_in(jax.random.wrap_key_data(state.rng), state.cycle)
@@ -73,12 +100,25 @@ class Curriculum(Protocol):
     defaults).
 
     Attributes:
-        env: the (unwrapped) environment family the learners play.
-        progress: the progress bar's fields, ``{label: metric}``.
+        players: the :class:`~arenax.curricula.players.Players` it trains.
     """
 
-    env: Environment
-    progress: ClassVar[dict[str, str]] = {"return": "return", "solved": "solved"}
+    players: Any
+
+    @property
+    def env(self) -> Environment:
+        """The environment the players play (teams played by scripts inside it)."""
+        return self.players.env
+
+    @property
+    def progress(self) -> dict[str, str]:
+        """The progress bar's fields, ``{label: metric}``: the first team's return, then
+        ``solved`` (one team) or the env's per-episode counters (several)."""
+        p = self.players
+        if not p.several:
+            return {"return": "return", "solved": "solved"}
+        first = p.teams[0]
+        return {f"{first} return": f"return/{first}", **{k: k for k in p.env.episode_sums}}
 
     def init(self, key: jax.Array) -> TrainState:
         """The first train state of a run seeded by ``key``."""
@@ -98,35 +138,14 @@ class Curriculum(Protocol):
         split over the mesh axis ``axis``."""
         return PartitionSpec()
 
-    def student_params(self, state: TrainState) -> Any:
-        """Parameters of the maze student that held-out evaluation plays (PAIRED: the
-        protagonist)."""
-        return state.learner[STUDENT].params
+    def team_policies(self) -> dict[str, Any]:
+        """``{team: the policy that drives it}`` (what evaluation plays)."""
+        return self.players.policies()
 
-
-class OneStudent:
-    """The hooks through which a level curriculum reaches its learner(s), for one student
-    (``TrainState.learner[STUDENT]``): mixed into the replay and SFL curricula;
-    :class:`~arenax.curricula.teams.TeamPlay` overrides them for the policies of a
-    many-agent game."""
-
-    def _agents(self, state: TrainState) -> Any:
-        """The learner state(s) a cycle plays and trains."""
-        return state.learner[STUDENT]
-
-    def _learners(self, agents: Any) -> dict[str, Any]:
-        """``TrainState.learner`` holding ``agents``."""
-        return {STUDENT: agents}
-
-    def _params(self, agents: Any) -> Any:
-        return agents.params
-
-    def _no_stats(self) -> dict[str, jax.Array]:
-        """The update statistics of a cycle that does not train (NaN)."""
-        return no_update_stats()
-
-    def _episode_metrics(self, episodes: dict, axis_name: str | None) -> dict[str, jax.Array]:
-        return episode_metrics(episodes, axis_name)
+    def team_params(self, state: TrainState) -> dict[str, Any]:
+        """``{team: the parameters that drive it}`` of a train state (what evaluation
+        plays; PAIRED: the protagonist's)."""
+        return self.players.params(state.learner)
 
 
 def ended_means(
@@ -182,18 +201,15 @@ def level_batch_metrics(
 
 
 def replay_rollout(
-    env: Environment, learner: Any, params: Any, key: jax.Array, levels: Any, ids: jax.Array,
+    players: Any, params: dict[str, Any], key: jax.Array, levels: Any, ids: jax.Array,
     n_steps: int,
-) -> tuple[Any, Any, dict[str, jax.Array]]:  # fmt: skip
-    """The student plays this device's ``levels`` (leading ``n_local``, global indices
-    ``ids``) for ``n_steps``, each env replaying its level from a zero recurrent state:
-    ``(trajectory, initial carry, episode statistics)``."""
-    wrapped = EpisodeStats(AutoReplay(env))
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, jax.Array]]:  # fmt: skip
+    """Every team plays this device's ``levels`` (leading ``n_local``, global indices
+    ``ids``) for ``n_steps``, each env replaying its level from zero recurrent states:
+    ``(trajectories {team}, initial carries {team}, episode statistics)``."""
+    wrapped = EpisodeStats(AutoReplay(players.env))
     k_reset, k_roll = jax.random.split(key)
-    carry0 = learner.policy.initial_carry(ids.shape[0])
+    carry0 = players.initial_carry(ids.shape[0])
     start = start_rollout(wrapped, k_reset, levels, ids, carry0)
-    traj, _, episodes = rollout(
-        wrapped, learner.policy, params, k_roll, start, n_steps, ids,
-        bootstrap_truncation=bootstraps(learner.config, env),
-    )  # fmt: skip
-    return traj, carry0, episodes
+    trajs, _, episodes = players.rollout(wrapped, params, k_roll, start, n_steps, ids)
+    return trajs, carry0, episodes

@@ -1,128 +1,187 @@
-"""Domain randomisation (DR): the student trains on freshly generated levels.
+"""Domain randomisation (DR): the players train on freshly generated levels.
 
-One cycle::
+One cycle, episodes restarted every cycle (``episodes="restart"``, the maze's)::
 
     levels  <- generate (n_steps + 1) fresh levels per environment
-    rollout <- the student plays n_steps steps; every ended episode auto-resets to the
-               environment's next fresh level (no level is generated inside the rollout)
-    student <- PPO update on the rollout
+    rollout <- every env is reset onto its first level; the players act for n_steps steps;
+               an ended episode auto-resets to the env's next fresh level (no level is
+               generated inside the rollout)
+    update  <- PPO of each learning policy on its teams' agents
 
-With ``ppo.carry_over`` (the reference library's rule) the rollout starts from the recurrent
-state the previous cycle ended in, without a reset; that state is kept, split over devices
-with the environments, in the curriculum state.
+or, episodes continued across cycles (``episodes="continue"``: Tag, classic control, whose
+episodes are longer than a cycle)::
+
+    levels  <- one fresh level per environment, where episodes that begin this cycle start
+    rollout <- n_steps steps continuing where the last cycle stopped
+    update  <- PPO of each learning policy on its teams' agents
+
+The environments' states of the second form persist in the train state, split over devices
+with the environment batch. With ``ppo.carry_over`` (the reference library's rule; one-team
+games, restarted episodes) the rollout starts from the recurrent state the previous cycle
+ended in, kept in the curriculum state the same way.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
-from arenax.curricula.common import (
-    STUDENT,
-    Curriculum,
-    TrainState,
-    episode_metrics,
-    level_batch_metrics,
+from arenax.curricula.common import Curriculum, Setup, TrainState, level_batch_metrics
+from arenax.curricula.players import Players
+from arenax.envs.wrappers import (
+    AutoReplay,
+    AutoResetFromBatch,
+    EpisodeStats,
+    with_replay_level,
 )
-from arenax.envs.core import Environment
-from arenax.envs.wrappers import AutoResetFromBatch, EpisodeStats
-from arenax.rl.learner import Learner
-from arenax.rl.ppo import bootstraps
-from arenax.rl.rollout import example_obs, per_env_keys, rollout, start_rollout
+from arenax.rl.rollout import per_env_keys, start_rollout
+
+
+@dataclasses.dataclass(frozen=True)
+class DRConfig:
+    """Options of domain randomisation (``--dr.*``)."""
+
+    episodes: Literal["restart", "continue"] = "restart"
+    """Episodes restart on fresh levels every cycle (a cycle holds whole episodes), or
+    continue across cycles (episodes longer than a cycle: Tag, classic control)."""
+
+    KIND: ClassVar[str] = "dr"
+
+    def curriculum(self, s: Setup) -> DomainRandomisation:
+        """DR over the game's generator."""
+        return DomainRandomisation(s.players, s.n_envs, s.n_steps, s.game.generate, self,
+                                   s.level_metrics())  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
 class DomainRandomisation(Curriculum):
-    """DR over ``env``'s levels from ``generator`` (default: ``env.generate``).
+    """DR over ``players.env``'s levels from ``generator``.
 
     Attributes:
-        env: the (unwrapped) environment family.
-        learner: the student's PPO learner.
+        players: the policies and how they act and learn.
         n_envs: global number of environments (over all devices).
         n_steps: rollout length per cycle.
         generator: ``key -> level``.
+        config: the DR options.
         level_metrics: optional ``level -> dict`` of family metrics to log.
     """
 
-    env: Environment
-    learner: Learner
+    players: Players
     n_envs: int
     n_steps: int
-    generator: Callable[[jax.Array], Any] | None = None
+    generator: Callable[[jax.Array], Any]
+    config: DRConfig = DRConfig()
     level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
 
     @property
-    def rollout_env(self) -> Environment:
-        return EpisodeStats(AutoResetFromBatch(self.env))
-
-    def _generate(self, key: jax.Array) -> Any:
-        return (self.generator or self.env.generate)(key)
+    def continued(self) -> bool:
+        return self.config.episodes == "continue"
 
     @property
     def carry_over(self) -> bool:
-        return self.learner.config.carry_over
+        """The recurrent state carries over between cycles (one-team games)."""
+        return not self.continued and self.players.learner(self.players.teams[0]).config.carry_over
+
+    @property
+    def rollout_env(self) -> Any:
+        inner = AutoReplay(self.env) if self.continued else AutoResetFromBatch(self.env)
+        return EpisodeStats(inner)
 
     def init(self, key: jax.Array) -> TrainState:
-        """A fresh student (and a zero recurrent state per environment with carry-over)."""
+        """Fresh policies; the environments (continued episodes) or recurrent states
+        (carried over) that persist between cycles."""
+        p = self.players
+        if self.continued:
+            k_params, k_levels, k_reset = jax.random.split(key, 3)
+            ids = jnp.arange(self.n_envs, dtype=jnp.int32)
+            levels = jax.vmap(self.generator)(per_env_keys(k_levels, ids))
+            start = start_rollout(self.rollout_env, k_reset, levels, ids, p.initial_carry(self.n_envs))  # fmt: skip
+            learners = p.init(k_params, {t: start.obs[t][0] for t in p.teams})
+            return TrainState.create(key, learners, {"rollout": start})
         k_params, k_level = jax.random.split(key)
-        example = example_obs(self.env, k_level, self._generate(k_level), "agent")
-        own = {"carry": self.learner.policy.initial_carry(self.n_envs)} if self.carry_over else {}
-        return TrainState.create(key, {STUDENT: self.learner.init(k_params, example)}, own)
+        obs, _ = self.env.reset(k_level, self.generator(k_level))
+        own = {"carry": p.initial_carry(self.n_envs)} if self.carry_over else {}
+        return TrainState.create(key, p.init(k_params, obs), own)
 
     def state_specs(self, axis: str) -> Any:
-        """Replicated, but for a carried-over recurrent state: split with the environments."""
-        if not self.carry_over:
+        """Replicated, but for what persists per environment: split with them."""
+        if self.continued:
+            own: Any = {"rollout": PartitionSpec(axis)}
+        elif self.carry_over:
+            own = {"carry": PartitionSpec(axis)}
+        else:
             return PartitionSpec()
         return TrainState(
-            learner=PartitionSpec(), curriculum={"carry": PartitionSpec(axis)},
-            cycle=PartitionSpec(), rng=PartitionSpec(),
-        )  # fmt: skip
+            learner=PartitionSpec(), curriculum=own, cycle=PartitionSpec(), rng=PartitionSpec()
+        )
 
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
         """One DR cycle over this device's environments ``env_ids`` (global indices)."""
+        if self.continued:
+            return self._continued_cycle(state, key, env_ids, axis_name)
+        p = self.players
         k_levels, k_reset, k_roll, k_update = jax.random.split(key, 4)
-        student = state.learner[STUDENT]
 
         # 1. fresh levels: one per episode that can start in this rollout
         per_env = per_env_keys(k_levels, env_ids)
         levels = jax.vmap(
-            lambda k: jax.vmap(self._generate)(jax.random.split(k, self.n_steps + 1))
+            lambda k: jax.vmap(self.generator)(jax.random.split(k, self.n_steps + 1))
         )(per_env)  # leaves (n, n_steps + 1, ...)
 
         # 2. rollout
-        c = self.learner.config
-        if self.carry_over:
-            carry0 = state.curriculum["carry"]
-        else:
-            carry0 = self.learner.policy.initial_carry(env_ids.shape[0])
+        fresh = p.initial_carry(env_ids.shape[0])
+        carry0 = state.curriculum["carry"] if self.carry_over else fresh
         start = start_rollout(
             self.rollout_env, k_reset, levels, env_ids, carry0, reset_carry=not self.carry_over
         )
-        traj, end, episodes = rollout(
-            self.rollout_env, self.learner.policy, student.params, k_roll, start, self.n_steps,
-            env_ids, bootstrap_truncation=bootstraps(c, self.env),
-        )  # fmt: skip
+        trajs, end, episodes = p.rollout(
+            self.rollout_env, state.learner, k_roll, start, self.n_steps, env_ids
+        )
 
-        # 3. update the student
-        student, stats = self.learner.update(student, traj, carry0, k_update, axis_name)
+        # 3. update the learning policies
+        learners, stats = p.update(state.learner, trajs, carry0, k_update, axis_name)
 
         steps = jnp.int32(self.n_envs * self.n_steps)
+        firsts = jax.tree.map(lambda x: x[:, 0], levels)
         metrics = {
-            **episode_metrics(episodes, axis_name),
+            **p.episode_metrics(episodes, axis_name),
             **stats,
-            **level_batch_metrics(
-                self.level_metrics, jax.tree.map(lambda x: x[:, 0], levels), axis_name
-            ),
+            **level_batch_metrics(self.level_metrics, firsts, axis_name),
+            **p.agent_steps(trajs, self.n_envs, self.n_steps, axis_name),
             "env_steps": steps,
             "student_steps": steps,
             "updates": jnp.int32(1),
         }
         own = {"carry": end.carry} if self.carry_over else {}
-        return state.next({STUDENT: student}, own), metrics
+        return state.next(learners, own), metrics
+
+    def _continued_cycle(
+        self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
+        p = self.players
+        k_levels, k_roll, k_update = jax.random.split(key, 3)
+        start = state.curriculum["rollout"]
+
+        # 1. fresh start levels for the episodes that begin in this cycle
+        levels = jax.vmap(self.generator)(per_env_keys(k_levels, env_ids))
+        start = start.replace(env_state=with_replay_level(start.env_state, levels))
+
+        # 2. every team acts, continuing where the last cycle stopped
+        trajs, end, episodes = p.rollout(
+            self.rollout_env, state.learner, k_roll, start, self.n_steps, env_ids
+        )
+
+        # 3. each learning policy updates on its teams' agents
+        learners, metrics = p.update(state.learner, trajs, start.carry, k_update, axis_name)
+        steps = jnp.int32(self.n_envs * self.n_steps)
+        metrics.update(p.episode_metrics(episodes, axis_name))
+        metrics.update(p.agent_steps(trajs, self.n_envs, self.n_steps, axis_name))
+        metrics.update({"env_steps": steps, "student_steps": steps, "updates": jnp.int32(1)})
+        return state.next(learners, {"rollout": end}), metrics

@@ -41,21 +41,44 @@ from arenax.rl.rollout import per_env_keys, start_rollout
 
 @dataclasses.dataclass(frozen=True)
 class OffPolicyDR(Curriculum):
-    """DDPG / TD3 on ``env``'s team ``"agent"`` (one agent, a ``Box`` action).
+    """DDPG / TD3 on a one-team game (one agent, a ``Box`` action), fresh levels from its
+    generator (domain randomisation).
 
     Attributes:
-        env: the (unwrapped) environment.
+        game: the environment (one team of one agent, a ``Box`` action).
         config: DDPG / TD3 options.
         n_envs: environments.
         n_steps: env steps per environment per cycle.
+        generator: ``key -> level`` (default: the env's).
     """
 
-    env: Environment
+    game: Environment
     config: DDPGConfig
     n_envs: int = 1
     n_steps: int = 1
+    generator: Any = None
 
-    progress = {"return": "return/agent"}  # noqa: RUF012
+    @property
+    def env(self) -> Environment:  # type: ignore[override]
+        return self.game
+
+    @property
+    def team(self) -> str:
+        """The one team (one agent) that acts."""
+        return self.game.teams[0]
+
+    @property
+    def progress(self) -> dict[str, str]:
+        return {"return": "return"}
+
+    def _generate(self, key: jax.Array) -> Any:
+        return (self.generator or self.game.generate)(key)
+
+    def team_policies(self) -> dict[str, Any]:
+        return {self.team: self.policy}
+
+    def team_params(self, state: TrainState) -> dict[str, Any]:
+        return {self.team: state.learner["actor"].params}
 
     @property
     def rollout_env(self) -> Environment:
@@ -63,12 +86,12 @@ class OffPolicyDR(Curriculum):
 
     @property
     def bounds(self) -> tuple[float, float]:
-        space = self.env.action_space("agent")
+        space = self.env.action_space(self.team)
         return float(space.low), float(space.high)
 
     @property
     def action_dim(self) -> int:
-        return int(self.env.action_space("agent").shape[0])
+        return int(self.env.action_space(self.team).shape[0])
 
     @property
     def actor(self) -> ActorNet:
@@ -95,9 +118,9 @@ class OffPolicyDR(Curriculum):
         """Fresh networks (targets equal), an empty buffer and ``n_envs`` reset envs."""
         k_actor, k_critic, k_levels, k_reset = jax.random.split(key, 4)
         ids = jnp.arange(self.n_envs, dtype=jnp.int32)
-        levels = jax.vmap(self.env.generate)(per_env_keys(k_levels, ids))
+        levels = jax.vmap(self._generate)(per_env_keys(k_levels, ids))
         start = start_rollout(self.rollout_env, k_reset, levels, ids, ())
-        obs = start.obs["agent"][:, 0]
+        obs = start.obs[self.team][:, 0]
         actor = self.actor.init(k_actor, obs[:1])
         keys = jax.random.split(k_critic, self.config.n_critics)
         critic = jax.vmap(lambda k: self.critic.init(k, obs[:1], jnp.zeros((1, self.action_dim))))(keys)  # fmt: skip
@@ -117,9 +140,6 @@ class OffPolicyDR(Curriculum):
         """Everything replicated (one device)."""
         return TrainState(learner=PartitionSpec(), curriculum=PartitionSpec(),
                           cycle=PartitionSpec(), rng=PartitionSpec())  # fmt: skip
-
-    def student_params(self, state: TrainState) -> Any:
-        return state.learner["actor"].params
 
     # ------------------------------------------------------------------ one cycle
     def _explore(
@@ -141,7 +161,7 @@ class OffPolicyDR(Curriculum):
         k_levels, k_roll, k_update = jax.random.split(key, 3)
         cur = state.curriculum
         start = cur["rollout"]
-        levels = jax.vmap(self.env.generate)(per_env_keys(k_levels, env_ids))
+        levels = jax.vmap(self._generate)(per_env_keys(k_levels, env_ids))
         start = start.replace(env_state=with_replay_level(start.env_state, levels))
         env = self.rollout_env
         actor_params = state.learner["actor"].params
@@ -151,20 +171,20 @@ class OffPolicyDR(Curriculum):
             rc, noise = carry
             k = per_env_keys(jax.random.fold_in(k_roll, t), env_ids)
             k_noise, k_random, k_env = jnp.moveaxis(jax.vmap(lambda x: jax.random.split(x, 3))(k), 1, 0)  # fmt: skip
-            obs = rc.obs["agent"][:, 0]
+            obs = rc.obs[self.team][:, 0]
             noisy, noise = jax.vmap(self._explore)(
                 k_noise, self._actor_fn(actor_params, obs), noise
             )
             uniform = jax.vmap(lambda kk: jax.random.uniform(kk, (self.action_dim,), jnp.float32, low, high))(k_random)  # fmt: skip
             steps_before = cur["env_steps"] + t * n
             a = jnp.where(steps_before < c.learning_starts, uniform, noisy)
-            obs2, env_state, reward, term, trunc, info = jax.vmap(env.step)(k_env, rc.env_state, {"agent": a[:, None]})  # fmt: skip
+            obs2, env_state, reward, term, trunc, info = jax.vmap(env.step)(k_env, rc.env_state, {self.team: a[:, None]})  # fmt: skip
             done = term | trunc
             noise = jnp.where(done[:, None], 0.0, noise)
-            tr = {"obs": obs, "action": a, "reward": reward["agent"][:, 0],
-                  "next_obs": info["final_obs"]["agent"][:, 0], "terminated": term}  # fmt: skip
+            tr = {"obs": obs, "action": a, "reward": reward[self.team][:, 0],
+                  "next_obs": info["final_obs"][self.team][:, 0], "terminated": term}  # fmt: skip
             ep = info["episode"]
-            out = (tr, {"done": ep["done"], "return": ep["returns"]["agent"][:, 0],
+            out = (tr, {"done": ep["done"], "return": ep["returns"][self.team][:, 0],
                         "length": ep["length"].astype(jnp.float32)})  # fmt: skip
             return (rc.replace(env_state=env_state, obs=obs2, first=done), noise), out
 
@@ -196,7 +216,7 @@ class OffPolicyDR(Curriculum):
 
         ready = env_steps >= c.learning_starts
         s, stats = jax.lax.cond(ready, learn, skip, s)
-        n_eps, means = ended_means(eps["done"], {"return/agent": eps["return"],
+        n_eps, means = ended_means(eps["done"], {"return": eps["return"],
                                                  "episode_length": eps["length"]}, axis_name)  # fmt: skip
         metrics = {
             **stats, **means, "episodes": n_eps,

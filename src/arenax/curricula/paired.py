@@ -21,28 +21,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
+import tyro
 from jax.sharding import PartitionSpec
 
 from arenax.collectives import psum
-from arenax.curricula.common import (
-    STUDENT,
-    Curriculum,
-    TrainState,
-    episode_metrics,
-    level_batch_metrics,
-)
-from arenax.curricula.scores import episode_returns, teacher_score
-from arenax.envs.core import Environment
-from arenax.envs.maze.editor import EditorOptions
+from arenax.curricula.common import Curriculum, Setup, TrainState, level_batch_metrics
+from arenax.curricula.players import Players
+from arenax.curricula.scores import teacher_score
+from arenax.envs.editor import EditorOptions
 from arenax.envs.wrappers import AutoReplay, EpisodeStats, Wrapper
-from arenax.nn.teacher import TeacherNetConfig
+from arenax.nn.teacher import TeacherNetConfig, TeacherPolicy
 from arenax.options import POSITIVE, Problem
 from arenax.rl.learner import Learner, LearnerState
-from arenax.rl.ppo import PPOConfig, bootstraps
+from arenax.rl.ppo import PPOConfig
 from arenax.rl.rollout import example_obs, rollout, start_rollout
 from arenax.struct import pytree_dataclass
 
@@ -51,8 +46,19 @@ MIN_STUDENTS = {"paired": 2, "mean_relative": 2, "population": 2, "neg_return": 
 
 
 @dataclasses.dataclass(frozen=True)
+class TeacherConfig(EditorOptions, TeacherNetConfig):
+    """The PAIRED teacher: its editor MDP, its network and its own PPO."""
+
+    ppo: PPOConfig = PPOConfig(lr=1e-4, gamma=0.995, gae_lambda=0.98, ent_coef=0.05)
+    """The teacher's PPO (its own learning rate, discounting and entropy bonus)."""
+
+
+@dataclasses.dataclass(frozen=True)
 class PairedConfig:
-    """Options of the teacher curricula (``--algorithm paired``)."""
+    """Options of the teacher curricula PAIRED, the minimax adversary and population PAIRED
+    (``--paired.*``; the teacher's own options: ``--teacher.*``)."""
+
+    KIND: ClassVar[str] = "paired"
 
     n_students: Annotated[int, POSITIVE] = 2
     """Students: 2 for PAIRED (protagonist, antagonist), 1 for the minimax adversary, >= 3
@@ -60,6 +66,25 @@ class PairedConfig:
     score: Literal["paired", "mean_relative", "population", "neg_return"] = "paired"
     """Teacher reward: PAIRED regret, mean-relative regret, population regret, or the
     negative return (minimax adversary)."""
+    team: str = ""
+    """The team whose policy the students are (default: the game's first; Tag: taggers).
+    Every other team is played by one policy shared by every student's games."""
+    teacher: Annotated[TeacherConfig, tyro.conf.arg(prefix_name=False)] = TeacherConfig()
+    """The teacher (``--teacher.*``)."""
+
+    def curriculum(self, s: Setup) -> TeacherCurriculum:
+        """The teacher curriculum over the game: the family's ``editor`` is the teacher's
+        MDP; the teacher has its own network and PPO."""
+        editor = s.family.need("editor", "PAIRED")(s.game, self.teacher)
+        policy = TeacherPolicy.of(self.teacher, editor.action_space().n, editor.episode_length)
+        ppo = self.teacher.ppo
+        teacher = Learner(policy, ppo, total_updates=s.update_rounds * ppo.epochs * ppo.minibatches)
+        return TeacherCurriculum(s.players, editor, teacher, self.n_students, self.score,
+                                 s.n_envs, s.n_steps, self.team, s.level_metrics())  # fmt: skip
+
+    def option_prefix(self, field: str) -> str:
+        """The teacher's options are ``--teacher.*``."""
+        return "/teacher" if field == "teacher" else field
 
     def problems(self) -> Iterator[Problem]:
         need = MIN_STUDENTS.get(self.score, 1)
@@ -67,14 +92,6 @@ class PairedConfig:
             yield Problem(
                 "n_students", self.n_students, f"score {self.score!r} needs at least {need}"
             )
-
-
-@dataclasses.dataclass(frozen=True)
-class TeacherConfig(EditorOptions, TeacherNetConfig):
-    """The PAIRED teacher: its editor MDP, its network and its own PPO."""
-
-    ppo: PPOConfig = PPOConfig(lr=1e-4, gamma=0.995, gae_lambda=0.98, ent_coef=0.05)
-    """The teacher's PPO (its own learning rate, discounting and entropy bonus)."""
 
 
 @pytree_dataclass
@@ -104,46 +121,102 @@ class OneEpisode(Wrapper):
 
 @dataclasses.dataclass(frozen=True)
 class TeacherCurriculum(Curriculum):
-    """PAIRED-family curriculum.
+    """PAIRED-family curriculum over ``players``: the students are policies of ``team``
+    (stacked on a leading axis and ``vmap``-ed, the protagonist first); every other team is
+    played by its own policy, shared by every student's games, which learns from the
+    protagonist's games unless frozen. One cycle (the module docstring)::
+
+        levels   <- the teacher builds one level per env (its whole episode)
+        rollouts <- for each student: its team plays with the others (each env replays its
+                    level) for n_steps
+        students <- PPO of each student on its team's agents
+        others   <- PPO of each learning other-team policy on its agents in the
+                    protagonist's games
+        regret   <- the teacher score from each student's returns on the level (mean over
+                    its team's agents; best: the best of its agents')
+        teacher  <- the regret is the reward of its last step; PPO update
 
     Attributes:
-        env: the students' environment family.
+        players: the policies and how they act and learn (the students' team's learner is
+            every student's).
         editor: the teacher's level-building environment (``decode(state) -> level``).
-        students: the students' PPO learner (one per student, same architecture).
         teacher: the teacher's PPO learner.
         n_students: 2 for PAIRED, 1 for the minimax adversary, ≥ 3 for population PAIRED.
         score: a :data:`~arenax.curricula.scores.TEACHER_SCORES` name.
         n_envs: levels per cycle (global).
         n_steps: student rollout length.
+        team: the students' team (``""``: the first).
         level_metrics: optional ``level -> dict`` of family metrics to log.
     """
 
-    env: Environment
+    players: Players
     editor: Any
-    students: Learner
     teacher: Learner
     n_students: int
     score: str
     n_envs: int
     n_steps: int
+    team: str = ""
     level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
 
+    @property
+    def me(self) -> str:
+        """The students' team."""
+        return self.team or self.players.teams[0]
+
+    @property
+    def students(self) -> Learner:
+        """Every student's learner (the students' team's)."""
+        return self.players.learner(self.me)
+
+    @property
+    def policy(self) -> str:
+        """The students' policy name (their entry in the train state)."""
+        return self.players.team_policy[self.me]
+
+    @property
+    def others(self) -> dict[str, str]:
+        """``{team: policy name}`` of every other team."""
+        return {t: p for t, p in self.players.team_policy.items() if t != self.me}
+
+    @property
+    def progress(self) -> dict[str, str]:
+        """The protagonist's return and the regret (and, many agents, the env's counters)."""
+        if not self.players.several:
+            return super().progress
+        sums = {k: k for k in self.env.episode_sums}
+        return {f"{self.me} return": f"return/{self.me}", "regret": "regret", **sums}
+
+    def team_params(self, state: TrainState) -> dict[str, Any]:
+        """The protagonist's parameters for the students' team, the others' own."""
+        own = jax.tree.map(lambda x: x[0], state.learner[self.policy].params)
+        return {t: own if t == self.me else state.learner[p].params
+                for t, p in self.players.team_policy.items()}  # fmt: skip
+
     def init(self, key: jax.Array) -> TrainState:
-        """Fresh students (stacked, the protagonist first) and a fresh teacher."""
-        k_students, k_teacher, k_env = jax.random.split(key, 3)
+        """Fresh students (stacked, the protagonist first), other teams and teacher."""
+        if self.others:  # (the other teams' key comes second)
+            k_students, k_others, k_teacher, k_env = jax.random.split(key, 4)
+        else:
+            k_students, k_teacher, k_env = jax.random.split(key, 3)
         level = self.editor.decode(self.editor.reset_state(k_env, None))
-        example = example_obs(self.env, k_env, level, "agent")
+        obs, _ = self.env.reset(k_env, level)
+        example = jax.tree.map(lambda x: x[None], obs[self.me])
         students = jax.vmap(lambda k: self.students.init(k, example))(
             jax.random.split(k_students, self.n_students)
         )
+        learners = {self.policy: students}
+        for i, (t, p) in enumerate(sorted(self.others.items())):
+            example = jax.tree.map(lambda x: x[None], obs[t])
+            learners[p] = self.players.learners[p].init(jax.random.fold_in(k_others, i), example)
         teacher = self.teacher.init(k_teacher, example_obs(self.editor, k_env, None, "teacher"))
         carry = {}
         if self.teacher.config.carry_over:
             carry["teacher"] = self.teacher.policy.initial_carry(self.n_envs)
         if self.students.config.carry_over:
-            one = self.students.policy.initial_carry(self.n_envs)
+            one = self.players.initial_carry(self.n_envs)
             carry["students"] = jax.tree.map(lambda x: jnp.stack([x] * self.n_students), one)
-        return TrainState.create(key, {STUDENT: students}, TeacherState(teacher, carry))
+        return TrainState.create(key, learners, TeacherState(teacher, carry))
 
     def state_specs(self, axis: str) -> Any:
         """Replicated, but for carried-over recurrent states: split with the environments."""
@@ -158,10 +231,6 @@ class TeacherCurriculum(Curriculum):
             learner=PartitionSpec(), curriculum=TeacherState(PartitionSpec(), carry),
             cycle=PartitionSpec(), rng=PartitionSpec(),
         )  # fmt: skip
-
-    def student_params(self, state: TrainState) -> Any:
-        """The protagonist's parameters (student 0)."""
-        return jax.tree.map(lambda x: x[0], state.learner[STUDENT].params)
 
     def generate(self, params: Any, key: jax.Array, ids: jax.Array) -> tuple[Any, Any, Any]:
         """The teacher builds one level per env ``ids``: ``(levels, traj, init carry)``."""
@@ -184,18 +253,15 @@ class TeacherCurriculum(Curriculum):
         levels = jax.vmap(self.editor.decode)(end.env_state.inner)
         return levels, traj, carry0, end.carry
 
-    def _student_metrics(
-        self, eps: dict, stats: dict, axis_name: str | None, episode_fn: Callable,
-        stat_prefix: str = "",
-    ) -> dict[str, jax.Array]:  # fmt: skip
-        """Each student's episode metrics (``episode_fn``) and update statistics (the
-        protagonist unprefixed, then ``student<i>/``) and the cycle's step counts."""
-        out: dict[str, jax.Array] = {}
+    def _student_metrics(self, eps: dict, stats: dict, axis_name: str | None) -> dict[str, jax.Array]:
+        """Each student's episode metrics and update statistics (the protagonist
+        unprefixed, then ``student<i>/``) and the cycle's step counts."""
+        p, out = self.players, {}
         for i in range(self.n_students):
             pre = "" if i == 0 else f"student{i}/"
             one = jax.tree.map(lambda x, i=i: x[i], eps)
-            out.update({pre + k: v for k, v in episode_fn(one, axis_name).items()})
-            out.update({f"{pre}{stat_prefix}{k}": v[i] for k, v in stats.items()})
+            out.update({pre + k: v for k, v in p.episode_metrics(one, axis_name).items()})
+            out.update({f"{pre}{p.prefix(self.me)}{k}": v[i] for k, v in stats.items()})
         student_steps = self.n_students * self.n_envs * self.n_steps
         teacher_steps = self.n_envs * self.editor.episode_length
         out["student_steps"] = jnp.int32(student_steps)
@@ -207,9 +273,8 @@ class TeacherCurriculum(Curriculum):
     def cycle(
         self, state: TrainState, key: jax.Array, ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
-        k_teach, k_students, k_update = jax.random.split(key, 3)
-        n = ids.shape[0]
-
+        k_teach, k_students, k_update, k_others = jax.random.split(key, 4)
+        n, me, p = ids.shape[0], self.me, self.players
         carried = state.curriculum.carry
         carry = {}
 
@@ -218,45 +283,51 @@ class TeacherCurriculum(Curriculum):
             state.curriculum.params, k_teach, ids, carried.get("teacher")
         )
 
-        # 2-3. every student plays copies of each level, then learns from its own rollout
+        # 2-3. every student's team plays the levels with the others, then learns
         env = EpisodeStats(AutoReplay(self.env))
-        sc = self.students.config
+        over = self.students.config.carry_over
+        others = {p_: state.learner[p_] for p_ in self.others.values()}
 
         def student(learner_state: Any, k: jax.Array, s_carry: Any) -> tuple:
             k_reset, k_roll, k_upd = jax.random.split(k, 3)
-            carry0 = s_carry if sc.carry_over else self.students.policy.initial_carry(n)
-            start = start_rollout(env, k_reset, levels, ids, carry0, reset_carry=not sc.carry_over)
-            traj, end, eps = rollout(
-                env, self.students.policy, learner_state.params, k_roll, start, self.n_steps,
-                ids, bootstrap_truncation=bootstraps(sc, self.env),
-            )  # fmt: skip
-            new_state, stats = self.students.update(learner_state, traj, carry0, k_upd, axis_name)
-            mean_r, best_r = episode_returns(traj.reward, traj.done)
-            returns = (jnp.where(jnp.isfinite(mean_r), mean_r, 0.0),
-                       jnp.where(jnp.isfinite(best_r), best_r, 0.0))  # fmt: skip
-            return new_state, stats, returns, eps, end.carry
+            carry0 = s_carry if over else p.initial_carry(n)
+            start = start_rollout(env, k_reset, levels, ids, carry0, reset_carry=not over)
+            trajs, end, eps = p.rollout(env, {**others, self.policy: learner_state}, k_roll,
+                                        start, self.n_steps, ids)  # fmt: skip
+            new_state, stats = self.students.update(learner_state, trajs[me], carry0[me], k_upd,
+                                                    axis_name)  # fmt: skip
+            returns = p.team_returns(me, trajs[me])
+            return new_state, stats, returns, eps, {t: trajs[t] for t in self.others}, end.carry
 
         keys = jax.random.split(k_students, self.n_students)
-        students, s_stats, (mean_r, best_r), eps, carry["students"] = jax.vmap(student)(
-            state.learner[STUDENT], keys, carried.get("students", jnp.zeros((self.n_students,)))
+        students, s_stats, (mean_r, best_r), eps, o_trajs, carry["students"] = jax.vmap(student)(
+            state.learner[self.policy], keys, carried.get("students", jnp.zeros((self.n_students,)))
         )
 
-        # 4. regret of each level -> the reward of the teacher's last step
-        regret = teacher_score(self.score, mean_r, best_r)  # (n,)
-        reward = t_traj.reward.at[-1].set(regret)
-        t_traj = t_traj.replace(reward=reward)
+        # 4. the other teams learn from the protagonist's games
+        learners = {**state.learner, self.policy: students}
+        metrics: dict[str, jax.Array] = {}
+        start_carry = p.initial_carry(n)
+        for i, (t, name) in enumerate(sorted(self.others.items())):
+            if name in p.frozen:
+                continue
+            traj0 = jax.tree.map(lambda x: x[0], o_trajs[t])
+            learners[name], st = p.learners[name].update(
+                state.learner[name], traj0, start_carry[t], jax.random.fold_in(k_others, i),
+                axis_name,
+            )  # fmt: skip
+            metrics.update({f"{p.prefix(name)}{k}": v for k, v in st.items()})
 
-        # 5. teacher update
+        # 5. regret of each level -> the reward of the teacher's last step; teacher update
+        regret = teacher_score(self.score, mean_r, best_r)  # (n,)
+        t_traj = t_traj.replace(reward=t_traj.reward.at[-1].set(regret))
         teacher, t_stats = self.teacher.update(
             state.curriculum.learner, t_traj, t_carry0, k_update, axis_name
         )
 
-        total = jnp.float32(self.n_envs)
-        metrics: dict[str, jax.Array] = {
-            **{f"teacher/{k}": v for k, v in t_stats.items()},
-            "regret": psum(jnp.sum(regret), axis_name) / total,
-            **level_batch_metrics(self.level_metrics, levels, axis_name),
-        }
-        metrics.update(self._student_metrics(eps, s_stats, axis_name, episode_metrics))
+        metrics.update({f"teacher/{k}": v for k, v in t_stats.items()})
+        metrics["regret"] = psum(jnp.sum(regret), axis_name) / jnp.float32(self.n_envs)
+        metrics.update(level_batch_metrics(self.level_metrics, levels, axis_name))
+        metrics.update(self._student_metrics(eps, s_stats, axis_name))
         kept = {k: carry[k] for k in carried}  # the carries that carry over
-        return state.next({STUDENT: students}, TeacherState(teacher, kept)), metrics
+        return state.next(learners, TeacherState(teacher, kept)), metrics

@@ -35,8 +35,8 @@ count.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -44,25 +44,22 @@ import jax.numpy as jnp
 from arenax.collectives import all_gather
 from arenax.curricula import buffer as B
 from arenax.curricula.common import (
-    STUDENT,
     Curriculum,
-    OneStudent,
+    Setup,
     TrainState,
     level_batch_metrics,
     replay_rollout,
 )
-from arenax.curricula.scores import level_scores
-from arenax.envs.core import Environment
-from arenax.options import POSITIVE, POSITIVE_REAL, UNIT
-from arenax.rl.gae import gae
-from arenax.rl.learner import Learner, LearnerState
-from arenax.rl.ppo import Trajectory
-from arenax.rl.rollout import example_obs
+from arenax.curricula.players import Played, Players
+from arenax.options import POSITIVE, POSITIVE_REAL, UNIT, Problem
+from arenax.utils import tree_bytes
 
 
 @dataclasses.dataclass(frozen=True)
 class PLRConfig:
-    """Options of the replay curricula (``--algorithm plr`` or ``accel``)."""
+    """Options of the replay curricula PLR, PLR⊥ and PLR∥ (``--plr.*``)."""
+
+    KIND: ClassVar[str] = "plr"
 
     score: Literal["max_mc", "pvl", "l1_vl", "oracle_regret"] = "max_mc"
     """Level score: MaxMC, positive value loss, L1 value loss, or the shortest-path oracle regret."""
@@ -85,29 +82,68 @@ class PLRConfig:
     parallel: bool = False
     """PLR∥ / ACCEL∥: new, replayed (and mutated) levels side by side in one rollout."""
     new_levels: Literal["dr", "empty"] = "dr"
-    """Generator of new levels: domain randomisation, or empty mazes (ACCEL)."""
-    n_edits: Annotated[int, POSITIVE] = 20
-    """ACCEL: edits per mutation."""
-    mutation_criterion: Literal["all", "easy", "hard"] = "all"
-    """ACCEL: mutate every replayed level, or the easiest / hardest half (two children each)."""
-    move_agent: bool = False
-    """ACCEL: edits may also move the agent."""
+    """New levels: domain randomisation, or the family's empty levels (open fields: ACCEL)."""
     inserted_staleness: Literal["zero", "inherit"] = "zero"
     """Staleness of a level when it enters the buffer: zero (just seen), or inherited from
     the entry it replaces (the reference UED library's rule)."""
     duplicate_ignores: tuple[str, ...] = ()
     """Level fields that duplicate detection ignores (the reference ignores ``agent_dir``:
     two mazes that differ only in the agent's direction are one level)."""
+    score_team: str = ""
+    """Games of several teams: the team whose regret estimate scores levels (default: the
+    first, Tag's taggers), or ``both``: the mean of the teams' scores (``pvl`` / ``l1_vl``)."""
+
+    @property
+    def accel(self) -> bool:
+        """Replayed levels are mutated (ACCEL)."""
+        return False
+
+    @property
+    def blocks(self) -> int:
+        """Level blocks rolled out side by side per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
+        return 1 if not self.parallel else (3 if self.accel else 2)
+
+    def curriculum(self, s: Setup) -> ReplayCurriculum:
+        """The replay curriculum over the game; what it needs of the family: ``empty``
+        levels (``new_levels="empty"``), a ``mutator`` (ACCEL), ``optimal_return`` (the
+        oracle regret)."""
+        f, game = s.family, s.game
+        generator = game.generate
+        if self.new_levels == "empty":
+            generator = f.need("empty", f"{self.KIND}.new_levels='empty'")(game)
+        mutator = f.need("mutator", "ACCEL")(game, self.n_edits) if self.accel else None
+        optimal = None
+        if self.score == "oracle_regret":
+            optimal = f.need("optimal_return", f"{self.KIND}.score='oracle_regret'")(game)
+        return ReplayCurriculum(s.players, s.n_envs, s.n_steps, self, generator, mutator,
+                                s.level_metrics(), optimal)  # fmt: skip
+
+    def problems(self) -> Iterator[Problem]:
+        ints = isinstance(self.topk, int) and isinstance(self.buffer_size, int)
+        if ints and self.topk > self.buffer_size:
+            yield Problem("topk", self.topk, f"must be <= {self.KIND}.buffer_size={self.buffer_size}")
+        if self.score_team == "both" and self.score == "max_mc":
+            yield Problem("score_team", self.score_team, "both teams' scores combine for pvl and l1_vl (MaxMC keeps one best return per level)")  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class ACCELConfig(PLRConfig):
+    """Options of ACCEL and ACCEL∥ (``--accel.*``): replay as PLR⊥, and edit replayed
+    levels into new ones (the family's mutator)."""
+
+    n_edits: Annotated[int, POSITIVE] = 20
+    """Edits per mutation."""
+    mutation_criterion: Literal["all", "easy", "hard"] = "all"
+    """Mutate every replayed level, or the easiest / hardest half (two children each)."""
     cold_children: Literal["mutate", "new"] = "mutate"
     """ACCEL∥ before the buffer is warm: the third block holds mutations of fresh levels, or
     more fresh levels (the reference's rule)."""
-    score_team: str = "tagger"
-    """Many-agent games (Tag): the team whose regret estimate scores levels (tagger,
-    runner), or ``both``: the mean of the two teams' scores (``pvl`` / ``l1_vl`` only)."""
 
-    def blocks(self, accel: bool) -> int:
-        """Level blocks rolled out side by side per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
-        return 1 if not self.parallel else (3 if accel else 2)
+    KIND: ClassVar[str] = "accel"
+
+    @property
+    def accel(self) -> bool:
+        return True
 
 
 def _take(tree: Any, idx: jax.Array) -> Any:
@@ -116,18 +152,6 @@ def _take(tree: Any, idx: jax.Array) -> Any:
 
 def _where(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
-
-
-class Played(NamedTuple):
-    """A rollout of the student on one level per environment (each env replays its level).
-
-    ``traj (T, n)``; ``carry0``: the policy carry it started from; ``advantages (T, n)``
-    (GAE with the student's options); ``episodes``: per-step episode statistics."""
-
-    traj: Trajectory
-    carry0: Any
-    advantages: jax.Array
-    episodes: dict[str, jax.Array]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,40 +194,41 @@ class Blocks:
 
 
 @dataclasses.dataclass(frozen=True)
-class ReplayCurriculum(OneStudent, Curriculum):
-    """PLR / PLR⊥ / ACCEL and their parallel forms over ``env``'s levels.
+class ReplayCurriculum(Curriculum):
+    """PLR / PLR⊥ / ACCEL and their parallel forms over ``players.env``'s levels.
 
     Attributes:
-        env: the (unwrapped) environment family.
-        learner: the student's PPO learner.
+        players: the policies and how they act and learn.
         n_envs: levels per block (global, over all devices).
         n_steps: rollout length.
-        config: the replay options.
-        accel: mutate replayed levels (ACCEL, ACCEL∥).
+        config: the replay options (:class:`ACCELConfig`: replayed levels are mutated).
         generator: ``key -> level`` for new levels.
         mutator: ``(key, level) -> level`` applying ``config.n_edits`` edits (ACCEL).
         level_metrics: optional ``level -> dict`` of family metrics to log.
         optimal_return: ``level -> ()`` best achievable return (oracle regret only).
     """
 
-    env: Environment
-    learner: Learner
+    players: Players
     n_envs: int
     n_steps: int
     config: PLRConfig
     generator: Callable[[jax.Array], Any]
-    accel: bool = False
     mutator: Callable[[jax.Array, Any], Any] | None = None
     level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
     optimal_return: Callable[[Any], jax.Array] | None = None
 
+    @property
+    def accel(self) -> bool:
+        return self.config.accel
+
     # ------------------------------------------------------------------ state
     def init(self, key: jax.Array) -> TrainState:
-        """A fresh student and an empty level buffer."""
+        """Fresh policies and an empty level buffer."""
         k_params, k_level = jax.random.split(key)
         level = self.generator(k_level)
-        student = self.learner.init(k_params, example_obs(self.env, k_level, level, "agent"))
-        return TrainState.create(key, {STUDENT: student}, B.create(level, self.config.buffer_size))
+        obs, _ = self.env.reset(k_level, level)
+        learners = self.players.init(k_params, obs)
+        return TrainState.create(key, learners, B.create(level, self.config.buffer_size))
 
     # ------------------------------------------------------------------ pieces
     def _new_levels(self, key: jax.Array) -> Any:
@@ -222,16 +247,13 @@ class ReplayCurriculum(OneStudent, Curriculum):
         kids = jax.vmap(self.mutator)(jax.random.split(key, n), _take(parents, pick))
         return kids, pick
 
-    def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array) -> Played:
-        """Roll out the student on this device's ``levels`` (leading ``n_local``, global
-        indices ``ids``), each env replaying its level."""
-        traj, carry0, episodes = replay_rollout(
-            self.env, self.learner, params, key, levels, ids, self.n_steps
+    def _play(self, states: dict[str, Any], key: jax.Array, levels: Any, ids: jax.Array) -> Played:
+        """Every team plays this device's ``levels`` (leading ``n_local``, global indices
+        ``ids``), each env replaying its level, with advantages per team."""
+        trajs, carry0, episodes = replay_rollout(
+            self.players, states, key, levels, ids, self.n_steps
         )
-        c = self.learner.config
-        adv, _ = gae(traj.reward, traj.value, traj.next_value, traj.terminated, traj.done,
-                     c.gamma, c.gae_lambda)  # fmt: skip
-        return Played(traj, carry0, adv, episodes)
+        return Played(trajs, carry0, self.players.advantages(trajs), episodes)
 
     def _score(self, played: Played, levels: Any, max_returns: jax.Array) -> tuple:
         """``(scores, best returns)`` of the levels just played (``max_returns``: the best
@@ -239,11 +261,7 @@ class ReplayCurriculum(OneStudent, Curriculum):
         optimal = None
         if self.config.score == "oracle_regret":
             optimal = jax.vmap(self.optimal_return)(levels)
-        t = played.traj
-        return level_scores(
-            self.config.score, t.reward, t.value, played.advantages, t.done, max_returns,
-            optimal,
-        )  # fmt: skip
+        return self.players.level_scores(self.config.score, played, max_returns, optimal)
 
     def _insert(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array,
                 mutations: jax.Array | None = None, parents: jax.Array | None = None) -> Any:  # fmt: skip
@@ -264,26 +282,30 @@ class ReplayCurriculum(OneStudent, Curriculum):
         return B.replay_probs(buf, c.staleness_coef, c.temperature, c.prioritization, c.topk)
 
     def _block(self, layout: Blocks, played: Played, name: str) -> Played:
-        """Block ``name``'s part of a parallel cycle's rollout."""
+        """Block ``name``'s part of a parallel cycle's rollout: each team's columns are its
+        agents, environment-major, so a block is ``n_local × agents`` of them."""
+        a = {t: self.env.num_agents(t) for t in played.traj}
         return Played(
-            layout.part(played.traj, name, axis=1), layout.part(played.carry0, name),
-            layout.part(played.advantages, name, axis=1),
+            {t: layout.part(x, name, 1, a[t]) for t, x in played.traj.items()},
+            {t: layout.part(x, name, 0, a[t]) for t, x in played.carry0.items()},
+            {t: layout.part(x, name, 1, a[t]) for t, x in played.advantages.items()},
             layout.part(played.episodes, name, axis=1),
         )  # fmt: skip
 
     def _train(
-        self, student: LearnerState, played: Played, key: jax.Array, axis_name: str | None
-    ) -> tuple[LearnerState, dict[str, jax.Array]]:
-        return self.learner.update(student, played.traj, played.carry0, key, axis_name)
+        self, states: dict[str, Any], played: Played, key: jax.Array, axis_name: str | None
+    ) -> tuple[dict[str, Any], dict[str, jax.Array]]:
+        return self.players.update(states, played.traj, played.carry0, key, axis_name)
 
     def _metrics(self, buf: B.LevelBuffer, episodes: dict, stats: dict, levels_local: Any,
                  replay: jax.Array, updated: jax.Array, env_steps: jax.Array,
                  axis_name: str | None) -> dict:  # fmt: skip
         return {
-            **self._episode_metrics(episodes, axis_name),
+            **self.players.episode_metrics(episodes, axis_name),
             **stats,
             **level_batch_metrics(self.level_metrics, levels_local, axis_name),
             **B.buffer_metrics(buf, self._probs(buf)),
+            "buffer/bytes_per_level": jnp.float32(tree_bytes(jax.tree.map(lambda x: x[0], buf.levels))),
             "replay": replay.astype(jnp.float32),
             "updated": updated.astype(jnp.float32),
             "env_steps": env_steps.astype(jnp.int32),
@@ -335,7 +357,7 @@ class ReplayCurriculum(OneStudent, Curriculum):
     ) -> tuple[TrainState, dict[str, jax.Array]]:
         c, n, t = self.config, self.n_envs, self.n_steps
         k_coin, k_levels, k_play, k_update, k_mutate, k_children = jax.random.split(key, 6)
-        buf, student = state.curriculum, self._agents(state)
+        buf, student = state.curriculum, state.learner
         warm = B.fill_ratio(buf) >= c.min_fill
         replay = warm & (jax.random.uniform(k_coin) < c.replay_prob)
 
@@ -343,7 +365,7 @@ class ReplayCurriculum(OneStudent, Curriculum):
             b, idx = B.sample(buf, k_levels, n, self._probs(buf))
             levels = _take(b.levels, idx)
             local = _take(levels, ids)
-            played = self._play(self._params(student), k_play, local, ids)
+            played = self._play(student, k_play, local, ids)
             trained, stats = self._train(student, played, k_update, axis_name)
             scores, best = self._score(played, local, b.max_returns[idx][ids])
             scores, best = all_gather((scores, best), axis_name)
@@ -352,7 +374,7 @@ class ReplayCurriculum(OneStudent, Curriculum):
             if self.accel:  # mutate, evaluate the children with the updated student, insert
                 kids, parent = self._children(k_mutate, levels, scores)
                 kids_local = _take(kids, ids)
-                kids_played = self._play(self._params(trained), k_children, kids_local, ids)
+                kids_played = self._play(trained, k_children, kids_local, ids)
                 kid_scores, kid_best = all_gather(
                     self._score(kids_played, kids_local, self._best_before(b, kids_local)),
                     axis_name,
@@ -365,9 +387,9 @@ class ReplayCurriculum(OneStudent, Curriculum):
         def new_cycle(_: None) -> tuple:
             levels = self._new_levels(k_levels)
             local = _take(levels, ids)
-            played = self._play(self._params(student), k_play, local, ids)
+            played = self._play(student, k_play, local, ids)
             if c.robust:
-                trained, stats = student, self._no_stats()
+                trained, stats = student, self.players.no_update_stats()
             else:
                 trained, stats = self._train(student, played, k_update, axis_name)
             scores, best = all_gather(
@@ -380,14 +402,14 @@ class ReplayCurriculum(OneStudent, Curriculum):
             replay, replay_cycle, new_cycle, None
         )
         metrics = self._metrics(buf, episodes, stats, local, replay, updated, steps, axis_name)
-        return state.next(self._learners(student), buf), metrics
+        return state.next(student, buf), metrics
 
     def _parallel_cycle(
         self, state: TrainState, key: jax.Array, ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
         c, n = self.config, self.n_envs
         k_new, k_more_new, k_sample, k_mutate, k_play, k_update = jax.random.split(key, 6)
-        buf, student = state.curriculum, self._agents(state)
+        buf, student = state.curriculum, state.learner
         warm = B.fill_ratio(buf) >= c.min_fill
 
         # 1. compose the blocks: new levels, replayed levels, (ACCEL∥) their children
@@ -406,7 +428,7 @@ class ReplayCurriculum(OneStudent, Curriculum):
 
         # 2. one rollout over every block; score each level (against its best return so far)
         local = layout.local(blocks, ids)
-        played = self._play(self._params(student), k_play, local, layout.env_ids(ids))
+        played = self._play(student, k_play, local, layout.env_ids(ids))
         best_before = {b: self._best_before(buf, layout.part(local, b)) for b in layout.names}
         best_before["replay"] = jnp.where(warm, buf.max_returns[idx][ids], best_before["replay"])
         scores, best = self._score(played, local, layout.concat(best_before))
@@ -417,7 +439,7 @@ class ReplayCurriculum(OneStudent, Curriculum):
         student, stats = jax.lax.cond(
             warm,
             lambda _: self._train(student, replay_part, k_update, axis_name),
-            lambda _: (student, self._no_stats()),
+            lambda _: (student, self.players.no_update_stats()),
             None,
         )
 
@@ -428,4 +450,4 @@ class ReplayCurriculum(OneStudent, Curriculum):
         metrics = self._metrics(buf, replay_part.episodes, stats, layout.part(local, "replay"),
                                 warm, warm, steps, axis_name)  # fmt: skip
         metrics["buffer/replayed_taken"] = taken
-        return state.next(self._learners(student), buf), metrics
+        return state.next(student, buf), metrics

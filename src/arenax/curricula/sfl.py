@@ -16,7 +16,7 @@ One cycle::
     student <- PPO update
 
 Success is the environment's ``info["success"]`` (the maze: the goal reached; grid Tag:
-the runner tagged, see :class:`~arenax.curricula.teams.TeamSFLCurriculum`). Multi-device:
+the runner tagged: a family's ``team_success``). Multi-device:
 the sampled levels and the buffer are global (replicated keys); every device plays its
 slice of the sampled levels and the success rates are all-gathered before the selection.
 """
@@ -24,32 +24,45 @@ slice of the sampled levels and the success rates are all-gathered before the se
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Annotated, Any
+import functools
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 
 from arenax.collectives import all_gather
 from arenax.curricula.common import (
-    STUDENT,
     Curriculum,
-    OneStudent,
+    Setup,
     TrainState,
     level_batch_metrics,
     replay_rollout,
 )
-from arenax.curricula.plr import Played
-from arenax.envs.core import Environment
-from arenax.options import POSITIVE, UNIT
-from arenax.rl.learner import Learner, LearnerState
-from arenax.rl.rollout import example_obs
+from arenax.curricula.players import Played, Players
+from arenax.options import POSITIVE, UNIT, Problem
 from arenax.struct import pytree_dataclass
+from arenax.utils import tree_bytes
 
 
 @dataclasses.dataclass(frozen=True)
 class SFLConfig:
-    """Options of sampling for learnability (``--algorithm sfl``)."""
+    """Options of sampling for learnability (``--sfl.*``)."""
+
+    KIND: ClassVar[str] = "sfl"
+
+    def curriculum(self, s: Setup) -> SFLCurriculum:
+        """SFL over the game; a level's success rate is the scoring team's (the family's
+        ``team_success``)."""
+        players, family = s.players, s.family
+        success = functools.partial(family.success, players.env, players.scorer)
+        return SFLCurriculum(players, s.n_envs, s.n_steps, self, s.game.generate, success,
+                             s.level_metrics(), s.n_devices)  # fmt: skip
+
+    def problems(self) -> Iterator[Problem]:
+        ints = isinstance(self.buffer_size, int) and isinstance(self.sample_levels, int)
+        if ints and self.buffer_size > self.sample_levels:
+            yield Problem("buffer_size", self.buffer_size, f"must be <= sfl.sample_levels={self.sample_levels} (the kept levels are sampled ones)")  # fmt: skip
 
     buffer_size: Annotated[int, POSITIVE] = 100
     """Levels kept: those of highest learnability p (1 − p)."""
@@ -82,7 +95,7 @@ def first_episode_success(done: jax.Array, success: jax.Array) -> jax.Array:
     """Per env ``(N,)``: the outcome of the first episode of a rollout's ``(T, N)`` flags
     — 1 if it ended solved, else 0 (also when it did not end); ``success`` may also be a
     fraction in [0, 1] (many-agent games: the share of independent trials won, see
-    :class:`~arenax.curricula.teams.TeamSFLCurriculum`). Only first episodes count, so a
+    a family's ``team_success``). Only first episodes count, so a
     copy that solves fast and starts again does not weigh more than one that fails."""
     first = done & (jnp.cumsum(done.astype(jnp.int32), axis=0) == 1)
     return jnp.sum(jnp.where(first, success, 0), axis=0).astype(jnp.float32)
@@ -100,26 +113,28 @@ def _take(tree: Any, idx: jax.Array) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class SFLCurriculum(OneStudent, Curriculum):
-    """SFL over ``env``'s levels (see the module docstring).
+class SFLCurriculum(Curriculum):
+    """SFL over ``players.env``'s levels (see the module docstring).
 
     Attributes:
-        env: the (unwrapped) environment family.
-        learner: the student's PPO learner.
+        players: the policies and how they act and learn.
         n_envs: environments per cycle (global, over all devices).
         n_steps: rollout length.
         config: the SFL options.
         generator: ``key -> level`` for fresh levels.
+        success: ``episodes -> (T, N)``: the scoring team's outcome of the episodes ending
+            at each step, in [0, 1] (default: ``episodes["success"]``; many-agent games:
+            the family's ``team_success``).
         level_metrics: optional ``level -> dict`` of family metrics to log.
         n_devices: devices the sampled levels are split over.
     """
 
-    env: Environment
-    learner: Learner
+    players: Players
     n_envs: int
     n_steps: int
     config: SFLConfig
     generator: Callable[[jax.Array], Any]
+    success: Callable[[dict[str, Any]], jax.Array] | None = None
     level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
     n_devices: int = 1
 
@@ -129,7 +144,7 @@ class SFLCurriculum(OneStudent, Curriculum):
         return round(self.config.replay_fraction * self.n_envs)
 
     def init(self, key: jax.Array) -> TrainState:
-        """Fresh learner(s) and a placeholder buffer (the first cycle fills it)."""
+        """Fresh policies and a placeholder buffer (the first cycle fills it)."""
         k_params, k_level = jax.random.split(key)
         level = self.generator(k_level)
         k = self.config.buffer_size
@@ -138,41 +153,25 @@ class SFLCurriculum(OneStudent, Curriculum):
             success=jnp.zeros((k,), jnp.float32),
             learnability=jnp.zeros((k,), jnp.float32),
         )
-        return TrainState.create(key, self._init_learners(k_params, k_level, level), buf)
+        obs, _ = self.env.reset(k_level, level)
+        return TrainState.create(key, self.players.init(k_params, obs), buf)
 
-    # ------------------------------------------------------------------ who learns
-    # (one student, :class:`OneStudent`'s hooks and these; :class:`TeamSFLCurriculum`
-    # overrides them for the policies of a many-agent game)
-    def _init_learners(
-        self, key: jax.Array, level_key: jax.Array, level: Any
-    ) -> dict[str, LearnerState]:
-        obs = example_obs(self.env, level_key, level, "agent")
-        return {STUDENT: self.learner.init(key, obs)}
+    def _play(self, states: Any, key: jax.Array, levels: Any, ids: jax.Array, steps: int) -> Played:
+        """This device's ``levels`` played ``steps`` steps by every team, each env replaying
+        its level (``advantages`` unused: ``None``)."""
+        trajs, carry0, episodes = replay_rollout(self.players, states, key, levels, ids, steps)
+        return Played(trajs, carry0, None, episodes)
 
-    def _success(self, episodes: dict) -> jax.Array:
-        """``(T, N)`` flags: the episode ending at that step was a success."""
-        return episodes["success"]
-
-    def _train(
-        self, agents: Any, played: Played, key: jax.Array, axis_name: str | None
-    ) -> tuple[Any, dict[str, jax.Array]]:
-        return self.learner.update(agents, played.traj, played.carry0, key, axis_name)
-
-    def _play(self, params: Any, key: jax.Array, levels: Any, ids: jax.Array, steps: int) -> Played:
-        """This device's ``levels`` played ``steps`` steps, each env replaying its level
-        (``advantages`` unused: ``None``)."""
-        traj, carry0, episodes = replay_rollout(
-            self.env, self.learner, params, key, levels, ids, steps
-        )
-        return Played(traj, carry0, None, episodes)
+    def _success(self, episodes: dict[str, Any]) -> jax.Array:
+        return episodes["success"] if self.success is None else self.success(episodes)
 
     @property
     def eval_steps(self) -> int:
         """Steps of a refresh's rollout: the env's time limit (every copy ends its first
         episode)."""
-        return int(self.env.max_steps)
+        return self.env.time_limit
 
-    def _refresh(self, params: Any, key: jax.Array, axis_name: str | None) -> SFLBuffer:
+    def _refresh(self, states: Any, key: jax.Array, axis_name: str | None) -> SFLBuffer:
         c = self.config
         k_levels, k_play = jax.random.split(key)
         new = jax.vmap(self.generator)(jax.random.split(k_levels, c.sample_levels))
@@ -181,7 +180,7 @@ class SFLCurriculum(OneStudent, Curriculum):
         first = jax.lax.axis_index(axis_name) * n_local if axis_name else 0
         ids = first + jnp.arange(n_local, dtype=jnp.int32)
         local = _take(new, ids // c.episodes)
-        ep = self._play(params, k_play, local, ids, self.eval_steps).episodes
+        ep = self._play(states, k_play, local, ids, self.eval_steps).episodes
         solved = all_gather(first_episode_success(ep["done"], self._success(ep)), axis_name)
         success = jnp.mean(solved.reshape(c.sample_levels, c.episodes), axis=1)
         return select(new, success, c.buffer_size)
@@ -189,31 +188,32 @@ class SFLCurriculum(OneStudent, Curriculum):
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
-        c = self.config
+        c, p = self.config, self.players
         k_refresh, k_pick, k_fresh, k_play, k_update = jax.random.split(key, 5)
-        agents = self._agents(state)
+        states = state.learner
         refresh = state.cycle % c.refresh_every == 0
         buf = jax.lax.cond(
-            refresh, lambda b: self._refresh(self._params(agents), k_refresh, axis_name),
-            lambda b: b, state.curriculum,
+            refresh, lambda b: self._refresh(states, k_refresh, axis_name), lambda b: b,
+            state.curriculum,
         )  # fmt: skip
         picked = _take(buf.levels, jax.random.randint(k_pick, (self.n_buffer,), 0, c.buffer_size))
         fresh = jax.vmap(self.generator)(jax.random.split(k_fresh, self.n_envs - self.n_buffer))
         levels = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), picked, fresh)
         local = _take(levels, env_ids)
-        played = self._play(self._params(agents), k_play, local, env_ids, self.n_steps)
-        agents, stats = self._train(agents, played, k_update, axis_name)
+        played = self._play(states, k_play, local, env_ids, self.n_steps)
+        states, stats = p.update(states, played.traj, played.carry0, k_update, axis_name)
         steps = self.n_envs * self.n_steps
         eval_steps = c.sample_levels * c.episodes * self.eval_steps
         metrics = {
-            **self._episode_metrics(played.episodes, axis_name),
+            **p.episode_metrics(played.episodes, axis_name),
             **stats,
             **level_batch_metrics(self.level_metrics, local, axis_name),
             "sfl/learnability": jnp.mean(buf.learnability),
             "sfl/success": jnp.mean(buf.success),
             "sfl/refresh": refresh.astype(jnp.float32),
+            "buffer/bytes_per_level": jnp.float32(tree_bytes(jax.tree.map(lambda x: x[0], buf.levels))),
             "env_steps": (steps + jnp.where(refresh, eval_steps, 0)).astype(jnp.int32),
             "student_steps": jnp.int32(steps),
             "updates": jnp.int32(1),
         }
-        return state.next(self._learners(agents), buf), metrics
+        return state.next(states, buf), metrics

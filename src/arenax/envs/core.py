@@ -76,6 +76,15 @@ class Environment(Generic[Level, State]):
         """A level from the family's default (domain-randomisation) generator."""
         raise NotImplementedError
 
+    @property
+    def time_limit(self) -> int:
+        """Steps after which an episode is truncated: the family's ``max_steps``
+        (Gymnasium's and MiniGrid's name) or ``episode_length`` (WarpDrive's)."""
+        for name in ("max_steps", "episode_length"):
+            if isinstance(getattr(self, name, None), int):
+                return int(getattr(self, name))
+        raise NotImplementedError(f"{type(self).__name__} has no max_steps or episode_length")
+
     # --- composed API -----------------------------------------------------------------
     def reset(self, key: jax.Array, level: Level) -> tuple[Obs, State]:
         """Start an episode on ``level``: ``(obs, state)``."""

@@ -13,6 +13,7 @@ drops it when unused).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -247,3 +248,53 @@ class SingleAgent(Wrapper):
 
     def observe(self, state: Any) -> Any:
         return jax.tree.map(lambda x: x[0], self.env.observe(state)[self.team])
+
+
+@dataclasses.dataclass(frozen=True)
+class Scripted(Wrapper):
+    """A game whose ``scripted`` teams are played inside the env by ``act(env, state, team)
+    -> actions (A, ...)`` (a family's scripted players, reading the game state each step):
+    its ``teams`` are the others, which alone observe, act and are rewarded. Training
+    against a scripted opponent is ordinary training over this env."""
+
+    scripted: tuple[str, ...] = ()
+    act: Callable[[Any, Any, str], jax.Array] | None = None
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.scripted) - set(self.env.teams))
+        if unknown:
+            raise ValueError(f"scripted teams {unknown}: the game's teams are {', '.join(self.env.teams)}")  # fmt: skip
+        if not self.teams:
+            raise ValueError("every team is scripted: no team would act by a policy")
+        if self.act is None:
+            raise ValueError("Scripted needs the family's scripted players (act)")
+
+    @property
+    def teams(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(t for t in self.env.teams if t not in self.scripted)
+
+    @property
+    def game(self) -> Environment:
+        """The whole game (every team acting by its own driver)."""
+        return self.env
+
+    def _own(self, per_team: Any) -> Any:
+        """A ``{team: ...}`` dict restricted to the acting teams (other values as they are)."""
+        if isinstance(per_team, dict) and set(per_team) == set(self.env.teams):
+            return {t: per_team[t] for t in self.teams}
+        return per_team
+
+    def step_state(self, key: jax.Array, state: Any, action: dict[str, jax.Array]) -> Any:
+        full = dict(action)
+        for team in self.scripted:
+            full[team] = self.act(self.env, state, team)
+        state, reward, term, trunc, info = self.env.step_state(key, state, full)
+        return state, self._own(reward), term, trunc, {k: self._own(v) for k, v in info.items()}
+
+    def observe(self, state: Any) -> dict[str, jax.Array]:
+        return self._own(self.env.observe(state))
+
+
+def whole_game(env: Any) -> Any:
+    """The game behind ``env`` with every team (:class:`Scripted` unwrapped)."""
+    return env.game if isinstance(env, Scripted) else env

@@ -1,7 +1,8 @@
-"""The application layer's evaluation: held-out tables, run reports (galleries, GIFs) and
-learning-curve plots. The evaluation routine itself lives in :mod:`arenax.rl.evaluation`."""
+"""The application layer's evaluation: run reports (a family's evaluation of a checkpoint,
+buffer and teacher galleries, episode GIFs) and learning-curve plots. The evaluations
+themselves are the families' (their records' ``evaluate``; the default:
+:mod:`arenax.envs.evaluation`)."""
 
-from arenax.envs.maze import resolve_mazes
-from arenax.rl.evaluation import MazeResult, evaluate, summarize, wilson
+from arenax.eval.report import evaluate_run, load_players, load_run
 
-__all__ = ["MazeResult", "evaluate", "resolve_mazes", "summarize", "wilson"]
+__all__ = ["evaluate_run", "load_players", "load_run"]

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 
 PANELS = (
-    ("returns", "training episodes", (("return", "mean return"), ("return/agent", "mean return"),
-                                      ("solved", "solved rate"))),
+    ("returns", "training episodes", (("return", "mean return"), ("solved", "solved rate"))),
     ("losses", "PPO", (("value_loss", "value loss"), ("pg_loss", "policy loss"),
                        ("entropy", "entropy"), ("approx_kl", "approx. KL"))),
     ("levels", "training levels", (("level/walls", "walls"),
@@ -143,7 +142,7 @@ def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> lis
     if evals:
         by_maze: dict[str, list[dict[str, str]]] = defaultdict(list)
         for r in evals:
-            by_maze[r["maze"]].append(r)
+            by_maze[r.get("maze") or r.get("level") or ""].append(r)
         fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
         for name, rs in by_maze.items():
             ex = _col(rs, "env_steps")

@@ -1,27 +1,29 @@
-"""Reports of training runs: load a checkpoint, evaluate a maze student on held-out mazes
-(``arenax eval RUN_DIR``), draw a replay buffer's or a teacher's levels, and write GIFs of
-Tag episodes played by a run's policies."""
+"""Reports of training runs, for every family alike: load a checkpoint, evaluate it with the
+family's evaluation (``arenax eval RUN_DIR``), draw a replay buffer's or a teacher's
+levels with the family's pictures, and write a GIF of one episode of the run's policies."""
 
 from __future__ import annotations
 
 import csv
 import dataclasses
-import functools
+import math
 from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from rich.console import Console
-from rich.table import Table
 
-from arenax.rl.evaluation import MazeResult, evaluate, summarize
+from arenax.envs.family import Evaluation, Report
+from arenax.envs.maze import render as pictures
+from arenax.envs.wrappers import whole_game
 from arenax.utils import save_gif
 
 
 def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
     """``(config, train state, cycle)`` from a run directory's checkpoint."""
-    from arenax.train.build import make_algorithm
+    from arenax.train.build import make_curriculum
     from arenax.train.checkpoint import Checkpointer
     from arenax.train.config import load_config
 
@@ -29,7 +31,7 @@ def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, in
     if not (run_dir / "config.json").exists():
         raise FileNotFoundError(f"{run_dir}/config.json not found: not a run directory")
     cfg = load_config(run_dir / "config.json")
-    algorithm = make_algorithm(cfg)
+    algorithm = make_curriculum(cfg)
     abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
     ckpt = Checkpointer(run_dir)
     try:
@@ -39,31 +41,75 @@ def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, in
     return cfg, state, int(record["cycle"])
 
 
-def load_student(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, Any, int]:
-    """``(config, policy, params, cycle)`` from a run directory's checkpoint."""
-    from arenax.train.build import make_algorithm, make_policy
+def load_players(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, dict, dict, int]:
+    """``(config, curriculum, {team: policy}, {team: params}, cycle)`` of a run's
+    checkpoint: what plays (the protagonist for PAIRED runs)."""
+    from arenax.train.build import make_curriculum
 
     cfg, state, cycle = load_run(run_dir, checkpoint)
-    if cfg.game != "maze":
-        raise ValueError(
-            f"{run_dir}: a {cfg.game} run; held-out evaluation is for maze students "
-            "(`arenax render RUN_DIR` writes a GIF of a Tag episode)"
-        )
-    return cfg, make_policy(cfg), make_algorithm(cfg).student_params(state), cycle
+    algo = make_curriculum(cfg)
+    return cfg, algo, algo.team_policies(), jax.device_get(algo.team_params(state)), cycle
+
+
+def write_csv(rows: list[Any], path: Path) -> Path:
+    """One line per result dataclass (its fields are the columns)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[fl.name for fl in dataclasses.fields(rows[0])])
+        w.writeheader()
+        w.writerows(dataclasses.asdict(r) for r in rows)
+    return path
+
+
+def evaluate_run(
+    run_dir: Path,
+    suite: str = "",
+    episodes: int = 100,
+    greedy: bool = False,
+    seed: int = 0,
+    checkpoint: int | None = None,
+    out: Path | None = None,
+    gif_dir: Path | None = None,
+    console: Console | None = None,
+    opponents: tuple[str, ...] = ("trained", "random", "scripted"),
+    cvar_alpha: float = 0.0,
+    cvar_levels: int = 1000,
+    cvar_episodes: int = 4,
+) -> Report:
+    """Evaluate a run's checkpoint with its family's evaluation (the maze: held-out mazes;
+    Tag: matchups against opponents; a family without its own: its held-out levels, or
+    levels of its generator): print the table, write ``RUN_DIR/eval_<name>.csv`` (or
+    ``out``) and any further CSVs the evaluation returns."""
+    console = console or Console()
+    cfg, algo, policies, params, cycle = load_players(run_dir, checkpoint)
+    request = Evaluation(
+        whole_game(algo.env), policies, params, algo.env.generate, suite, episodes, greedy,
+        jax.random.key(seed), gif_dir, tuple(opponents), cvar_alpha, cvar_levels,
+        cvar_episodes,
+    )  # fmt: skip
+    report = cfg.family.run_evaluation(request)
+    report.table.title = f"{Path(run_dir).name} @ cycle {cycle}: {report.table.title}"
+    console.print(report.table)
+    for line in report.notes:
+        console.print(line)
+    path = write_csv(report.rows, Path(out) if out else Path(run_dir) / f"eval_{report.name}.csv")
+    console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
+    for name, rows in report.extra.items():
+        console.print(f"wrote {write_csv(rows, Path(run_dir) / f'eval_{name}.csv')}")
+    return report
 
 
 def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int]], int]:
     """A replay run's buffered levels, highest replay probability first: ``(config,
     [(level, probability, score, mutations)], cycle)``."""
-    import numpy as np
-
+    from arenax.curricula import PLRConfig
     from arenax.curricula import buffer as B
 
     cfg, state, cycle = load_run(run_dir)
-    if cfg.algorithm not in ("plr", "accel"):
-        raise ValueError(f"{run_dir}: algorithm {cfg.algorithm!r} has no level buffer")
+    q = cfg.curriculum
+    if not isinstance(q, PLRConfig):
+        raise ValueError(f"{run_dir}: curriculum {q.KIND!r} has no level buffer")
     buf = jax.device_get(state.curriculum)
-    q = cfg.plr
     probs = np.asarray(
         B.replay_probs(buf, q.staleness_coef, q.temperature, q.prioritization, q.topk)
     )
@@ -75,39 +121,26 @@ def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int
     return cfg, ranked, cycle
 
 
-def arena_tiles(env: Any, levels: list[Any], px: int) -> tuple[list[np.ndarray], list[str]]:
-    """Pictures of Tag arenas, grid or continuous (``px`` pixels a side), and captions:
-    obstacle coverage, mean start distance tagger → runner (cells; continuous: runner →
-    nearest tagger, in units of L), connectivity of the free space."""
-    from arenax.envs.tag import arenas as A
-    from arenax.envs.tag import discs
-    from arenax.envs.tag import render as TR
-
-    if hasattr(env, "size"):
-        metrics = A.level_metrics
-    else:
-        metrics = functools.partial(discs.level_metrics, n_taggers=env.n_taggers)
-    images, captions = [], []
-    for lv in levels:
-        m = {k: float(np.asarray(v)) for k, v in metrics(lv).items()}
-        images.append(TR.frame(env, env.reset_state(None, lv), px))
-        captions.append(f"cov={m['coverage']:.2f} d={m['start_distance']:.1f} "
-                        f"conn={m['connectivity']:.2f}")  # fmt: skip
+def level_pictures(
+    family: Any, env: Any, levels: list[Any], px: int
+) -> tuple[list[np.ndarray], list[str]]:
+    """Levels as pictures of about ``px`` pixels a side, and their captions (the family's)."""
+    if family.picture is None:
+        raise ValueError(f"family {family.name!r} has no pictures of its levels")
+    images = [family.picture(env, lv, px) for lv in levels]
+    captions = [family.caption(env, lv) if family.caption else "" for lv in levels]
     return images, captions
 
 
-def _tiles(cfg: Any, levels: list[Any], tile: int) -> tuple[list[np.ndarray], list[str] | None]:
-    """A run's levels as pictures: mazes at ``tile`` pixels a cell; grid arenas (with
-    captions) at ``tile`` pixels a cell, 160 to 320 pixels a side; continuous arenas at 320."""
-    if cfg.game in ("grid-tag", "tag"):
-        from arenax.train.build import make_env
-
-        env = make_env(cfg)
-        px = max(160, min(320, tile * (env.size + 1))) if cfg.game == "grid-tag" else 320
-        return arena_tiles(env, levels, px)
-    from arenax.envs.maze import render as R
-
-    return [R.render(lv, tile_size=tile) for lv in levels], None
+def _picture_px(cfg: Any, env: Any, tile: int) -> int:
+    """A level's picture size: ``tile`` pixels a cell where levels are grids (at most 320
+    pixels), else 320."""
+    cells = getattr(env, "size", None)
+    if cells is not None:
+        return max(160, min(320, tile * (cells + 1)))
+    if hasattr(env, "height"):
+        return tile * (max(env.height, env.width) + 2)
+    return 320
 
 
 def buffer_gallery(
@@ -115,87 +148,13 @@ def buffer_gallery(
 ) -> tuple[Path, int]:
     """PNG of the ``n`` highest-priority levels of a replay run's buffer, captioned with
     replay probability, score and mutation count. Returns ``(path, levels drawn)``."""
-    from arenax.envs.maze import render as R
-
     cfg, ranked, _ = ranked_buffer(run_dir)
-    images, _ = _tiles(cfg, [level for level, _, _, _ in ranked[:n]], tile)
+    env = cfg.game()
+    images, _ = level_pictures(cfg.family, env, [lv for lv, _, _, _ in ranked[:n]],
+                               _picture_px(cfg, env, tile))  # fmt: skip
     captions = [f"P={p:.3f} s={sc:.2f} m={m}" for _, p, sc, m in ranked[:n]]
-    path = R.save_png(
-        R.gallery(images, captions, columns=columns), out or Path(run_dir) / "buffer.png"
-    )
-    return path, len(images)
-
-
-def results_table(results: list[MazeResult], title: str) -> Table:
-    """A rich table: solved rate and return with 95% intervals per maze, then the mean."""
-    table = Table(title=title)
-    for col in ("maze", "n", "solved", "95% CI", "return", "95% CI", "length"):
-        table.add_column(col, justify="left" if col == "maze" else "right", no_wrap=True)
-    for r in results:
-        table.add_row(
-            r.maze, str(r.episodes), f"{r.solved:.3f}", f"{r.solved_lo:.2f}–{r.solved_hi:.2f}",
-            f"{r.ret:.3f}", f"{r.ret_lo:.2f}–{r.ret_hi:.2f}", f"{r.length:.0f}",
-        )  # fmt: skip
-    s = summarize(results)
-    table.add_row("mean", "", f"{s['eval/solved']:.3f}", "", f"{s['eval/return']:.3f}", "", "",
-                  style="bold")  # fmt: skip
-    return table
-
-
-def write_csv(results: list[Any], path: Path, row_type: type = MazeResult) -> Path:
-    """One row per result dataclass (columns: ``row_type``'s fields)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=[fl.name for fl in dataclasses.fields(row_type)])
-        w.writeheader()
-        w.writerows(dataclasses.asdict(r) for r in results)
-    return path
-
-
-def evaluate_run(
-    run_dir: Path,
-    suite: str = "all",
-    episodes: int = 100,
-    greedy: bool = False,
-    seed: int = 0,
-    checkpoint: int | None = None,
-    out: Path | None = None,
-    gif_dir: Path | None = None,
-    console: Console | None = None,
-    cvar_alpha: float = 0.0,
-    cvar_levels: int = 1000,
-    cvar_episodes: int = 4,
-) -> list[MazeResult]:
-    """Evaluate the checkpoint of a run; prints a table and writes a CSV. With
-    ``cvar_alpha > 0`` also the robustness on ``cvar_levels`` levels of the run's own
-    training distribution (``RUN_DIR/eval_cvar.csv``, see :func:`arenax.rl.evaluation.robustness`)."""
-    console = console or Console()
-    cfg, policy, params, cycle = load_student(run_dir, checkpoint)
-    results = evaluate(
-        policy, params, suite, episodes, jax.random.key(seed), greedy, cfg.env.view_size,
-        cfg.env.normalize_obs, gif_dir,
-    )  # fmt: skip
-    mode = "greedy" if greedy else "sampled"
-    steps = cycle * cfg.steps_per_cycle
-    console.print(results_table(results, f"{Path(run_dir).name} @ {steps:,} steps ({mode})"))
-    safe = suite.replace(",", "+")
-    path = write_csv(results, Path(out) if out else Path(run_dir) / f"eval_{safe}.csv")
-    console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
-    if cvar_alpha > 0:
-        from arenax.rl.evaluation import Robustness, robustness
-        from arenax.train.build import make_env
-
-        env = make_env(cfg)
-        r = robustness(policy, params, env, env.generate, cvar_levels, cvar_episodes,
-                       cvar_alpha, jax.random.key(seed ^ 0xC0FFEE), greedy)  # fmt: skip
-        console.print(
-            f"robustness on {r.levels} training-distribution levels x {r.episodes} episodes: "
-            f"mean success {r.mean:.3f}, CVaR@{r.alpha:g} (worst {r.alpha:.0%} of levels) "
-            f"{r.cvar:.3f} [{r.cvar_lo:.3f}, {r.cvar_hi:.3f}], never solved {r.unsolved:.1%}"
-        )
-        cpath = write_csv([r], Path(run_dir) / "eval_cvar.csv", Robustness)
-        console.print(f"wrote {cpath}")
-    return results
+    sheet = pictures.gallery(images, captions, columns=columns)
+    return pictures.save_png(sheet, out or Path(run_dir) / "buffer.png"), len(images)
 
 
 def teacher_gallery(
@@ -203,51 +162,84 @@ def teacher_gallery(
     seed: int = 0,
 ) -> tuple[Path, int]:  # fmt: skip
     """PNG of ``n`` levels the run's current teacher builds (PAIRED-family runs), captioned
-    with walls and shortest path (mazes) or obstacle coverage, start distance and
-    connectivity (arenas). Returns ``(path, levels drawn)``."""
-    import jax.numpy as jnp
-
-    from arenax.envs.maze import level_metrics
-    from arenax.envs.maze import render as R
-    from arenax.train.build import make_algorithm
+    by the family. Returns ``(path, levels drawn)``."""
+    from arenax.curricula import PairedConfig
+    from arenax.train.build import make_curriculum
 
     cfg, state, _ = load_run(run_dir)
-    if cfg.algorithm != "paired":
-        raise ValueError(f"{run_dir}: algorithm {cfg.algorithm!r} has no teacher")
-    algo = make_algorithm(cfg)
+    if not isinstance(cfg.curriculum, PairedConfig):
+        raise ValueError(f"{run_dir}: curriculum {cfg.curriculum.KIND!r} has no teacher")
+    algo = make_curriculum(cfg)
     ids = jnp.arange(n, dtype=jnp.int32)
     levels, _, _ = jax.jit(lambda p, k: algo.generate(p, k, ids))(
         state.curriculum.params, jax.random.key(seed)
     )
     levels = jax.device_get(levels)
-    images, captions = _tiles(cfg, [jax.tree.map(lambda a, i=i: a[i], levels) for i in range(n)],
-                              tile)  # fmt: skip
-    if captions is None:  # mazes
-        metrics = jax.device_get(jax.vmap(level_metrics)(levels))
-        captions = [f"w={int(metrics['walls'][i])} sp={int(metrics['shortest_path'][i])}"
-                    for i in range(n)]  # fmt: skip
-    path = R.save_png(
-        R.gallery(images, captions, columns=columns), out or Path(run_dir) / "teacher.png"
-    )
-    return path, n
+    env = cfg.game()
+    one = [jax.tree.map(lambda a, i=i: a[i], levels) for i in range(n)]
+    images, captions = level_pictures(cfg.family, env, one, _picture_px(cfg, env, tile))
+    sheet = pictures.gallery(images, captions, columns=columns)
+    return pictures.save_png(sheet, out or Path(run_dir) / "teacher.png"), n
+
+
+def episode_frames(
+    env: Any, frame: Any, policies: dict[str, Any], params: dict[str, Any], key: jax.Array,
+    scripted: Any = None, greedy: bool = False, px: int = 320, max_frames: int = 200,
+    level: Any = None,
+) -> list[np.ndarray]:  # fmt: skip
+    """Frames of one episode of ``env`` from ``level`` (default: a generated one), each team
+    driven by its policy (recurrent states kept) or, without one, by ``scripted(env, state,
+    team)`` (``None``: uniformly random actions); long episodes are subsampled to at most
+    ``max_frames`` frames."""
+    k_level, k_play = jax.random.split(key)
+    level = env.generate(k_level) if level is None else level
+    state = env.reset_state(k_level, level)
+    carry = {t: p.initial_carry(env.num_agents(t)) for t, p in policies.items()}
+
+    @jax.jit
+    def step(state: Any, carry: dict, first: jax.Array, k: jax.Array) -> tuple:
+        obs, action, out = env.observe(state), {}, {}
+        for i, team in enumerate(env.teams):
+            kk = jax.random.fold_in(k, i)
+            if team not in policies:
+                n = env.num_agents(team)
+                action[team] = (
+                    env.action_space(team).sample(kk, (n,)) if scripted is None
+                    else scripted(env, state, team)
+                )  # fmt: skip
+                continue
+            pol = policies[team]
+            o = jax.tree.map(lambda x: x[None], obs[team])
+            f = jnp.full((1, env.num_agents(team)), first)
+            out[team], logits, _ = pol.apply(params[team], o, f, carry[team])
+            action[team] = pol.dist.mode(logits[0]) if greedy else pol.dist.sample(kk, logits[0])
+        state, _, term, trunc, _ = env.step_state(k, state, action)
+        return state, out, term | trunc
+
+    states = [state]
+    for t in range(env.time_limit):
+        state, carry, done = step(state, carry, jnp.bool_(t == 0), jax.random.fold_in(k_play, t))
+        states.append(state)
+        if bool(done):
+            break
+    every = max(1, math.ceil(len(states) / max_frames))
+    keep = list(range(0, len(states), every))
+    if keep[-1] != len(states) - 1:
+        keep.append(len(states) - 1)
+    return [frame(env, states[i], px) for i in keep]
 
 
 def run_episode_gif(
     run_dir: Path, out: Path | None = None, seed: int = 0, greedy: bool = False, px: int = 320
 ) -> tuple[Path, int]:
-    """GIF of one episode of a Tag run's latest policies; returns ``(path, frames)``."""
-    from arenax.envs.tag.render import episode_frames
-    from arenax.envs.tag.scripted import whole_game
-    from arenax.eval.teams import team_actor
-    from arenax.train.build import make_algorithm
-
-    cfg, state, cycle = load_run(run_dir)
-    if cfg.game == "maze":
-        raise ValueError(f"{run_dir}: a maze run (use --buffer / --teacher, or arenax eval)")
-    algo = make_algorithm(cfg)
-    policies, params = algo.team_policies(), algo.team_params(state)
-    env = whole_game(algo.env)  # a team scripted in training plays its script
-    act = team_actor(env, dict.fromkeys(env.teams, "trained"), policies, params, greedy)
-    frames = episode_frames(env, jax.random.key(seed), act, px)
+    """GIF of one episode of a run's latest policies (a team scripted in training plays its
+    script); returns ``(path, frames)``."""
+    cfg, algo, policies, params, cycle = load_players(run_dir)
+    family = cfg.family
+    if family.frame is None:
+        raise ValueError(f"{run_dir}: family {family.name!r} has no frames to draw")
+    env = whole_game(algo.env)
+    frames = episode_frames(env, family.frame, policies, params, jax.random.key(seed),
+                            family.scripted, greedy, px)  # fmt: skip
     path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif", fps=12)
     return path, len(frames)

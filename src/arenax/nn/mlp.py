@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import flax.linen as nn
 import jax
@@ -16,14 +16,17 @@ from arenax.distributions import (
     DiagGaussian,
     Distribution,
     MultiCategorical,
+    for_space,
 )
 from arenax.nn.layers import orthogonal
-from arenax.options import PositiveInts
+from arenax.options import PositiveInts, fields_of
 
 
 @dataclasses.dataclass(frozen=True)
 class MLPConfig:
-    """An MLP actor-critic (separate actor and critic, ReLU)."""
+    """An MLP actor-critic (separate actor and critic, ReLU) for vector observations."""
+
+    KIND: ClassVar[str] = "mlp"
 
     hidden: Annotated[tuple[int, ...], PositiveInts()] = (256, 256)
     """Hidden layers (ReLU) of the actor and of the critic MLP."""
@@ -33,6 +36,15 @@ class MLPConfig:
     squash: bool = False
     """Continuous actions: tanh-squash the Gaussian onto the action bounds (log-probs
     corrected for the change of variables); False: the env clips actions to its bounds."""
+
+    def policy(self, observation_space: Any, action_space: Any) -> MLPPolicy:
+        """The network for one team's spaces (its action distribution from the action
+        space: categorical, multi-discrete or Gaussian)."""
+        return MLPPolicy(
+            dist=for_space(action_space, self.squash),
+            n_actions=int(getattr(action_space, "n", 0)),
+            **fields_of(self, MLPConfig),
+        )
 
 
 class MLPNet(nn.Module):

@@ -24,7 +24,10 @@ from arenax.options import POSITIVE, fields_of
 
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
-    """The student network (conv + direction embedding + recurrent core + heads)."""
+    """The maze student network (conv + direction embedding + recurrent core + heads), for
+    observations with an egocentric ``image`` and a ``direction``."""
+
+    KIND: ClassVar[str] = "student"
 
     cell: CellKind = "lstm"
     """Recurrent core: LSTM, GRU, S5 (diagonal state space, parallel scan), or a feed-forward
@@ -37,6 +40,10 @@ class ModelConfig:
     """Size of the direction embedding."""
     head_hidden: Annotated[int, POSITIVE] = 32
     """Hidden units (tanh) of the policy and value heads."""
+
+    def policy(self, observation_space: Any, action_space: Any) -> StudentPolicy:
+        """The network for one team's spaces (a ``Discrete`` action space)."""
+        return StudentPolicy.of(self, int(action_space.n))
 
 
 class MazeStudentNet(nn.Module):

@@ -1,39 +1,62 @@
-"""Training: typed configs and presets, the host loop, sharding, checkpoints, logging."""
+"""Training: the run's configuration (its parts' options, presets), the host loop,
+sharding, checkpoints, logging. Everything a config is built from is importable here."""
 
-from arenax.train.config import (
-    PRESETS,
-    ConfigError,
-    EnvConfig,
-    EvalConfig,
-    GridTagConfig,
-    ModelConfig,
+from arenax.curricula import (
+    ACCELConfig,
+    DRConfig,
     PairedConfig,
     PLRConfig,
-    PPOConfig,
-    TagConfig,
+    SFLConfig,
     TeacherConfig,
     TeamConfig,
-    TrainConfig,
-    validate,
 )
+from arenax.envs.classic.family import (
+    AcrobotConfig,
+    CartPoleConfig,
+    ContinuousMountainCarConfig,
+    MountainCarConfig,
+    PendulumConfig,
+)
+from arenax.envs.maze.family import MazeConfig
+from arenax.envs.tag.family import GridTagConfig, TagConfig
+from arenax.nn.mlp import MLPConfig
+from arenax.nn.student import ModelConfig
+from arenax.options import ConfigError
+from arenax.rl.ddpg import DDPGConfig
+from arenax.rl.ppo import PPOConfig
+from arenax.train.config import EvalConfig, TrainConfig, validate
 from arenax.train.loop import NonFiniteLoss, TrainResult, train
+from arenax.train.presets import PRESETS, all_presets, tiny, with_compat
 
 __all__ = [
     "PRESETS",
+    "ACCELConfig",
+    "AcrobotConfig",
+    "CartPoleConfig",
     "ConfigError",
-    "EnvConfig",
+    "ContinuousMountainCarConfig",
+    "DDPGConfig",
+    "DRConfig",
     "EvalConfig",
     "GridTagConfig",
+    "MLPConfig",
+    "MazeConfig",
     "ModelConfig",
+    "MountainCarConfig",
     "NonFiniteLoss",
     "PLRConfig",
     "PPOConfig",
     "PairedConfig",
+    "PendulumConfig",
+    "SFLConfig",
     "TagConfig",
     "TeacherConfig",
     "TeamConfig",
     "TrainConfig",
     "TrainResult",
+    "all_presets",
+    "tiny",
     "train",
     "validate",
+    "with_compat",
 ]

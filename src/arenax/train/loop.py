@@ -29,9 +29,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from arenax.curricula.common import Curriculum, TrainState
-from arenax.rl.evaluation import evaluate, summarize
+from arenax.envs.family import Evaluation
+from arenax.envs.wrappers import whole_game
 from arenax.train import distributed
-from arenax.train.build import make_algorithm, make_env, make_policy
+from arenax.train.build import make_curriculum, make_env
 from arenax.train.checkpoint import Checkpointer, CheckpointError
 from arenax.train.config import (
     ConfigError,
@@ -198,7 +199,7 @@ def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig,
     validate(cfg, available_devices=jax.device_count())
     check_process_devices(cfg)
     check_extras(cfg)
-    check_memory(cfg, make_algorithm(cfg))
+    check_memory(cfg, make_curriculum(cfg))
     if resume is None:
 
         def new_run() -> RunLock:
@@ -212,7 +213,8 @@ def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig,
     diffs = resume_differences(saved, cfg)
     budget = ("total_steps", "total_updates")
     changed = any(getattr(saved, f) != getattr(cfg, f) for f in budget)
-    if cfg.ppo.lr_schedule == "linear" and changed:
+    linear = any(t.ppo.lr_schedule == "linear" for t in cfg.teams.values())
+    if linear and changed:
         diffs.append("the budget (it sets the linear learning-rate schedule)")
     if diffs:
         raise ConfigError(
@@ -251,7 +253,7 @@ def start_run(
     latest readable checkpoint's (or ``checkpoint``'s) with its counters. With several
     seeds, each seed's folder ``RUN/seed<s>`` is a run of its own (config, lock, logs,
     checkpoints), and their states are stacked."""
-    algorithm = make_algorithm(cfg)
+    algorithm = make_curriculum(cfg)
     mesh = make_mesh(cfg.devices)
     configs = cfg.seed_runs()
     group = cfg.seeds > 1
@@ -456,32 +458,36 @@ def log_rows(run: Run, member: Member, metrics: dict[str, np.ndarray], rows: lis
 def evaluate_when_due(
     run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list
 ) -> None:  # fmt: skip
-    """Evaluate the maze student on the held-out suite every ``eval.every`` cycles."""
+    """Evaluate the trained teams every ``eval.every`` cycles with the family's evaluation
+    (the maze: its held-out suite)."""
     cfg = member.cfg
     if not cfg.eval.every or run.cycle % cfg.eval.every or not distributed.is_main():
         return
     state = run.member_state(run.members.index(member))
-    params = jax.device_get(run.algorithm.student_params(state))
+    algo = run.algorithm
+    params = jax.device_get(algo.team_params(state))
     key = jax.random.fold_in(jax.random.key(cfg.seed ^ 0x5EED), run.cycle)
-    results = evaluate(
-        make_policy(cfg), params, cfg.eval.suite, cfg.eval.episodes, key, cfg.eval.greedy,
-        cfg.env.view_size, cfg.env.normalize_obs,
+    request = Evaluation(
+        whole_game(algo.env), algo.team_policies(), params, algo.env.generate, cfg.eval.suite,
+        cfg.eval.episodes, cfg.eval.greedy, key,
     )  # fmt: skip
-    evals = [{"cycle": run.cycle, **member.counters, **dataclasses.asdict(r)} for r in results]
-    summary = summarize(results)
-    member.logger.log_eval(evals, summary)
+    report = cfg.family.run_evaluation(request)
+    evals = [{"cycle": run.cycle, **member.counters, **dataclasses.asdict(r)} for r in report.rows]
+    member.logger.log_eval(evals, report.summary)
     seed = f" seed {cfg.seed}" if len(run.members) > 1 else ""
+    shown = ", ".join(f"{k.removeprefix('eval/')} {v:.3f}" for k, v in report.summary.items())
     run.print(
-        f"eval{seed} @ {member.counters['env_steps']:,} steps: solved {summary['eval/solved']:.3f}, "
-        f"return {summary['eval/return']:.3f} ({cfg.eval.suite}, {cfg.eval.episodes} episodes/maze)"
+        f"eval{seed} @ {member.counters['env_steps']:,} steps: {shown} "
+        f"({cfg.eval.suite or cfg.family.default_suite or 'held-out levels'}, "
+        f"{cfg.eval.episodes} episodes per level)"
     )
 
 
 def default_hooks(cfg: TrainConfig) -> list[Hook]:
-    """Check losses, log, evaluate (maze students) — in this order; the checkpoint follows
+    """Check losses, log, evaluate — in this order; the checkpoint follows
     (:func:`checkpoint_when_due`)."""
     hooks: list[Hook] = [stop_on_non_finite_loss, log_rows]
-    if cfg.game == "maze" and cfg.eval.every:
+    if cfg.eval.every:
         hooks.append(evaluate_when_due)
     return hooks
 

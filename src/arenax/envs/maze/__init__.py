@@ -1,6 +1,7 @@
 """The MiniGrid-faithful maze family: level, env, generators, mutators, editor, suites."""
 
-from arenax.envs.maze.editor import EditorObs, EditorOptions, EditorState, MazeEditor
+from arenax.envs.editor import EditorObs, EditorOptions
+from arenax.envs.maze.editor import EditorState, MazeEditor
 from arenax.envs.maze.env import Actions, MazeEnv, MazeObs, MazeState, goal_reward
 from arenax.envs.maze.generators import empty_level, place_agent_and_goal, sample_dr_level
 from arenax.envs.maze.level import (

@@ -23,17 +23,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
+from arenax.envs.editor import EditorObs, EditorOptions
 from arenax.envs.maze.env import full_map
 from arenax.envs.maze.generators import sample_cell
 from arenax.envs.maze.level import MazeLevel
-from arenax.options import POSITIVE, AtLeast, Problem, check_on_init
+from arenax.options import POSITIVE, Problem, check_on_init
 from arenax.struct import pytree_dataclass
 
 
@@ -52,29 +53,6 @@ class EditorState:
     agent_dir: jax.Array
     time: jax.Array
     noise: jax.Array
-
-
-@pytree_dataclass
-class EditorObs:
-    """Teacher observation: image ``(1, H+2, W+2, 3) uint8``, time ``(1,) int32``,
-    noise ``(1, noise_dim) float32``."""
-
-    image: jax.Array
-    time: jax.Array
-    noise: jax.Array
-
-
-@dataclasses.dataclass(frozen=True)
-class EditorOptions:
-    """What the teacher may do when it builds a maze (the editor's options)."""
-
-    n_walls: Annotated[int, AtLeast(0)] = 60
-    """Wall-placement steps of an editing episode (the wall budget)."""
-    noise_dim: Annotated[int, AtLeast(0)] = 50
-    """Size of the uniform noise vector in the teacher's observation."""
-    collisions: Literal["keep", "redirect"] = "keep"
-    """A goal or agent chosen on a wall: keep the teacher's cell and remove the wall (the
-    reference's rule), or redirect it to a random free cell."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -121,6 +121,8 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
     walls_with_replacement: bool = True
     """The default generator draws wall cells with replacement (the literature's DR: fewer
     distinct walls than n_walls)."""
+    edits_move_agent: bool = False
+    """ACCEL's edits may also move the agent (besides flipping walls and moving the goal)."""
 
     teams = ("agent",)
 

@@ -34,28 +34,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from arenax.envs.tag.grid import GridTagEnv, GridTagLevel
+from arenax.envs.tag.grid import GridTagEnv, GridTagLevel, random_obstacles, random_starts
 
 FREE, WALL = ".", "#"
 
 
 # ------------------------------------------------------------------ building blocks
-def random_obstacles(key: jax.Array, n: int, max_obstacles: int) -> jax.Array:
-    """``(n, n) bool``: a uniform number ``0..max_obstacles`` of distinct random cells."""
-    k_count, k_cells = jax.random.split(key)
-    count = jax.random.randint(k_count, (), 0, max_obstacles + 1)
-    rank = jnp.argsort(jnp.argsort(jax.random.uniform(k_cells, (n * n,))))
-    return (rank < count).reshape(n, n)
-
-
-def random_starts(key: jax.Array, blocked: jax.Array, n_agents: int) -> jax.Array:
-    """``(n_agents, 2) int32`` start cells ``(x, y)``, each uniform over the free cells."""
-    n = blocked.shape[0]
-    logits = jnp.where(blocked.reshape(-1), -jnp.inf, 0.0)
-    cell = jax.random.categorical(key, logits, shape=(n_agents,))
-    return jnp.stack([cell % n, cell // n], axis=-1).astype(jnp.int32)
-
-
 def _with_starts(key: jax.Array, blocked: jax.Array, n_taggers: int) -> GridTagLevel:
     return GridTagLevel(pos=random_starts(key, blocked, n_taggers + 1), blocked=blocked)
 

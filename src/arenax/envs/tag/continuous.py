@@ -351,7 +351,7 @@ class TagEnv(Environment[TagLevel, TagState]):
             else jnp.asarray(level.episode_length, jnp.int32),
         )
 
-    def default_length(self, level: TagLevel) -> TagLevel:
+    def with_default_rules(self, level: TagLevel) -> TagLevel:
         """``level`` carrying the env's episode length when generated levels carry one
         (``episode_length_range``) and it has none (arenas built by other generators)."""
         if self.episode_length_range is None or level.episode_length is not None:

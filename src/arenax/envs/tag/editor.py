@@ -32,7 +32,7 @@ import jax.numpy as jnp
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
-from arenax.envs.maze.editor import EditorObs, EditorOptions
+from arenax.envs.editor import EditorObs, EditorOptions
 from arenax.envs.tag.grid import GridTagLevel
 from arenax.options import POSITIVE, Problem, check_on_init
 from arenax.struct import pytree_dataclass
@@ -304,4 +304,4 @@ class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
             arena=jnp.float32(game.arena), tag_margin=jnp.float32(game.tag_margin),
             obstacles=state.discs if game.max_obstacles else None,
         )  # fmt: skip
-        return game.default_length(level)
+        return game.with_default_rules(level)

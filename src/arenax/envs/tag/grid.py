@@ -177,7 +177,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
             out["episode_length"] = jax.random.randint(k_len, (), lo, hi + 1, jnp.int32)
         return level.replace(**out)
 
-    def default_rules(self, level: GridTagLevel) -> GridTagLevel:
+    def with_default_rules(self, level: GridTagLevel) -> GridTagLevel:
         """``level`` with every rule of :attr:`rules` it lacks at its default (the levels a
         teacher or a held-out suite builds, made alike to generated ones)."""
         default = {"skill": jnp.ones(2, jnp.float32), "tag_distance": jnp.zeros((), jnp.int32),
@@ -233,8 +233,6 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
     def _layout(self, key: jax.Array, n: int) -> GridTagLevel:
         if self.max_obstacles:
-            from arenax.envs.tag.arenas import random_obstacles, random_starts
-
             k_obs, k_pos = jax.random.split(key)
             blocked = random_obstacles(k_obs, n, self.max_obstacles)
             return GridTagLevel(pos=random_starts(k_pos, blocked, self.n_agents), blocked=blocked)
@@ -322,3 +320,20 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         ys = state.pos[:, 1, None, None] + d[None, :, None] + r
         xs = state.pos[:, 0, None, None] + d[None, None, :] + r
         return padded[ys, xs].reshape(self.n_agents, -1).astype(jnp.float32)
+
+
+# ------------------------------------------------------------------ arena building blocks
+def random_obstacles(key: jax.Array, n: int, max_obstacles: int) -> jax.Array:
+    """``(n, n) bool``: a uniform number ``0..max_obstacles`` of distinct random cells."""
+    k_count, k_cells = jax.random.split(key)
+    count = jax.random.randint(k_count, (), 0, max_obstacles + 1)
+    rank = jnp.argsort(jnp.argsort(jax.random.uniform(k_cells, (n * n,))))
+    return (rank < count).reshape(n, n)
+
+
+def random_starts(key: jax.Array, blocked: jax.Array, n_agents: int) -> jax.Array:
+    """``(n_agents, 2) int32`` start cells ``(x, y)``, each uniform over the free cells."""
+    n = blocked.shape[0]
+    logits = jnp.where(blocked.reshape(-1), -jnp.inf, 0.0)
+    cell = jax.random.categorical(key, logits, shape=(n_agents,))
+    return jnp.stack([cell % n, cell // n], axis=-1).astype(jnp.int32)

@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 
 from arenax.envs.tag.continuous import TagEnv, TagState
 from arenax.envs.tag.grid import GridTagEnv, GridTagState
-from arenax.envs.tag.scripted import whole_game
+from arenax.envs.wrappers import whole_game
 
 TAGGER = (214, 39, 40)
 RUNNER = (31, 119, 180)

@@ -11,16 +11,13 @@ Every function maps ``(env, state)`` of one arena to the team's actions ``(A_tea
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from arenax.envs.tag.continuous import TagEnv, TagState
 from arenax.envs.tag.grid import GridTagEnv, GridTagState
-from arenax.envs.wrappers import Wrapper
+from arenax.envs.wrappers import Scripted
 
 
 def _nearest(src: jax.Array, dst: jax.Array, ok: jax.Array) -> jax.Array:
@@ -78,48 +75,9 @@ def scripted_actions(
     return continuous_actions(env, state, team)
 
 
-@dataclasses.dataclass(frozen=True)
-class ScriptedTeams(Wrapper):
-    """A Tag game whose ``scripted`` teams are played by the scripted players above inside
-    the env (chase / flee, from the game state each step): its ``teams`` are the others,
-    which alone observe, act and are rewarded. Training against a scripted opponent is
-    multi-team PPO over this env (``--runner.scripted``)."""
-
-    scripted: tuple[str, ...] = ("runner",)
-
-    def __post_init__(self) -> None:
-        unknown = sorted(set(self.scripted) - set(self.env.teams))
-        if unknown:
-            raise ValueError(f"scripted teams {unknown}: the game's teams are {', '.join(self.env.teams)}")  # fmt: skip
-        if not self.teams:
-            raise ValueError("every team is scripted: no team would act by a policy")
-
-    @property
-    def teams(self) -> tuple[str, ...]:  # type: ignore[override]
-        return tuple(t for t in self.env.teams if t not in self.scripted)
-
-    @property
-    def game(self) -> TagEnv | GridTagEnv:
-        """The whole game (every team acting by its own driver)."""
-        return self.env  # type: ignore[return-value]
-
-    def _own(self, per_team: Any) -> Any:
-        """A ``{team: ...}`` dict restricted to the acting teams (other values as they are)."""
-        if isinstance(per_team, dict) and set(per_team) == set(self.env.teams):
-            return {t: per_team[t] for t in self.teams}
-        return per_team
-
-    def step_state(self, key: jax.Array, state: Any, action: dict[str, jax.Array]) -> Any:
-        full = dict(action)
-        for team in self.scripted:
-            full[team] = scripted_actions(self.env, state, team)
-        state, reward, term, trunc, info = self.env.step_state(key, state, full)
-        return state, self._own(reward), term, trunc, {k: self._own(v) for k, v in info.items()}
-
-    def observe(self, state: Any) -> dict[str, jax.Array]:
-        return self._own(self.env.observe(state))
-
-
-def whole_game(env: Any) -> Any:
-    """The game behind ``env`` with every team (``ScriptedTeams`` unwrapped)."""
-    return env.game if isinstance(env, ScriptedTeams) else env
+def ScriptedTeams(env: TagEnv | GridTagEnv, scripted: tuple[str, ...] = ("runner",)) -> Scripted:
+    """A Tag game whose ``scripted`` teams are played by the scripted players above (chase /
+    flee, from the game state each step): :class:`~arenax.envs.wrappers.Scripted` with
+    :func:`scripted_actions`. Training against a scripted opponent is multi-team PPO over
+    this env (``--runner.scripted``)."""
+    return Scripted(env, scripted, scripted_actions)

@@ -20,11 +20,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from rich.console import Console
 from rich.table import Table
 
-from arenax.envs.tag.scripted import scripted_actions, whole_game
-from arenax.rl.evaluation import Robustness, mean_ci, rate_robustness, wilson
+from arenax.envs.family import Evaluation, Heldout, Report
+from arenax.envs.tag.scripted import scripted_actions
+from arenax.stats import Robustness, mean_ci, rate_robustness, wilson
 
 DRIVERS = ("trained", "random", "scripted")
 
@@ -155,7 +155,7 @@ def arena_robustness(
     """The trained taggers' robustness against ``runners``: ``episodes`` episodes on each
     of ``n_levels`` levels from ``generator`` (``key -> level``), success = a tag in the
     episode; the mean tag rate and its CVaR over the worst ``alpha`` fraction of levels
-    (see :class:`~arenax.rl.evaluation.Robustness`). Played ``batch`` episodes at a time
+    (see :class:`~arenax.stats.Robustness`). Played ``batch`` episodes at a time
     (the last batch padded, so one program serves every batch)."""
     k_levels, k_play, k_boot = jax.random.split(key, 3)
     levels = jax.vmap(generator)(jax.random.split(k_levels, n_levels))
@@ -199,90 +199,71 @@ def results_table(results: list[MatchResult], title: str) -> Table:
     return table
 
 
-def evaluate_tag_run(
-    run_dir: Path,
-    episodes: int = 100,
-    opponents: tuple[str, ...] = DRIVERS,
-    greedy: bool = False,
-    seed: int = 0,
-    checkpoint: int | None = None,
-    out: Path | None = None,
-    gif_dir: Path | None = None,
-    console: Console | None = None,
-    suite: str | None = None,
-    cvar_alpha: float = 0.0,
-    cvar_levels: int = 1000,
-    cvar_episodes: int = 4,
-) -> list[MatchResult]:
-    """Evaluate a Tag run's checkpoint: prints a table, writes a CSV (and one GIF per
-    matchup into ``gif_dir``). ``suite``: held-out arenas (``arenas`` or names, see
-    :func:`arenax.envs.tag.arenas.heldout_arena` for grid Tag and
-    :func:`arenax.envs.tag.discs.heldout_arena` for continuous Tag), each matchup on each arena, starts
-    drawn per episode; default: starts from the run's own generator. With ``cvar_alpha >
-    0`` also the trained taggers' robustness against each runner driver on ``cvar_levels``
-    levels of the run's own generator (``RUN_DIR/eval_cvar.csv``, see
-    :func:`arena_robustness`)."""
+def evaluate_run(req: Evaluation) -> Report:
+    """The Tag families' evaluation (their records' ``evaluate``): every matchup of
+    drivers (:func:`matchups`) for ``req.episodes`` episodes, on starts of the run's own
+    generator (``req.suite`` empty) or on each held-out arena of ``req.suite`` (``arenas``
+    or names), one GIF per matchup into ``req.gif_dir``. With ``cvar_alpha > 0`` also the
+    trained taggers' robustness against each runner driver (:func:`arena_robustness`,
+    ``eval_cvar.csv``)."""
     from arenax.envs.tag.render import episode_frames
-    from arenax.eval.report import load_run, write_csv
-    from arenax.train.build import make_algorithm
     from arenax.utils import save_gif
 
-    console = console or Console()
-    cfg, state, cycle = load_run(run_dir, checkpoint)
-    algo = make_algorithm(cfg)
-    env = whole_game(algo.env)
-    policies, params = algo.team_policies(), jax.device_get(algo.team_params(state))
+    env, policies, params = req.env, req.policies, req.params
     scripted = [t for t in env.teams if t not in policies]  # in training: "trained" is the script
-    key = jax.random.key(seed ^ 0x7A6)  # not a training key: held-out starts
+    key = jax.random.key(0) if req.key is None else req.key
     k_levels, k_play = jax.random.split(key)
-    keys = jax.random.split(k_levels, episodes)
-    if suite is None:
-        sets = {"": jax.vmap(env.generate)(keys)}
+    keys = jax.random.split(k_levels, req.episodes)
+    if not req.suite:
+        sets = {"": jax.vmap(req.generate)(keys)}
     else:
-        from arenax.envs.tag import discs
-        from arenax.envs.tag.arenas import HELDOUT_ARENAS, heldout_arena, resolve_arenas
-
-        if hasattr(env, "size"):  # grid Tag
-            known = HELDOUT_ARENAS
-            make = functools.partial(heldout_arena, size=env.size, n_taggers=env.n_taggers)
-        else:  # continuous Tag
-            known = discs.HELDOUT_ARENAS
-            make = functools.partial(discs.heldout_arena, env=env)
-        sets = {
-            name: jax.vmap(lambda k, n=name: make(n, k))(keys)
-            for name in resolve_arenas(suite, known)
-        }
+        arenas = heldout_arenas(env, req.suite)
+        sets = {name: jax.vmap(h.sample)(keys) for name, h in arenas.items()}
     results = []
     for j, (arena, levels) in enumerate(sets.items()):
-        for i, (tg, rn) in enumerate(matchups(opponents, scripted)):
+        for i, (tg, rn) in enumerate(matchups(req.opponents, scripted)):
             k = jax.random.fold_in(k_play, i + 1000 * j)  # arena j's matchup i
-            res, _ = evaluate_matchup(env, tg, rn, policies, params, levels, k, greedy, arena)
+            res, _ = evaluate_matchup(env, tg, rn, policies, params, levels, k, req.greedy, arena)
             results.append(res)
-            if gif_dir is not None:
-                act = team_actor(env, {"tagger": tg, "runner": rn}, policies, params, greedy)
+            if req.gif_dir is not None:
+                act = team_actor(env, {"tagger": tg, "runner": rn}, policies, params, req.greedy)
                 lv = jax.tree.map(lambda x: x[0], levels)
                 frames = episode_frames(env, k, act, level=lv)
                 name = f"{arena}_" if arena else ""
-                save_gif(frames, Path(gif_dir) / f"{name}{tg}-taggers_vs_{rn}-runners.gif", fps=12)
-    mode = "greedy" if greedy else "sampled"
-    where = "held-out starts" if suite is None else "episodes per arena"
-    console.print(results_table(results, f"{Path(run_dir).name} @ cycle {cycle}: Tag, {episodes} "
-                                          f"{where} per matchup ({mode})"))  # fmt: skip
-    path = write_csv(results, Path(out) if out else Path(run_dir) / "eval_tag.csv", MatchResult)
-    console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
-    if cvar_alpha > 0:
+                save_gif(frames, Path(req.gif_dir) / f"{name}{tg}-taggers_vs_{rn}-runners.gif",
+                         fps=12)  # fmt: skip
+    mode = "greedy" if req.greedy else "sampled"
+    where = "held-out starts" if not req.suite else "episodes per arena"
+    title = f"Tag, {req.episodes} {where} per matchup ({mode})"
+    report = Report(results, results_table(results, title), "tag")
+    if req.cvar_alpha > 0:
         rob = [
-            arena_robustness(env, policies, params, env.generate, cvar_levels, cvar_episodes,
-                             cvar_alpha, jax.random.key(seed ^ 0xC0FFEE), runners, greedy)
-            for runners in opponents
+            arena_robustness(env, policies, params, req.generate, req.cvar_levels,
+                             req.cvar_episodes, req.cvar_alpha,
+                             jax.random.fold_in(key, 0xC0FFEE), runners, req.greedy)
+            for runners in req.opponents
         ]  # fmt: skip
         for r in rob:
-            console.print(
+            report.notes.append(
                 f"robustness of the trained taggers vs {r.opponent} runners on {r.levels} "
                 f"training-distribution levels x {r.episodes} episodes: mean P(tag) "
                 f"{r.mean:.3f}, CVaR@{r.alpha:g} (worst {r.alpha:.0%} of levels) {r.cvar:.3f} "
                 f"[{r.cvar_lo:.3f}, {r.cvar_hi:.3f}], never tagged {r.unsolved:.1%}"
             )
-        cpath = write_csv(rob, Path(run_dir) / "eval_cvar.csv", Robustness)
-        console.print(f"wrote {cpath}")
-    return results
+        report.extra["cvar"] = rob
+    return report
+
+
+def heldout_arenas(env: Any, spec: str) -> dict[str, Heldout]:
+    """The held-out arenas of ``spec`` (``arenas`` or names, comma-separated) for ``env``
+    (grid or continuous Tag; starts drawn per episode)."""
+    from arenax.envs.tag import arenas, discs
+    from arenax.envs.tag.grid import GridTagEnv
+
+    if isinstance(env, GridTagEnv):
+        names = arenas.resolve_arenas(spec, arenas.HELDOUT_ARENAS)
+        make = functools.partial(arenas.heldout_arena, size=env.size, n_taggers=env.n_taggers)
+    else:
+        names = arenas.resolve_arenas(spec, discs.HELDOUT_ARENAS)
+        make = functools.partial(discs.heldout_arena, env=env)
+    return {n: Heldout(n, functools.partial(make, n)) for n in names}

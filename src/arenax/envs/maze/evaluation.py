@@ -1,26 +1,30 @@
-"""Zero-shot evaluation of a student on held-out mazes.
+"""Zero-shot evaluation of a maze student on held-out mazes.
 
 Each maze is played for ``episodes`` independent episodes (one per env, no auto-reset) with
 greedy or sampled actions, until every episode has ended or the maze's step limit is hit
 (``lax.while_loop``). Mazes of the same size and step limit share one compiled function.
 Reported per maze: solved rate with a 95% Wilson interval and mean return with a 95%
-normal-approximation interval.
+normal-approximation interval. The policy is anything with the policy contract
+(``apply``, ``dist``, ``initial_carry``): this module needs no learning code.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from rich.table import Table
 
-from arenax.envs.maze import HELDOUT_MAZES, MazeEnv, MazeLevel, resolve_mazes
+from arenax.envs.family import Evaluation, Report
+from arenax.envs.maze.env import MazeEnv
+from arenax.envs.maze.level import MazeLevel
+from arenax.envs.maze.suites import HELDOUT_MAZES, resolve_mazes
 from arenax.envs.wrappers import SingleAgent
-from arenax.rl.policy import Policy
+from arenax.stats import Robustness, mean_ci, rate_robustness, wilson
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,30 +42,10 @@ class MazeResult:
     length: float
 
 
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion."""
-    if n == 0:
-        return (math.nan, math.nan)
-    p = successes / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def mean_ci(x: np.ndarray, z: float = 1.96) -> tuple[float, float, float]:
-    """Mean and its 95% normal-approximation interval."""
-    m = float(np.mean(x))
-    if len(x) < 2:
-        return m, m, m
-    half = z * float(np.std(x, ddof=1)) / math.sqrt(len(x))
-    return m, m - half, m + half
-
-
 @functools.partial(jax.jit, static_argnames=("env", "policy", "greedy", "record"))
 def play(
     env: MazeEnv,
-    policy: Policy,
+    policy: Any,
     params: Any,
     levels: MazeLevel,
     key: jax.Array,
@@ -122,7 +106,7 @@ def play(
 
 
 def evaluate(
-    policy: Policy,
+    policy: Any,
     params: Any,
     mazes: str | tuple[str, ...] = "classic",
     episodes: int = 10,
@@ -195,50 +179,8 @@ def summarize(results: list[MazeResult]) -> dict[str, float]:
     }
 
 
-def cvar(values: np.ndarray, alpha: float) -> float:
-    """Conditional value at risk: the mean of the worst ``ceil(alpha · n)`` values (the
-    lowest success rates). ``alpha = 1`` is the plain mean."""
-    x = np.sort(np.asarray(values, np.float64))
-    if x.size == 0 or not 0.0 < alpha <= 1.0:
-        raise ValueError(f"cvar: alpha={alpha} must be in (0, 1] and values non-empty")
-    return float(x[: max(1, math.ceil(alpha * x.size))].mean())
-
-
-@dataclasses.dataclass(frozen=True)
-class Robustness:
-    """Success rates over a batch of sampled levels: the mean, and the CVaR at ``alpha``
-    (mean of the worst ``alpha`` fraction of levels) with a 95% bootstrap interval over
-    levels."""
-
-    levels: int
-    episodes: int
-    alpha: float
-    mean: float
-    cvar: float
-    cvar_lo: float
-    cvar_hi: float
-    unsolved: float
-    """Fraction of levels never solved in any episode."""
-    opponent: str = ""
-    """Many-agent games: the driver of the opposing team (success: the evaluated team's)."""
-
-
-def rate_robustness(
-    wins: np.ndarray, alpha: float, key: jax.Array, opponent: str = ""
-) -> Robustness:
-    """:class:`Robustness` of per-episode successes ``wins (n_levels, episodes)``; the
-    bootstrap (1000 resamples of the levels) draws from ``key``."""
-    n_levels, episodes = wins.shape
-    rate = np.asarray(wins, np.float64).mean(axis=1)
-    rng = np.random.default_rng(int(jax.random.randint(key, (), 0, 2**31 - 1)))
-    boot = [cvar(rate[rng.integers(0, n_levels, n_levels)], alpha) for _ in range(1000)]
-    lo, hi = np.percentile(boot, [2.5, 97.5])
-    return Robustness(n_levels, episodes, alpha, float(rate.mean()), cvar(rate, alpha),
-                      float(lo), float(hi), float(np.mean(rate == 0.0)), opponent)  # fmt: skip
-
-
 def robustness(
-    policy: Policy, params: Any, env: MazeEnv, generator: Any, n_levels: int, episodes: int,
+    policy: Any, params: Any, env: MazeEnv, generator: Any, n_levels: int, episodes: int,
     alpha: float, key: jax.Array, greedy: bool = False, batch: int = 2048,
 ) -> Robustness:  # fmt: skip
     """Play ``episodes`` episodes on each of ``n_levels`` levels from ``generator`` (``key
@@ -254,3 +196,44 @@ def robustness(
         out = play(env, policy, params, part, jax.random.fold_in(k_play, i), greedy=greedy)
         wins.append(np.asarray(out["success"]))
     return rate_robustness(np.concatenate(wins).reshape(n_levels, episodes), alpha, k_boot)
+
+
+def results_table(results: list[MazeResult], title: str) -> Table:
+    """A rich table: solved rate and return with 95% intervals per maze, then the mean."""
+    table = Table(title=title)
+    for col in ("maze", "n", "solved", "95% CI", "return", "95% CI", "length"):
+        table.add_column(col, justify="left" if col == "maze" else "right", no_wrap=True)
+    for r in results:
+        table.add_row(
+            r.maze, str(r.episodes), f"{r.solved:.3f}", f"{r.solved_lo:.2f}–{r.solved_hi:.2f}",
+            f"{r.ret:.3f}", f"{r.ret_lo:.2f}–{r.ret_hi:.2f}", f"{r.length:.0f}",
+        )  # fmt: skip
+    s = summarize(results)
+    table.add_row("mean", "", f"{s['eval/solved']:.3f}", "", f"{s['eval/return']:.3f}", "", "",
+                  style="bold")  # fmt: skip
+    return table
+
+
+def evaluate_run(req: Evaluation) -> Report:
+    """The maze family's evaluation (its record's ``evaluate``): the student on the
+    held-out mazes of ``req.suite`` (default ``all``); with ``cvar_alpha`` also its
+    robustness on levels of the run's own generator (``eval_cvar.csv``)."""
+    env: MazeEnv = req.env
+    suite = req.suite or "all"
+    key = jax.random.key(0) if req.key is None else req.key
+    policy, params = req.policies["agent"], req.params["agent"]
+    results = evaluate(policy, params, suite, req.episodes, key, req.greedy, env.view_size,
+                       env.normalize_obs, req.gif_dir)  # fmt: skip
+    mode = "greedy" if req.greedy else "sampled"
+    report = Report(results, results_table(results, f"held-out mazes ({mode})"),
+                    suite.replace(",", "+"), summarize(results))  # fmt: skip
+    if req.cvar_alpha > 0:
+        r = robustness(policy, params, env, req.generate, req.cvar_levels, req.cvar_episodes,
+                       req.cvar_alpha, jax.random.fold_in(key, 0xC0FFEE), req.greedy)  # fmt: skip
+        report.notes.append(
+            f"robustness on {r.levels} training-distribution levels x {r.episodes} episodes: "
+            f"mean success {r.mean:.3f}, CVaR@{r.alpha:g} (worst {r.alpha:.0%} of levels) "
+            f"{r.cvar:.3f} [{r.cvar_lo:.3f}, {r.cvar_hi:.3f}], never solved {r.unsolved:.1%}"
+        )
+        report.extra["cvar"] = [r]
+    return report

@@ -1,0 +1,5 @@
+"""``python -m arenax.cli``."""
+
+from arenax.cli import main
+
+main()

@@ -1,0 +1,124 @@
+"""What every command shares: the console, one-line errors, parsing with tyro, checks of
+paths, and reading a run's config."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import typing
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import tyro
+from rich.console import Console
+
+from arenax.options import ConfigError, Problem, check
+
+T = TypeVar("T")
+
+console = Console()
+
+
+class OptionError(ConfigError):
+    """Command-line input that cannot be parsed (one line)."""
+
+
+def error(text: str, code: int = 2) -> typing.NoReturn:
+    """Print ``error: text`` and exit with ``code``."""
+    console.print(f"[bold red]error:[/] {text}", highlight=False, soft_wrap=True)
+    raise SystemExit(code)
+
+
+def _describe(event: Any, prog: str) -> str:
+    """One line for a tyro parse failure."""
+    kind = type(event).__name__
+    if kind == "UnrecognizedArgs":
+        tokens = [t for t in event.tokens if t.startswith("-")] or event.tokens
+        return f"Unrecognized options: {' '.join(tokens)} ({prog} --help lists the options)"
+    if kind == "InvalidChoice":
+        flag = event.argument.lowered.name_or_flags[0]
+        return f"invalid choice {event.value!r} for argument {flag!r}; allowed: {', '.join(event.choices)}"
+    if kind == "MissingArgs":
+        names = [a.arg.lowered.name_or_flags[0] for a in event.missing_arguments]
+        return f"missing {', '.join(names)} ({prog} --help)"
+    if kind == "InstantiationFailure":
+        flags = getattr(getattr(event.argument, "lowered", None), "name_or_flags", None)
+        where = f"Error parsing {flags[0]}: " if flags else ""
+        return f"{where}{event.message.strip().splitlines()[0]} ({prog} --help)"
+    from tyro import _errors  # the rest: tyro's own words, on one line
+
+    text = " ".join(str(_errors._render(event)[0]).split())
+    return f"{text} ({prog} --help)"
+
+
+@contextlib.contextmanager
+def _one_line_errors(prog: str) -> Iterator[None]:
+    """tyro's parse failures as :class:`OptionError` (its error hook, where this tyro has
+    one; else tyro reports them itself)."""
+    errors = getattr(tyro, "_errors", None)
+    hook = getattr(errors, "on_parse_error", None)
+    if hook is None:
+        yield
+        return
+
+    def handle(event: Any) -> None:
+        raise OptionError(_describe(event, prog))
+
+    with hook(handle):
+        yield
+
+
+def parse(cls: Any, args: Sequence[str], prog: str, default: Any = None,
+          description: str | None = None) -> Any:  # fmt: skip
+    """``cls`` from ``args`` (tyro), then its rules checked: a bad value is one line."""
+    kwargs = {} if default is None else {"default": default}
+    with _one_line_errors(prog):
+        value = tyro.cli(cls, args=list(args), prog=prog, description=description, **kwargs)
+    return value
+
+
+def checked(value: T) -> T:
+    """``value`` once its options' rules hold (:func:`arenax.options.check`)."""
+    check(value)
+    return value
+
+
+def run_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[Problem]:
+    if run_dir is not None and not (Path(run_dir) / "config.json").is_file():
+        yield Problem(field, str(run_dir), "not a run directory (no config.json there)")
+
+
+def file_problem(path: Path | None, field: str, suffixes: tuple[str, ...]) -> Iterator[Problem]:
+    from arenax.train.rundir import check_writable_file
+
+    if path is not None:
+        try:
+            check_writable_file(Path(path), field, suffixes)
+        except ConfigError as exc:
+            yield Problem(field, str(path), str(exc).split(": ", 1)[1])
+
+
+def dir_problem(path: Path | None, field: str) -> Iterator[Problem]:
+    from arenax.train.rundir import check_writable_dir
+
+    if path is not None:
+        try:
+            check_writable_dir(Path(path), field)
+        except ConfigError as exc:
+            yield Problem(field, str(path), str(exc).split(": ", 1)[1])
+
+
+def run_config(run_dir: Path) -> Any:
+    """The config a run directory was trained with, or ``None`` when it cannot be read."""
+    from arenax.train.config import load_config
+
+    try:
+        return load_config(Path(run_dir) / "config.json")
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def debug() -> bool:
+    """``ARENAX_DEBUG=1``: show the traceback behind an error line."""
+    return bool(os.environ.get("ARENAX_DEBUG"))

@@ -1,0 +1,105 @@
+"""``arenax eval``: a run's checkpoint through its family's evaluation (table + CSV)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Annotated, Literal
+
+import numpy as np
+import tyro
+
+from arenax.cli.common import console, dir_problem, file_problem, parse, run_config, run_problems
+from arenax.options import SEED, UNIT, AtLeast, IntIn, OrNone, Problem, check
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalArgs:
+    """Evaluate a run's checkpoint with its family's evaluation: a maze student on held-out
+    mazes, Tag teams against trained, random and scripted opponents, a one-team game on its
+    held-out levels (table + CSV, optional GIFs)."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory (holds config.json and checkpoints/)."""
+    suite: str = ""
+    """Held-out levels or suites, comma-separated (``arenax list``; default: the family's —
+    every held-out maze; Tag: starts of the run's own generator)."""
+    opponents: tuple[Literal["trained", "random", "scripted"], ...] = (
+        "trained", "random", "scripted",
+    )  # fmt: skip
+    """Games of several teams: the drivers the trained teams meet."""
+    episodes: Annotated[int, IntIn(1, 100_000)] = 100
+    """Episodes per level, or per matchup (1 to 100,000)."""
+    greedy: bool = False
+    """Greedy (argmax) actions instead of sampling."""
+    seed: Annotated[int, SEED] = 0
+    """PRNG seed of the evaluation."""
+    checkpoint: Annotated[int | None, OrNone(AtLeast(0))] = None
+    """Cycle of the checkpoint to load (default: the latest)."""
+    out: Path | None = None
+    """CSV to write (default: ``RUN_DIR/eval_<name>.csv``)."""
+    gif_dir: Path | None = None
+    """Also write one episode GIF per level (or matchup) into this folder."""
+    cvar_alpha: Annotated[float, UNIT] = 0.0
+    """Also the success rate on the worst alpha fraction (CVaR) of --cvar-levels levels
+    drawn from the run's training distribution (0: off)."""
+    cvar_levels: Annotated[int, IntIn(1, 1_000_000)] = 1000
+    """Levels of the robustness evaluation."""
+    cvar_episodes: Annotated[int, IntIn(1, 1000)] = 4
+    """Episodes per level of the robustness evaluation."""
+
+    def problems(self) -> Iterator[Problem]:
+        yield from run_problems(self.run_dir)
+        cfg = run_config(self.run_dir) if (Path(self.run_dir) / "config.json").is_file() else None
+        if cfg is not None and self.suite:
+            family = cfg.family
+            if family.heldout is None:
+                yield Problem("suite", self.suite, f"family {family.name!r} has no held-out levels")  # fmt: skip
+            else:
+                try:
+                    family.heldout(cfg.game(), self.suite)
+                except ValueError as exc:
+                    yield Problem("suite", self.suite, str(exc))
+        yield from file_problem(self.out, "out", (".csv",))
+        yield from dir_problem(self.gif_dir, "gif_dir")
+        if self.out is None and (Path(self.run_dir) / "config.json").is_file():
+            yield from dir_problem(self.run_dir, "run_dir")
+
+
+def _eval_one(args: EvalArgs) -> list:
+    from arenax.eval.report import evaluate_run
+
+    report = evaluate_run(
+        args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
+        args.out, args.gif_dir, console, tuple(args.opponents), args.cvar_alpha,
+        args.cvar_levels, args.cvar_episodes,
+    )  # fmt: skip
+    return report.rows
+
+
+def eval_command(argv: Sequence[str]) -> None:
+    """Evaluate a run (each seed of a run of several, then the mean over seeds)."""
+    from arenax.eval.plots import seed_dirs
+    from arenax.stats import mean_ci
+
+    args: EvalArgs = parse(EvalArgs, argv, "arenax eval")
+    check(args)
+    seeds = seed_dirs(args.run_dir)
+    if not seeds:
+        _eval_one(args)
+        return
+    solved = []
+    for d in seeds:
+        console.rule(f"{Path(args.run_dir).name}: {d.name}")
+        out = args.out.with_stem(f"{args.out.stem}-{d.name}") if args.out else None
+        gifs = args.gif_dir / d.name if args.gif_dir else None
+        rows = _eval_one(dataclasses.replace(args, run_dir=d, out=out, gif_dir=gifs))
+        if rows and hasattr(rows[0], "solved"):
+            solved.append(float(np.mean([r.solved for r in rows])))
+    if solved:
+        m, lo, hi = mean_ci(np.asarray(solved))
+        console.print(
+            f"over {len(solved)} seeds: held-out solved rate (mean over levels) {m:.3f} "
+            f"[{lo:.3f}, {hi:.3f}] (95% interval across seeds)"
+        )

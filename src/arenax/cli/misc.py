@@ -1,0 +1,76 @@
+"""The small commands: ``arenax plot``, ``arenax list``, ``arenax bench``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Annotated
+
+import tyro
+from rich.table import Table
+
+from arenax.cli.common import console, dir_problem, parse, run_problems
+from arenax.options import AtLeast, Problem, check
+
+
+@dataclasses.dataclass(frozen=True)
+class PlotArgs:
+    """Write learning-curve PNGs of a run (``RUN_DIR/plots`` by default)."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory."""
+    out: Path | None = None
+    """Folder for the PNGs (default: ``RUN_DIR/plots``)."""
+    window: Annotated[int, AtLeast(0)] = 0
+    """Moving-average window in cycles (0: about 1/50 of the run)."""
+
+    def problems(self) -> Iterator[Problem]:
+        yield from run_problems(self.run_dir)
+        run = Path(self.run_dir)
+        if not (run / "metrics.csv").is_file() and not list(run.glob("seed*/metrics.csv")):
+            yield Problem("run_dir", str(self.run_dir), "has no metrics.csv yet (nothing to plot)")
+        yield from dir_problem(self.out or Path(self.run_dir) / "plots", "out")
+
+
+def plot_command(argv: Sequence[str]) -> None:
+    """Write a run's learning curves as PNGs."""
+    from arenax.eval.plots import plot_run
+
+    args: PlotArgs = parse(PlotArgs, argv, "arenax plot")
+    check(args)
+    for p in plot_run(args.run_dir, args.out, args.window):
+        console.print(f"wrote {p}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ListArgs:
+    """List registered environments, generators, mutators, held-out suites and presets."""
+
+
+def list_command(argv: Sequence[str]) -> None:
+    """List the registries and the presets."""
+    import arenax
+    from arenax.train.presets import all_presets
+
+    parse(ListArgs, argv, "arenax list")
+    table = Table(title="arenax registry")
+    table.add_column("kind")
+    table.add_column("names")
+    for name in arenax.list_envs():
+        table.add_row(f"environment {name}", arenax.registry.family(name).summary)
+    table.add_row("generators", ", ".join(arenax.list_generators()))
+    table.add_row("mutators", ", ".join(arenax.list_mutators()))
+    for name, levels in arenax.list_suites().items():
+        table.add_row(f"suite {name}", ", ".join(levels))
+    table.add_row("presets", ", ".join(all_presets()))
+    console.print(table)
+
+
+def bench_command(argv: Sequence[str]) -> None:
+    """Measure a family's env throughput (compile time apart from steady-state steps/s)."""
+    from arenax.benchmarking import EnvBenchArgs, env_throughput
+
+    args: EnvBenchArgs = parse(EnvBenchArgs, argv, "arenax bench")
+    check(args)
+    env_throughput(args, console)

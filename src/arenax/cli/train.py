@@ -1,0 +1,252 @@
+"""``arenax train``, ``arenax resume`` and ``arenax tune``: presets as command lines.
+
+Each preset is a :class:`~arenax.train.TrainConfig` whose parts have concrete types, so
+``arenax train PRESET --help`` shows exactly what that run reads: its family's options
+(``--env.*``), each team's (``--<team>.*``: network, PPO or DDPG, sharing), its
+curriculum's (``--<curriculum>.*``), the run's own and the launch options.
+``--compat minimax`` applies the reference UED library's rules to the preset before the
+other options, which still win. ``--n-envs auto`` measures the batch sizes first
+(``arenax tune``) and trains at the knee.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import tyro
+
+from arenax.cli.common import console, error, parse, run_problems
+from arenax.options import POSITIVE, AtLeast, OrNone, check, fields_of
+from arenax.train.config import TrainConfig
+from arenax.train.distributed import DistributedOptions
+
+
+def _team_type(preset: str, team: Any) -> type:
+    """``TeamConfig`` with the team's network and learner as concrete option groups (the
+    network's options are the team's own: ``--agent.hidden``)."""
+    from arenax.curricula import TeamConfig
+    from arenax.rl.ddpg import DDPGConfig
+    from arenax.rl.ppo import PPOConfig
+
+    hide = Annotated[Any, tyro.conf.Suppress]
+    learner = (
+        [("ddpg", DDPGConfig, dataclasses.field(default=team.ddpg)),
+         ("ppo", Annotated[PPOConfig, tyro.conf.Suppress], dataclasses.field(default=team.ppo))]
+        if team.ddpg is not None
+        else [("ddpg", hide, dataclasses.field(default=None))]
+    )  # fmt: skip
+    fields = [
+        ("network", Annotated[type(team.network), tyro.conf.arg(name="")],
+         dataclasses.field(default=team.network)),
+        *learner,
+    ]  # fmt: skip
+    return dataclasses.make_dataclass(
+        f"Team_{preset.replace('-', '_')}", fields, bases=(TeamConfig,), frozen=True,
+        namespace={"__doc__": TeamConfig.__doc__, "__module__": __name__},
+    )  # fmt: skip
+
+
+def preset_type(name: str, preset: TrainConfig, extra: Sequence[tuple] = ()) -> type:
+    """``TrainConfig`` as ``arenax train <name>`` shows it (see the module docstring)."""
+    from arenax.train.presets import PRESET_DOCS
+
+    team_cls = _team_type(name, next(iter(preset.teams.values())))
+    teams_cls = dataclasses.make_dataclass(
+        f"Teams_{name.replace('-', '_')}",
+        [(t, Annotated[team_cls, tyro.conf.arg(name=t)],
+          dataclasses.field(default=team_cls(**fields_of(tc))))
+         for t, tc in preset.teams.items()],
+        frozen=True, namespace={"__doc__": "The teams.", "__module__": __name__},
+    )  # fmt: skip
+    kind = preset.curriculum.KIND
+    fields = [
+        ("env", Annotated[type(preset.env), tyro.conf.arg(name="env")],
+         dataclasses.field(default=preset.env)),
+        ("teams", Annotated[teams_cls, tyro.conf.arg(name="")],
+         dataclasses.field(default=teams_cls())),
+        ("curriculum", Annotated[type(preset.curriculum), tyro.conf.arg(name=kind)],
+         dataclasses.field(default=preset.curriculum)),
+        ("n_envs", Annotated[int | Literal["auto"], tyro.conf.arg(
+            help="Parallel environments (global, over all devices); auto: measure the batch "
+                 "sizes first (arenax tune) and train at the knee.")],
+         dataclasses.field(default=preset.n_envs)),
+        ("launch", Annotated[DistributedOptions, tyro.conf.arg(name="")],
+         dataclasses.field(default=preset.launch)),
+        *extra,
+    ]  # fmt: skip
+    doc = f"{PRESET_DOCS.get(name, name)}\n\n{TrainConfig.__doc__}"
+    cls = dataclasses.make_dataclass(
+        f"TrainConfig_{name.replace('-', '_')}", fields, bases=(TrainConfig,), frozen=True,
+        namespace={"__doc__": doc, "__module__": __name__},
+    )  # fmt: skip
+    return cls
+
+
+def as_train_config(value: Any) -> TrainConfig:
+    """A parsed preset as a plain :class:`TrainConfig` (``n_envs`` may still be ``auto``)."""
+    from arenax.curricula import TeamConfig
+
+    teams = {f.name: TeamConfig(**fields_of(getattr(value.teams, f.name), TeamConfig))
+             for f in dataclasses.fields(value.teams)}  # fmt: skip
+    own = {f.name: getattr(value, f.name) for f in dataclasses.fields(TrainConfig) if f.init}
+    return dataclasses.replace(TrainConfig(**{**own, "n_envs": 1}), teams=teams,
+                               n_envs=own["n_envs"])  # fmt: skip
+
+
+def _compat(args: Sequence[str]) -> str:
+    """The ``--compat`` value among the arguments (the preset's defaults follow it)."""
+    for i, a in enumerate(args):
+        if a == "--compat" and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith("--compat="):
+            return a.split("=", 1)[1]
+    return "arenax"
+
+
+def presets() -> dict[str, TrainConfig]:
+    from arenax.train.presets import all_presets
+
+    return all_presets()
+
+
+def _preset_help() -> str:
+    from arenax.train.presets import PRESET_DOCS
+
+    lines = ["usage: arenax train PRESET [OPTIONS]   (arenax train PRESET --help: its options)",
+             "", "presets:"]  # fmt: skip
+    lines += [f"  {n:<18} {PRESET_DOCS.get(n, '')}" for n in presets()]
+    return "\n".join(lines)
+
+
+def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ()) -> tuple[str, Any]:
+    """``(preset name, parsed config)`` of ``arenax <command> PRESET [options]``."""
+    from arenax.train.presets import with_compat
+
+    if not args or args[0] in ("-h", "--help"):
+        console.print(_preset_help(), highlight=False)
+        raise SystemExit(0)
+    name, rest = args[0], args[1:]
+    known = presets()
+    if name not in known:
+        error(f"unknown preset {name!r}; presets: {', '.join(known)}")
+    compat = _compat(rest)
+    preset = known[name] if compat not in ("minimax",) else with_compat(known[name], compat)
+    cls = preset_type(name, preset, extra)
+    own = {f.name: getattr(preset, f.name) for f in dataclasses.fields(TrainConfig) if f.init}
+    value = parse(cls, rest, f"arenax {command} {name}", cls(**{**own, "teams": cls().teams}))
+    return name, value
+
+
+def _auto_envs(cfg: TrainConfig) -> TrainConfig:
+    """``n_envs="auto"``: the knee of a ladder of batch sizes (``arenax tune``)."""
+    import jax
+
+    from arenax.benchmarking import TuneArgs, tune
+
+    # a CPU does not gain past a few thousand envs; $ARENAX_TUNE_MAX caps the ladder
+    cap = 4096 if jax.devices()[0].platform == "cpu" else 65536
+    cap = int(os.environ.get("ARENAX_TUNE_MAX", cap))
+    console.print(f"--n-envs auto: measuring batch sizes up to {cap} (arenax tune) ...")
+    probe = dataclasses.replace(cfg, n_envs=cfg.devices)
+    n = tune(probe, TuneArgs(max=cap, budget_s=10.0), console)["suggested"]
+    return dataclasses.replace(cfg, n_envs=n)
+
+
+def run_training(cfg: TrainConfig, checkpoint: int | None = None) -> None:
+    """Train (or resume) and say how it went."""
+    from arenax.train import distributed, train
+    from arenax.utils import enable_compilation_cache
+
+    enable_compilation_cache()
+    result = train(cfg, console=console, checkpoint=checkpoint)
+    if not distributed.is_main():  # process 0 reports the run
+        return
+    if not result.rows:
+        console.print(f"nothing to do: {result.run_dir} has spent its budget")
+        return
+    console.print(
+        f"done: {result.run_dir} (compile {result.compile_seconds:.1f} s, "
+        f"{result.steady_sps:,.0f} env steps/s)"
+    )
+
+
+def start(cfg: TrainConfig) -> TrainConfig:
+    """Check the launch options, start the distributed runtime, then check the config."""
+    import jax
+
+    from arenax.train import distributed
+    from arenax.train.config import validate
+
+    check(cfg.launch)  # the launch options, before the runtime starts
+    distributed.initialize(cfg.launch)  # (once the mesh's devices count)
+    n_envs = cfg.n_envs
+    if n_envs == "auto":
+        cfg = dataclasses.replace(cfg, n_envs=cfg.devices)
+    validate(cfg, available_devices=jax.device_count())
+    return cfg if n_envs != "auto" else dataclasses.replace(cfg, n_envs="auto")
+
+
+def train_command(args: Sequence[str]) -> None:
+    """Train a preset (``arenax train PRESET --help`` lists its options)."""
+    _, value = parse_preset("train", args)
+    cfg = start(as_train_config(value))
+    if cfg.n_envs == "auto":
+        cfg = _auto_envs(cfg)
+    run_training(cfg)
+
+
+def tune_command(args: Sequence[str]) -> None:
+    """Measure a preset's cycle over a ladder of batch sizes (compile time, memory,
+    throughput; never running a size that would not fit) and suggest the knee."""
+    from arenax.benchmarking import TuneArgs, tune
+
+    extra = [("tune", TuneArgs, dataclasses.field(default=TuneArgs()))]
+    _, value = parse_preset("tune", args, extra)
+    check(value.tune)
+    cfg = as_train_config(value)
+    if cfg.n_envs == "auto":
+        cfg = dataclasses.replace(cfg, n_envs=cfg.devices)
+    tune(start(cfg), value.tune, console)
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumeArgs:
+    """Continue a run from its latest readable checkpoint with its saved config (same
+    results as if it had never stopped); only the budget, devices and outputs may change
+    (each option as ``arenax train`` documents it)."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory."""
+    total_steps: Annotated[int | None, OrNone(POSITIVE)] = None
+    """A new ``total_steps`` (default: the saved one)."""
+    total_updates: Annotated[int | None, OrNone(POSITIVE)] = None
+    """A new ``total_updates`` (default: the saved one)."""
+    devices: Annotated[int | None, OrNone(POSITIVE)] = None
+    """A new ``devices`` (default: the saved one)."""
+    checkpoint: Annotated[int | None, OrNone(AtLeast(0))] = None
+    """Resume from the checkpoint of this cycle (default: the newest readable one)."""
+    progress: bool = True
+    """Show a live progress bar."""
+    launch: Annotated[DistributedOptions, tyro.conf.arg(name="")] = DistributedOptions()
+    """How this process joins a multi-process run."""
+
+    def problems(self) -> Any:
+        yield from run_problems(self.run_dir)
+
+
+def resume_command(args: Sequence[str]) -> None:
+    """Continue a run from its newest readable checkpoint (optionally with a new budget)."""
+    from arenax.train.loop import load_saved_config
+
+    a: ResumeArgs = parse(ResumeArgs, args, "arenax resume")
+    check(a)
+    saved = load_saved_config(a.run_dir)
+    changes: dict = {"resume": a.run_dir, "progress": a.progress, "launch": a.launch}
+    for f in ("total_steps", "total_updates", "devices"):
+        if getattr(a, f) is not None:
+            changes[f] = getattr(a, f)
+    run_training(start(dataclasses.replace(saved, **changes)), a.checkpoint)

@@ -1,0 +1,277 @@
+"""The players of a game: who drives each team, and how the learning teams learn.
+
+Teams are the only case: a single-agent environment is one team (``"agent"``) of one
+agent, and every curriculum is written once over :class:`Players`, which holds the
+policies (one per policy name; teams may share one), the rollout in which every acting team
+acts, the PPO update of each learning policy on its teams' agents, and the reduction of
+per-agent scores to one score per level.
+
+Naming, one rule for every curriculum: a game of several teams prefixes each policy's
+update statistics with its name (``tagger/loss``) and reports returns per team
+(``return/tagger``); a one-team game reports them plain (``loss``, ``return``, ``solved``).
+With several teams each learning policy's key is the cycle's key folded with its index;
+with one team it is the cycle's key itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from arenax.collectives import psum
+from arenax.curricula.common import ended_means, episode_metrics
+from arenax.curricula.scores import finite_mean, level_scores, team_episode_returns
+from arenax.envs.core import Environment
+from arenax.nn.mlp import MLPConfig
+from arenax.rl.ddpg import DDPGConfig
+from arenax.rl.gae import gae
+from arenax.rl.learner import Learner, LearnerState, no_update_stats
+from arenax.rl.ppo import PPOConfig, Trajectory, bootstraps
+from arenax.rl.rollout import RolloutCarry, team_rollout
+
+
+@dataclasses.dataclass(frozen=True)
+class TeamConfig:
+    """How one team is played and trained (``--<team>.*``): its network, its learner,
+    and whether it shares, freezes or scripts its policy."""
+
+    network: Any = MLPConfig()
+    """The team's network: an MLP (vector observations) or the maze student (an image and
+    a direction); its options are the team's own on the command line (``--agent.hidden``)."""
+    ppo: PPOConfig = PPOConfig(
+        lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=4, minibatches=4,
+        clip_value=False,
+    )  # fmt: skip
+    """The policy's PPO hyperparameters."""
+    ddpg: DDPGConfig | None = None
+    """Learn with DDPG / TD3 instead of PPO (one agent, continuous actions, DR)."""
+    policy: str = ""
+    """Name of the policy driving this team (default: the team's name). Teams with the same
+    name share one policy (equal spaces and options)."""
+    frozen: bool = False
+    """The team acts but does not learn (keeps its initial parameters)."""
+    scripted: bool = False
+    """The team is played by the family's scripted players during training and has no
+    policy (evaluation's "trained" driver of this team is the script)."""
+
+    KIND: ClassVar[str] = "team"
+
+    def option_prefix(self, field: str) -> str:
+        """The network's options are the team's own (``--agent.hidden``)."""
+        return "" if field == "network" else field
+
+
+class Played(NamedTuple):
+    """A rollout of every acting team on one level per environment.
+
+    ``traj {team: Trajectory (T, N·A_team)}``; ``carry0 {team: carry}`` it started from;
+    ``advantages {team: (T, N·A_team)}`` (GAE with the team's policy's options, or
+    ``None``); ``episodes``: per-step episode statistics ``(T, N)``."""
+
+    traj: dict[str, Trajectory]
+    carry0: dict[str, Any]
+    advantages: dict[str, jax.Array] | None
+    episodes: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Players:
+    """The policies of a game and how they act and learn (see the module docstring).
+
+    Attributes:
+        env: the game as the players see it (teams played by scripts are inside it).
+        learners: ``{policy name: Learner}``.
+        team_policy: ``{team: policy name}`` of every acting team.
+        frozen: policies that act but do not learn.
+        bootstrap_truncation: ``{team: bool}``: value targets bootstrap through the time
+            limit (else it is terminal).
+        score_team: the team whose results score a level (replay curricula, SFL; ``""``:
+            the first team), or ``"both"``: the mean of every team's finite scores.
+    """
+
+    env: Environment
+    learners: dict[str, Learner]
+    team_policy: dict[str, str]
+    frozen: frozenset[str] = frozenset()
+    bootstrap_truncation: dict[str, bool] = dataclasses.field(default_factory=dict)
+    score_team: str = ""
+
+    def __post_init__(self) -> None:
+        missing = set(self.env.teams) - set(self.team_policy)
+        if missing:
+            raise ValueError(f"teams {sorted(missing)} have no policy")
+        unknown = set(self.team_policy.values()) - set(self.learners)
+        if unknown:
+            raise ValueError(f"policies {sorted(unknown)} have no learner")
+        if self.score_team not in (*self.env.teams, "both", ""):
+            allowed = ", ".join((*self.env.teams, "both"))
+            raise ValueError(f"score_team={self.score_team!r}: allowed {allowed}")
+
+    # ------------------------------------------------------------------ who plays
+    @property
+    def teams(self) -> tuple[str, ...]:
+        return tuple(self.env.teams)
+
+    @property
+    def several(self) -> bool:
+        """Several teams: metrics per team and policy, keys folded per policy."""
+        return len(self.teams) > 1
+
+    @property
+    def scorer(self) -> str:
+        """The team whose results score levels (``"both"``: every team's)."""
+        return self.score_team or self.teams[0]
+
+    @property
+    def learning(self) -> tuple[str, ...]:
+        """Policies that learn, in a fixed order."""
+        return tuple(p for p in sorted(self.learners) if p not in self.frozen)
+
+    def teams_of(self, policy: str) -> tuple[str, ...]:
+        return tuple(t for t in self.teams if self.team_policy[t] == policy)
+
+    def learner(self, team: str) -> Learner:
+        """The learner of the policy that drives ``team``."""
+        return self.learners[self.team_policy[team]]
+
+    def policies(self) -> dict[str, Any]:
+        """``{team: the policy that drives it}``."""
+        return {t: self.learner(t).policy for t in self.teams}
+
+    def params(self, states: dict[str, Any]) -> dict[str, Any]:
+        """``{team: its parameters}`` from ``{policy name: LearnerState | params}``."""
+        return {
+            t: getattr(states[self.team_policy[t]], "params", states[self.team_policy[t]])
+            for t in self.teams
+        }
+
+    def prefix(self, policy: str) -> str:
+        """The prefix of a policy's metrics (none in a one-team game)."""
+        return f"{policy}/" if self.several else ""
+
+    def key_of(self, key: jax.Array, i: int) -> jax.Array:
+        """The key of the ``i``-th policy (see the module docstring)."""
+        return jax.random.fold_in(key, i) if self.several else key
+
+    # ------------------------------------------------------------------ acting
+    def initial_carry(self, n: int) -> dict[str, Any]:
+        """Every team's recurrent state for ``n`` environments ``(n·A_team, ...)``."""
+        return {t: self.learner(t).policy.initial_carry(n * self.env.num_agents(t))
+                for t in self.teams}  # fmt: skip
+
+    def init(self, key: jax.Array, obs: dict[str, Any]) -> dict[str, LearnerState]:
+        """Fresh parameters of every policy, shaped by one env's ``obs[team] (A, ...)``."""
+        return {
+            name: learner.init(self.key_of(key, i), jax.tree.map(lambda x: x[None],
+                                                                 obs[self.teams_of(name)[0]]))
+            for i, (name, learner) in enumerate(sorted(self.learners.items()))
+        }  # fmt: skip
+
+    def rollout(
+        self, env: Environment, params: dict[str, Any], key: jax.Array, start: RolloutCarry,
+        n_steps: int, env_ids: jax.Array,
+    ) -> tuple[dict[str, Trajectory], RolloutCarry, dict[str, Any]]:  # fmt: skip
+        """``n_steps`` steps of ``env`` (this game wrapped: auto-reset, episode statistics)
+        with every team acting; ``params`` per policy name."""
+        boot = {t: self.bootstrap_truncation.get(t, bootstraps(self.learner(t).config, self.env))
+                for t in self.teams}  # fmt: skip
+        return team_rollout(
+            env, self.policies(), self.params(params), key, start, n_steps, env_ids, boot
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ learning
+    def update(
+        self, states: dict[str, Any], trajs: dict[str, Trajectory], carry0: dict[str, Any],
+        key: jax.Array, axis_name: str | None,
+    ) -> tuple[dict[str, Any], dict[str, jax.Array]]:  # fmt: skip
+        """PPO of each learning policy on the trajectories ``trajs[team] (T, N·A_team)`` of
+        the teams it drives (concatenated), from their initial carries ``carry0``."""
+        out, metrics = dict(states), {}
+        for i, name in enumerate(self.learning):
+            teams = self.teams_of(name)
+            traj = jax.tree.map(lambda *x: jnp.concatenate(x, axis=1), *[trajs[t] for t in teams])
+            carry = jax.tree.map(lambda *x: jnp.concatenate(x, axis=0), *[carry0[t] for t in teams])
+            out[name], st = self.learners[name].update(
+                states[name], traj, carry, self.key_of(key, i), axis_name
+            )
+            metrics.update({self.prefix(name) + k: v for k, v in st.items()})
+        return out, metrics
+
+    def no_update_stats(self) -> dict[str, jax.Array]:
+        """The update statistics of a cycle that does not train (NaN)."""
+        return {self.prefix(p) + k: v for p in self.learning for k, v in no_update_stats().items()}
+
+    def episode_metrics(self, episodes: dict[str, Any], axis_name: str | None) -> dict[str, Any]:
+        """Means over the episodes that ended in a rollout (over all devices)."""
+        if not self.several:
+            one = {**episodes, "return": episodes["returns"][self.teams[0]]}
+            return episode_metrics(one, axis_name)
+        return team_episode_metrics(episodes, axis_name)
+
+    def agent_steps(self, trajs: dict[str, Trajectory], n_envs: int, n_steps: int,
+                    axis_name: str | None) -> dict[str, jax.Array]:  # fmt: skip
+        """Many-agent step counts of a rollout: ``agent_steps`` (agents in the game, step by
+        step) and ``agent_slot_steps`` (every agent slot); none for a one-team game."""
+        if not self.several:
+            return {}
+        in_game = sum(jnp.sum(trajs[t].mask) for t in self.teams)
+        slots = sum(self.env.num_agents(t) for t in self.teams)
+        return {
+            "agent_steps": psum(in_game, axis_name).astype(jnp.int32),
+            "agent_slot_steps": jnp.int32(n_envs * n_steps * slots),
+        }
+
+    # ------------------------------------------------------------------ scoring levels
+    def advantages(self, trajs: dict[str, Trajectory]) -> dict[str, jax.Array]:
+        """GAE of every team's trajectories with its policy's discount and lambda."""
+        out = {}
+        for t, tr in trajs.items():
+            c = self.learner(t).config
+            out[t], _ = gae(tr.reward, tr.value, tr.next_value, tr.terminated, tr.done,
+                            c.gamma, c.gae_lambda)  # fmt: skip
+        return out
+
+    def level_scores(
+        self, kind: str, played: Played, max_returns: jax.Array,
+        optimal: jax.Array | None = None,
+    ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
+        """Each level's ``(score, best return)``, ``(n,)`` each: the mean over the scoring
+        team's agents of their regret estimates and the best of their best returns; with
+        ``score_team="both"``, the mean of the teams' finite scores."""
+        if self.scorer == "both":
+            per = [self._team_scores(kind, t, played, max_returns, optimal) for t in self.teams]
+            return finite_mean(jnp.stack([s for s, _ in per]), 0, -jnp.inf), per[0][1]
+        return self._team_scores(kind, self.scorer, played, max_returns, optimal)
+
+    def _team_scores(self, kind: str, team: str, played: Played, max_returns: jax.Array,
+                     optimal: jax.Array | None) -> tuple[jax.Array, jax.Array]:  # fmt: skip
+        tr, a = played.traj[team], self.env.num_agents(team)
+        n = max_returns.shape[0]
+        scores, best = level_scores(
+            kind, tr.reward, tr.value, played.advantages[team], tr.done,
+            jnp.repeat(max_returns, a), None if optimal is None else jnp.repeat(optimal, a),
+        )  # fmt: skip
+        scores, best = scores.reshape(n, a), best.reshape(n, a)
+        return finite_mean(scores, 1, -jnp.inf), jnp.max(best, axis=1)
+
+    def team_returns(self, team: str, traj: Trajectory) -> tuple[jax.Array, jax.Array]:
+        """Per level, ``team``'s ``(mean, best)`` episode return over its agents (0 when
+        none ended an episode): what teacher scores read."""
+        return team_episode_returns(traj.reward, traj.done, self.env.num_agents(team))
+
+
+def team_episode_metrics(episodes: dict[str, Any], axis_name: str | None) -> dict[str, jax.Array]:
+    """Means over the episodes that ended in a rollout (over all devices): ``episodes``,
+    ``episode_length``, ``return/<team>`` (per-agent episode reward, averaged over the
+    team) and each per-episode counter (Tag: ``tagged``, runners tagged per episode). NaN
+    when no episode ended."""
+    values = {
+        "episode_length": episodes["length"],
+        **{f"return/{t}": r for t, r in episodes["returns"].items()},
+        **episodes["sums"],
+    }
+    n, means = ended_means(episodes["done"], values, axis_name)
+    return {"episodes": n, **means}

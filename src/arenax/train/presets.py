@@ -1,0 +1,380 @@
+"""Named training configurations (``arenax train PRESET``), the reference UED library's
+rules as defaults (``--compat minimax``), and the tiny shapes of tests and fingerprints.
+
+The maze presets mirror the reference UED library's published configurations, whose budget
+is 30,000 PPO updates (≈246 M env steps for DR; more for the replay curricula, which also
+roll out levels they do not train on). The stories behind the other choices (why 64 × 128
+for grid Tag, an unclipped value loss for Tag…) are in ``docs/training.md`` and
+``docs/tag.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from arenax.curricula import (
+    ACCELConfig,
+    DRConfig,
+    PairedConfig,
+    PLRConfig,
+    SFLConfig,
+    TeacherConfig,
+    TeamConfig,
+)
+from arenax.envs.classic.family import CartPoleConfig, PendulumConfig
+from arenax.envs.maze.family import MazeConfig
+from arenax.envs.tag import BENCHMARK
+from arenax.envs.tag.family import GridTagConfig, TagConfig
+from arenax.nn.mlp import MLPConfig
+from arenax.nn.student import ModelConfig
+from arenax.options import fields_of
+from arenax.registry import FAMILIES, user_families
+from arenax.rl.ddpg import DDPGConfig
+from arenax.rl.ppo import PPOConfig
+from arenax.train.config import EvalConfig, TrainConfig
+
+r = dataclasses.replace
+
+_PLR = PLRConfig(
+    score="max_mc",
+    replay_prob=0.5,
+    buffer_size=4000,
+    staleness_coef=0.3,
+    temperature=0.3,
+    min_fill=0.5,
+    robust=True,
+)
+_ACCEL = ACCELConfig(
+    **{
+        **fields_of(_PLR),
+        "replay_prob": 0.8,
+        "staleness_coef": 0.5,
+        "new_levels": "empty",
+        "n_edits": 20,
+    }
+)
+_PLR_PPO = PPOConfig(lr=3e-4, gamma=0.999, gae_lambda=0.98, ent_coef=0.0)
+_PUBLISHED: dict[str, Any] = {"total_steps": None, "total_updates": 30_000}
+
+_MAZE = MazeConfig(n_walls=60, normalize_obs=True)
+_MAZE_EVAL = EvalConfig(suite="classic")
+
+
+def _student(ppo: PPOConfig = PPOConfig()) -> dict[str, TeamConfig]:
+    """The maze's one team: the student network and its PPO."""
+    return {"agent": TeamConfig(network=ModelConfig(), ppo=ppo)}
+
+
+def _maze(curriculum: Any, ppo: PPOConfig = PPOConfig()) -> TrainConfig:
+    return TrainConfig(
+        env=_MAZE, teams=_student(ppo), curriculum=curriculum, eval=_MAZE_EVAL, **_PUBLISHED
+    )
+
+
+def _teams(shared: bool = False, **team: Any) -> dict[str, TeamConfig]:
+    """Tag's two teams (one policy each, or one ``shared`` policy)."""
+    one = TeamConfig(policy="shared" if shared else "", **team)
+    return {"tagger": one, "runner": one}
+
+
+_TAG_ARENAS = TagConfig(**{**BENCHMARK, "episode_length": 100, "max_obstacles": 16})
+_GRID_ARENAS = GridTagConfig(
+    n_taggers=4, size=14, partial=True, random_start=True, max_obstacles=40, view=2
+)
+_TAG_RUN: dict[str, Any] = dict(
+    n_envs=32,
+    n_steps=128,
+    total_steps=10_000_000,
+    chunk=1,
+    checkpoint_every=10,
+    archive_every=100,
+    eval=EvalConfig(every=0),
+)
+_GRID_RUN: dict[str, Any] = dict(
+    n_envs=64,
+    n_steps=128,
+    total_steps=5_000_000,
+    checkpoint_every=50,
+    archive_every=500,
+    eval=EvalConfig(every=0),
+)
+_CLASSIC_RUN: dict[str, Any] = dict(
+    chunk=10, checkpoint_every=100, archive_every=0, eval=EvalConfig(every=0)
+)
+_CLASSIC_AGENT = TeamConfig(
+    network=MLPConfig(hidden=(64, 64)),
+    ppo=PPOConfig(
+        lr=3e-4,
+        gamma=0.99,
+        gae_lambda=0.95,
+        ent_coef=0.0,
+        epochs=4,
+        minibatches=4,
+        clip_value=False,
+    ),
+)
+_CONTINUE = DRConfig(episodes="continue")
+
+PRESETS: dict[str, TrainConfig] = {
+    "maze-dr": _maze(DRConfig()),
+    "maze-plr": _maze(_PLR, _PLR_PPO),
+    "maze-pplr": _maze(r(_PLR, staleness_coef=0.5, parallel=True), r(_PLR_PPO, gae_lambda=0.95)),
+    "maze-accel": _maze(_ACCEL, _PLR_PPO),
+    "maze-paccel": _maze(r(_ACCEL, parallel=True), r(_PLR_PPO, lr=1e-4, ent_coef=1e-3)),
+    "maze-sfl": _maze(SFLConfig(), _PLR_PPO),
+    "maze-paired": _maze(PairedConfig(2, "paired")),
+    "maze-minimax": _maze(PairedConfig(1, "neg_return")),
+    "maze-ppaired": _maze(PairedConfig(3, "population")),
+    "tag-continuous": TrainConfig(
+        env=TagConfig(**BENCHMARK),
+        teams=_teams(),
+        curriculum=_CONTINUE,
+        **{**_TAG_RUN, "n_envs": 100, "n_steps": 100},
+    ),
+    "tag-plr": TrainConfig(
+        env=_TAG_ARENAS, teams=_teams(), curriculum=r(_PLR, buffer_size=1000), **_TAG_RUN
+    ),
+    "tag-sfl": TrainConfig(env=_TAG_ARENAS, teams=_teams(), curriculum=SFLConfig(), **_TAG_RUN),
+    "tag-paired": TrainConfig(
+        env=_TAG_ARENAS,
+        teams=_teams(),
+        curriculum=PairedConfig(2, "paired", teacher=TeacherConfig(n_walls=16)),
+        **_TAG_RUN,
+    ),
+    "tag-grid": TrainConfig(
+        env=GridTagConfig(n_taggers=4, size=30, partial=True, random_start=True),
+        teams=_teams(shared=True),
+        curriculum=_CONTINUE,
+        **_GRID_RUN,
+    ),
+    "tag-grid-plr": TrainConfig(
+        env=_GRID_ARENAS,
+        teams=_teams(shared=True),
+        curriculum=r(_PLR, buffer_size=1000),
+        **_GRID_RUN,
+    ),
+    "tag-grid-accel": TrainConfig(
+        env=_GRID_ARENAS,
+        teams=_teams(shared=True),
+        curriculum=r(_ACCEL, buffer_size=1000, n_edits=5),
+        **_GRID_RUN,
+    ),
+    "tag-grid-sfl": TrainConfig(
+        env=_GRID_ARENAS, teams=_teams(shared=True), curriculum=SFLConfig(), **_GRID_RUN
+    ),
+    "tag-grid-paired": TrainConfig(
+        env=_GRID_ARENAS,
+        teams=_teams(),
+        curriculum=PairedConfig(2, "paired", teacher=TeacherConfig(n_walls=40)),
+        **_GRID_RUN,
+    ),
+    "cartpole-dr": TrainConfig(
+        env=CartPoleConfig(),
+        teams={"agent": _CLASSIC_AGENT},
+        curriculum=_CONTINUE,
+        n_envs=16,
+        n_steps=128,
+        total_steps=2_000_000,
+        **_CLASSIC_RUN,
+    ),
+    "cartpole-plr": TrainConfig(
+        env=CartPoleConfig(),
+        teams={"agent": _CLASSIC_AGENT},
+        curriculum=r(_PLR, buffer_size=512),
+        n_envs=4,
+        n_steps=512,
+        total_steps=2_000_000,
+        **_CLASSIC_RUN,
+    ),
+    "pendulum-ppo": TrainConfig(
+        env=PendulumConfig(levels="default"),
+        teams={
+            "agent": TeamConfig(
+                network=MLPConfig(hidden=(64, 64)),
+                ppo=PPOConfig(
+                    lr=1e-3,
+                    gamma=0.95,
+                    gae_lambda=0.95,
+                    ent_coef=0.0,
+                    epochs=10,
+                    minibatches=8,
+                    reward_scale=0.1,
+                    clip_value=False,
+                ),
+            )
+        },
+        curriculum=_CONTINUE,
+        n_envs=16,
+        n_steps=256,
+        total_steps=1_000_000,
+        **_CLASSIC_RUN,
+    ),
+    "pendulum-ddpg": TrainConfig(
+        env=PendulumConfig(levels="default"),
+        teams={"agent": TeamConfig(ddpg=DDPGConfig())},
+        curriculum=DRConfig(),
+        n_envs=4,
+        n_steps=16,
+        total_steps=20_000,
+        **{**_CLASSIC_RUN, "chunk": 50, "checkpoint_every": 500},
+    ),
+}
+
+#: one line per preset (``arenax train --help``)
+PRESET_DOCS: dict[str, str] = {
+    "maze-dr": "Domain randomisation on 13x13 mazes with 60 walls (the UED papers' DR baseline).",
+    "maze-plr": "Robust PLR (PLR⊥): replay high-regret levels (MaxMC); no update on new levels.",
+    "maze-pplr": "PLR∥: new and replayed levels side by side in one rollout.",
+    "maze-accel": "ACCEL: replay + mutation of replayed levels, starting from empty mazes.",
+    "maze-paccel": "ACCEL∥: new, replayed and mutated levels side by side in one rollout.",
+    "maze-sfl": "Sampling for learnability: train on DR levels of success rate near 1/2.",
+    "maze-paired": "PAIRED: a teacher builds levels; regret of protagonist vs antagonist.",
+    "maze-minimax": "Minimax adversary: the teacher minimises one student's return.",
+    "maze-ppaired": "Population PAIRED: three students, population regret.",
+    "tag-continuous": "Continuous Tag, the benchmark game: 10 taggers vs 100 runners.",
+    "tag-plr": "Continuous Tag arenas with disc obstacles, robust PLR (PLR⊥) on the taggers' regret.",
+    "tag-sfl": "Continuous Tag arenas, SFL: train on arenas where about half the runners are tagged.",
+    "tag-paired": "Continuous Tag arenas, PAIRED: a teacher places discs and starts; regret of two tagger policies.",
+    "tag-grid": "Grid Tag: 4 taggers and a runner on a 31 x 31 grid, one shared policy.",
+    "tag-grid-plr": "Grid Tag arenas with obstacles, robust PLR (PLR⊥) on the taggers' regret.",
+    "tag-grid-accel": "Grid Tag arenas, ACCEL: open fields edited into harder arenas.",
+    "tag-grid-sfl": "Grid Tag arenas, SFL: train on arenas where taggers tag about half the time.",
+    "tag-grid-paired": "Grid Tag arenas, PAIRED: a teacher builds arenas; regret of two tagger policies.",
+    "cartpole-dr": "CartPole, domain randomisation over its physics (masses, pole, push).",
+    "cartpole-plr": "CartPole, robust PLR (PLR⊥) over its physics.",
+    "pendulum-ppo": "Pendulum (Gymnasium's physics), PPO with a Gaussian policy.",
+    "pendulum-ddpg": "Pendulum (Gymnasium's physics), DDPG (TD3 with --agent.ddpg.td3).",
+}
+
+
+def reference_rules(cfg: TrainConfig) -> TrainConfig:
+    """``cfg`` with the reference UED library's (minimax's) rules wherever arenax's default
+    differs: the time limit is terminal for value targets, DR and PAIRED rollouts start
+    from the previous cycle's recurrent state, inserted levels inherit the staleness of the
+    slot they take, duplicate mazes ignore the agent's direction, ACCEL∥'s cold third block
+    holds fresh levels, the editor keeps the teacher's cells. Budgets and hyperparameters
+    are left as they are."""
+    c = cfg.curriculum
+    carry = isinstance(c, DRConfig | PairedConfig)
+    ppo = {"bootstrap_truncation": False, "carry_over": carry}
+    teams = {t: r(tc, ppo=r(tc.ppo, **ppo)) for t, tc in cfg.teams.items()}
+    if isinstance(c, PairedConfig):
+        c = r(c, teacher=r(c.teacher, collisions="keep", ppo=r(c.teacher.ppo, **ppo)))
+    if isinstance(c, PLRConfig):
+        c = r(c, inserted_staleness="inherit", duplicate_ignores=("agent_dir",))
+    if isinstance(c, ACCELConfig):
+        c = r(c, cold_children="new")
+    return r(cfg, teams=teams, curriculum=c)
+
+
+def with_compat(cfg: TrainConfig, compat: str = "minimax") -> TrainConfig:
+    """``cfg`` with ``compat``'s rules as its options (``--compat minimax`` applies them to
+    the preset before the other options on the command line, so those still win)."""
+    if compat == "arenax":
+        return r(cfg, compat="arenax")
+    return r(reference_rules(cfg), compat=compat)
+
+
+def tiny(cfg: TrainConfig) -> TrainConfig:
+    """``cfg`` at the smallest shapes that still run every part of its cycle (a few
+    seconds a cycle on a CPU): small levels, networks, batches and buffers, a checkpoint
+    every cycle, no evaluation or progress bar. The tests and the fingerprints of
+    ``benchmarks/preset_fingerprints.py`` run these."""
+    env, c = cfg.env, cfg.curriculum
+    if isinstance(env, MazeConfig):
+        env = r(env, height=5, width=5, n_walls=4, max_steps=8)
+    elif isinstance(env, TagConfig):
+        env = r(
+            env,
+            n_taggers=2,
+            n_runners=3,
+            episode_length=8,
+            k_nearest=None if env.k_nearest is None else 2,
+            max_obstacles=min(env.max_obstacles, 4),
+        )
+    elif isinstance(env, GridTagConfig):
+        env = r(
+            env,
+            n_taggers=2,
+            size=5,
+            episode_length=8,
+            max_obstacles=min(env.max_obstacles, 6),
+            view=min(env.view, 1),
+        )
+    teams = {}
+    for t, tc in cfg.teams.items():
+        net = tc.network
+        net = r(net, hidden=16) if isinstance(net, ModelConfig) else r(net, hidden=(16, 16))
+        minibatches = tc.ppo.minibatches if isinstance(net, ModelConfig) else 1
+        ddpg = tc.ddpg and r(
+            tc.ddpg,
+            buffer_size=256,
+            batch_size=16,
+            updates_per_cycle=4,
+            learning_starts=32,
+            hidden=(16, 16),
+        )
+        teams[t] = r(tc, network=net, ppo=r(tc.ppo, epochs=2, minibatches=minibatches), ddpg=ddpg)
+    if isinstance(c, PLRConfig):
+        c = r(c, buffer_size=8, min_fill=0.5, **({"n_edits": 2} if c.accel else {}))
+    elif isinstance(c, SFLConfig):
+        c = r(c, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2)
+    elif isinstance(c, PairedConfig):
+        t = c.teacher
+        c = r(
+            c,
+            teacher=r(
+                t,
+                n_walls=min(4, t.n_walls),
+                noise_dim=4,
+                conv_filters=8,
+                hidden=16,
+                head_hidden=8,
+                ppo=r(t.ppo, epochs=2),
+            ),
+        )
+    one_agent = len(cfg.teams) == 1 and not isinstance(env, MazeConfig)
+    return r(
+        cfg,
+        env=env,
+        teams=teams,
+        curriculum=c,
+        n_envs=4,
+        n_steps=16 if one_agent else 8,
+        chunk=1,
+        checkpoint_every=1,
+        archive_every=0,
+        eval=r(cfg.eval, every=0),
+        progress=False,
+        tensorboard=False,
+    )
+
+
+def with_cell(cfg: TrainConfig, cell: str) -> TrainConfig:
+    """``cfg`` with recurrent core ``cell`` in every network that has one (the maze
+    student's and the PAIRED teacher's)."""
+    teams = {
+        t: r(tc, network=r(tc.network, cell=cell)) if isinstance(tc.network, ModelConfig) else tc
+        for t, tc in cfg.teams.items()
+    }
+    c = cfg.curriculum
+    if isinstance(c, PairedConfig):
+        c = r(c, teacher=r(c.teacher, cell=cell))
+    return r(cfg, teams=teams, curriculum=c)
+
+
+def user_presets() -> dict[str, TrainConfig]:
+    """For each registered family ``g`` (:func:`arenax.register`): ``g-dr`` and ``g-plr``,
+    CartPole's presets over its levels (an MLP agent, DR or PLR⊥)."""
+    out = {}
+    for g in user_families():
+        env = FAMILIES[g].options()
+        out[f"{g}-dr"] = r(PRESETS["cartpole-dr"], env=env)
+        out[f"{g}-plr"] = r(PRESETS["cartpole-plr"], env=env)
+    return out
+
+
+def all_presets() -> dict[str, TrainConfig]:
+    """The built-in presets and those of registered families."""
+    return {**PRESETS, **user_presets()}
