@@ -35,6 +35,16 @@ def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 8) -> Pa
     return path
 
 
+def frame_indices(n: int, max_frames: int) -> list[int]:
+    """At most about ``max_frames`` evenly spaced indices of ``n`` states of an episode, the
+    first and the last always among them (a GIF of a long episode)."""
+    every = max(1, -(-n // max(max_frames, 1)))
+    keep = list(range(0, n, every))
+    if keep[-1] != n - 1:
+        keep.append(n - 1)
+    return keep
+
+
 def tree_bytes(tree: Any) -> int:
     """Bytes of a pytree's arrays (or of their shapes and dtypes, e.g. from ``eval_shape``)."""
     return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import math
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from rich.console import Console
 from arenax.envs.family import Evaluation, Report
 from arenax.envs.maze import render as pictures
 from arenax.envs.wrappers import whole_game
-from arenax.utils import save_gif
+from arenax.utils import frame_indices, save_gif
 
 
 def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
@@ -222,11 +221,7 @@ def episode_frames(
         states.append(state)
         if bool(done):
             break
-    every = max(1, math.ceil(len(states) / max_frames))
-    keep = list(range(0, len(states), every))
-    if keep[-1] != len(states) - 1:
-        keep.append(len(states) - 1)
-    return [frame(env, states[i], px) for i in keep]
+    return [frame(env, states[i], px) for i in frame_indices(len(states), max_frames)]
 
 
 def run_episode_gif(

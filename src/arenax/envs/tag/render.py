@@ -14,6 +14,7 @@ from PIL import Image, ImageDraw
 from arenax.envs.tag.continuous import TagEnv, TagState
 from arenax.envs.tag.grid import GridTagEnv, GridTagState
 from arenax.envs.wrappers import whole_game
+from arenax.utils import frame_indices
 
 TAGGER = (214, 39, 40)
 RUNNER = (31, 119, 180)
@@ -107,11 +108,7 @@ def episode_frames(
         states.append(state)
         if bool(done):
             break
-    every = max(1, math.ceil(len(states) / max_frames))
-    keep = list(range(0, len(states), every))
-    if keep[-1] != len(states) - 1:
-        keep.append(len(states) - 1)
-    return [frame(env, states[i], px) for i in keep]
+    return [frame(env, states[i], px) for i in frame_indices(len(states), max_frames)]
 
 
 __all__ = ["episode_frames", "frame"]
