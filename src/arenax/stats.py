@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -42,8 +44,11 @@ def cvar(values: np.ndarray, alpha: float) -> float:
 @dataclasses.dataclass(frozen=True)
 class Robustness:
     """Success rates over a batch of sampled levels: the mean, and the CVaR at ``alpha``
-    (mean of the worst ``alpha`` fraction of levels) with a 95% bootstrap interval over
-    levels."""
+    (mean success of the worst ``alpha`` fraction of levels) with a 95% bootstrap interval
+    over those levels. As the SFL paper measures it (:func:`two_pass_robustness`), one
+    evaluation chooses the worst levels and a second, independent one measures them;
+    ``cvar_same`` is the first evaluation's figure for them (biased low: the levels were
+    chosen for failing in those very episodes)."""
 
     levels: int
     episodes: int
@@ -56,6 +61,10 @@ class Robustness:
     """Fraction of levels never solved in any episode."""
     opponent: str = ""
     """Many-agent games: the driver of the opposing team (success: the evaluated team's)."""
+    cvar_same: float = math.nan
+    """The worst levels' success in the episodes that chose them (the biased estimate)."""
+    solvable_only: bool = False
+    """The levels were filtered to solvable ones before the evaluation."""
 
 
 def rate_robustness(
@@ -70,3 +79,65 @@ def rate_robustness(
     lo, hi = np.percentile(boot, [2.5, 97.5])
     return Robustness(n_levels, episodes, alpha, float(rate.mean()), cvar(rate, alpha),
                       float(lo), float(hi), float(np.mean(rate == 0.0)), opponent)  # fmt: skip
+
+
+def two_pass_robustness(
+    wins_of: Callable[[np.ndarray, jax.Array], np.ndarray],
+    n_levels: int,
+    alpha: float,
+    key: jax.Array,
+    opponent: str = "",
+    solvable_only: bool = False,
+) -> Robustness:
+    """:class:`Robustness` as the SFL paper measures it (Rutherford et al. 2024): every level
+    is played once to rank the levels, the worst ``ceil(alpha · n)`` (lowest success rate;
+    ties: the lower index) are played again with independent episodes, and the CVaR is
+    their success rate in that second evaluation.
+
+    Args:
+        wins_of: ``(level indices (k,), key) -> per-episode successes (k, episodes)``.
+        n_levels: levels of the first evaluation.
+        alpha: the worst fraction, in ``(0, 1]``.
+        key: the two evaluations' and the bootstrap's randomness.
+    """
+    if not 0.0 < alpha <= 1.0:
+        raise ValueError(f"cvar: alpha={alpha} must be in (0, 1]")
+    k_first, k_second, k_boot = jax.random.split(key, 3)
+    first = np.asarray(wins_of(np.arange(n_levels), k_first), np.float64)
+    rate = first.mean(axis=1)
+    worst = np.argsort(rate, kind="stable")[: max(1, math.ceil(alpha * n_levels))]
+    again = np.asarray(wins_of(worst, k_second), np.float64).mean(axis=1)
+    rng = np.random.default_rng(int(jax.random.randint(k_boot, (), 0, 2**31 - 1)))
+    boot = [again[rng.integers(0, again.size, again.size)].mean() for _ in range(1000)]
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return Robustness(
+        n_levels, first.shape[1], alpha, float(rate.mean()), float(again.mean()), float(lo),
+        float(hi), float(np.mean(rate == 0.0)), opponent, float(rate[worst].mean()),
+        solvable_only,
+    )  # fmt: skip
+
+
+def draw_levels(
+    generator: Callable[[jax.Array], Any],
+    n: int,
+    key: jax.Array,
+    keep: Callable[[Any], jax.Array] | None = None,
+    max_rounds: int = 64,
+) -> Any:
+    """``n`` levels of ``generator`` (leaves ``(n, ...)``); with ``keep`` (``level -> ()
+    bool``), only levels it accepts, drawn in rounds of ``2 n`` until ``n`` are found."""
+    if keep is None:
+        return jax.vmap(generator)(jax.random.split(key, n))
+    found: list[Any] = []
+    count = 0
+    for i in range(max_rounds):
+        batch = jax.vmap(generator)(jax.random.split(jax.random.fold_in(key, i), 2 * n))
+        ok = np.flatnonzero(np.asarray(jax.vmap(keep)(batch)))
+        found.append(jax.tree.map(lambda x, ok=ok: x[ok], batch))
+        count += ok.size
+        if count >= n:
+            return jax.tree.map(lambda *x: np.concatenate(x)[:n], *found)
+    raise ValueError(
+        f"only {count} of {2 * n * max_rounds} generated levels were accepted: the generator "
+        "rarely makes solvable levels (evaluate with --no-cvar-solvable)"
+    )

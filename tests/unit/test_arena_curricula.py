@@ -29,7 +29,7 @@ def test_the_scoring_teams_regret_scores_the_arena() -> None:
     adv = jnp.array([[1.0, -1.0, 2.0, 0.5], [3.0, 1.0, 0.0, 0.5], [0.0, 2.0, 4.0, 0.5]])
     done = jnp.array([[0, 0, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0]], bool)
     reward = jnp.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 10.0, 0.0], [-1.0, 3.0, 0.0, 0.0]])
-    tr = SimpleNamespace(reward=reward, value=jnp.zeros((3, 4)), done=done)
+    tr = SimpleNamespace(reward=reward, value=jnp.zeros((3, 4)), done=done, mask=jnp.ones((3, 4)))
     played = Played({"tagger": tr}, None, {"tagger": adv}, {})
     scores, best = algo._score(played, None, jnp.full((2,), -jnp.inf))
     # env 0: tagger 0 mean(max(adv,0)) over its episode = (1+3+0)/3, tagger 1 (0+1+2)/3
@@ -37,6 +37,41 @@ def test_the_scoring_teams_regret_scores_the_arena() -> None:
     # not count), tagger 1 no ended episode: only tagger 0 scores
     np.testing.assert_allclose(scores, [((4 / 3) + 1.0) / 2, 1.0], rtol=1e-6)
     np.testing.assert_allclose(best, [3.0, 10.0])
+
+
+def test_one_best_return_per_arena_for_maxmc() -> None:
+    """MaxMC by hand: 1 env × 2 taggers, 2 steps, one episode each; tagger 0 returns 1,
+    tagger 1 returns 3, the stored best is 2. Both taggers are scored against the arena's
+    best return 3 (not tagger 0 against its own 1 or the stored 2), the value the buffer
+    stores: score = mean(mean(3 - v) per tagger)."""
+    algo = make_curriculum(tiny_preset("tag-grid-plr", Path("x")))
+    assert algo.config.score == "max_mc"
+    reward = jnp.array([[0.0, 1.0], [1.0, 2.0]])
+    value = jnp.array([[0.5, 1.0], [1.5, 2.0]])
+    done = jnp.array([[0, 0], [1, 1]], bool)
+    tr = SimpleNamespace(reward=reward, value=value, done=done, mask=jnp.ones((2, 2)))
+    played = Played({"tagger": tr}, None, {"tagger": jnp.zeros((2, 2))}, {})
+    scores, best = algo._score(played, None, jnp.array([2.0]))
+    want = ((3 - 0.5 + 3 - 1.5) / 2 + (3 - 1.0 + 3 - 2.0) / 2) / 2
+    np.testing.assert_allclose(scores, [want], rtol=1e-6)
+    np.testing.assert_allclose(best, [3.0])
+
+
+def test_a_tagged_runners_empty_tail_does_not_score_the_arena() -> None:
+    """Runner-scored PVL over 1 env × 1 runner: tagged at step 1 (it leaves), the env's
+    episode ends at step 3. Only the two steps it played count: (1 + 2) / 2, not a mean
+    that includes the tail's empty episode (advantages 7, 7)."""
+    q = dataclasses.replace(PRESETS["tag-grid-plr"].curriculum, score="pvl", score_team="runner")
+    algo = make_curriculum(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q))
+    assert algo.env.num_agents("runner") == 1
+    done = jnp.array([[0], [1], [0], [1]], bool)
+    tr = SimpleNamespace(reward=jnp.array([[0.0], [-1.0], [0.0], [0.0]]), value=jnp.zeros((4, 1)),
+                         done=done, mask=jnp.array([[1.0], [1.0], [0.0], [0.0]]))  # fmt: skip
+    adv = jnp.array([[1.0], [2.0], [7.0], [7.0]])
+    played = Played({"runner": tr}, None, {"runner": adv}, {})
+    scores, best = algo._score(played, None, jnp.full((1,), -jnp.inf))
+    np.testing.assert_allclose(scores, [1.5])
+    np.testing.assert_allclose(best, [-1.0])
 
 
 def test_a_block_of_a_parallel_rollout_is_its_levels_played_alone(tmp_path: Path) -> None:
@@ -75,10 +110,12 @@ def test_both_teams_scores_average_by_hand() -> None:
     algo = make_curriculum(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q))
     adv = jnp.array([[1.0, -1.0, 2.0, 0.5], [3.0, 1.0, 0.0, 0.5], [0.0, 2.0, 4.0, 0.5]])
     done = jnp.array([[0, 0, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0]], bool)
-    taggers = SimpleNamespace(reward=jnp.zeros((3, 4)), value=jnp.zeros((3, 4)), done=done)
+    taggers = SimpleNamespace(reward=jnp.zeros((3, 4)), value=jnp.zeros((3, 4)), done=done,
+                              mask=jnp.ones((3, 4)))  # fmt: skip
     r_adv = jnp.array([[2.0, 5.0], [-1.0, 5.0], [1.0, 5.0]])
     r_done = jnp.array([[0, 0], [0, 0], [1, 0]], bool)
-    runner = SimpleNamespace(reward=jnp.zeros((3, 2)), value=jnp.zeros((3, 2)), done=r_done)
+    runner = SimpleNamespace(reward=jnp.zeros((3, 2)), value=jnp.zeros((3, 2)), done=r_done,
+                             mask=jnp.ones((3, 2)))  # fmt: skip
     played = Played({"tagger": taggers, "runner": runner}, None,
                     {"tagger": adv, "runner": r_adv}, {})  # fmt: skip
     scores, _ = algo._score(played, None, jnp.full((2,), -jnp.inf))

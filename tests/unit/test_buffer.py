@@ -102,10 +102,16 @@ def test_insert_fills_dedupes_and_replaces_lowest_probability() -> None:
     buf, slots = ins(buf, [15, 16], [0.25, 0.1])
     assert slots.tolist() == [1, -1]
     assert sorted(np.asarray(buf.levels["x"][:, 0]).tolist()) == [10, 14, 15]
-    # within-batch duplicates become one entry
+    # within-batch duplicates become one entry, the first copy's (the reference's rule)
     buf2, slots = ins(B.create(LEVEL, 4), [20, 20, 21], [0.1, 0.4, 0.2])
-    assert slots.tolist() == [0, 0, 1] and int(jnp.sum(buf2.filled)) == 2
-    assert buf2.scores[0] == pytest.approx(0.4)
+    assert slots.tolist() == [0, -1, 1] and int(jnp.sum(buf2.filled)) == 2
+    assert buf2.scores[0] == pytest.approx(0.1) and buf2.max_returns[0] == pytest.approx(0.1)
+    # ... also when the first copy is not inserted (no finished episode): it still decides
+    buf3, slots = ins(B.create(LEVEL, 4), [20, 20], [-np.inf, 0.4])
+    assert slots.tolist() == [-1, -1] and not bool(jnp.any(buf3.filled))
+    # a duplicate of a stored level in one batch: only its first copy updates the entry
+    buf4, slots = ins(buf2, [21, 21], [0.7, 0.9])
+    assert slots.tolist() == [1, -1] and buf4.scores[1] == pytest.approx(0.7)
 
 
 def test_update_scores_keeps_old_on_nonfinite_and_best_never_decreases() -> None:
@@ -115,6 +121,24 @@ def test_update_scores_keeps_old_on_nonfinite_and_best_never_decreases() -> None
     new = B.update_scores(buf, jnp.array([0, 1]), jnp.array([3.0, -jnp.inf]), jnp.array([0.2, 0.9]))
     np.testing.assert_allclose(new.scores, [3.0, 2.0])
     np.testing.assert_allclose(new.max_returns, [0.5, 0.9])
+
+
+def test_a_slot_sampled_twice_is_rescored_by_its_first_copy() -> None:
+    """Slot 0 sampled three times in one batch: the first copy's score (0.1) and best return
+    (0.6) land, not whichever scatter write a backend lets win; with the first copy skipped
+    (a new level took the slot) the slot keeps its values."""
+    buf = filled_buffer([1.0, 2.0], [0, 0], clock=2, capacity=2).replace(
+        max_returns=jnp.array([0.5, 0.8], jnp.float32)
+    )
+    idx = jnp.array([0, 1, 0, 0])
+    sc, best = jnp.array([0.1, 3.0, 0.7, 0.9]), jnp.array([0.6, 0.9, 2.0, 3.0])
+    new = jax.jit(B.update_scores)(buf, idx, sc, best)
+    np.testing.assert_allclose(new.scores, [0.1, 3.0])
+    np.testing.assert_allclose(new.max_returns, [0.6, 0.9])
+    assert B.first_copies(idx).tolist() == [True, True, False, False]
+    skipped = B.update_scores(buf, idx, sc, best, skip=jnp.array([True, False, True, True]))
+    np.testing.assert_allclose(skipped.scores, [1.0, 3.0])
+    np.testing.assert_allclose(skipped.max_returns, [0.5, 0.9])
 
 
 # compiled once per shape (the property test calls them many times)
@@ -170,3 +194,26 @@ def test_buffer_invariants(seed: int, capacity: int, batches: list) -> None:
             ages = np.asarray(new.clock - new.last_seen)
             assert np.all(ages[filled] >= 0)
             buf = new
+
+
+def test_one_at_a_time_sampling_counts_each_draws_staleness() -> None:
+    """Pure staleness (rho = 1) over two slots seen at the same time: drawn one at a time,
+    the second draw can never repeat the first (its staleness is 0 after it); drawn as one
+    batch, repeats happen. The first draw follows the replay distribution, and the clock
+    and stamps advance one per draw."""
+    buf = filled_buffer([0.5, 0.1], [0, 0], clock=4, capacity=2)
+    seq = jax.jit(lambda b, k: B.sample_one_at_a_time(b, k, 2, 1.0, 0.3))
+    batch = jax.jit(lambda b, k: B.sample(b, k, 2, B.replay_probs(b, 1.0, 0.3)))
+    keys = jax.random.split(jax.random.key(0), 64)
+    pairs = [np.asarray(seq(buf, k)[1]).tolist() for k in keys]
+    assert all(a != b for a, b in pairs)
+    assert sum(a == b for a, b in (np.asarray(batch(buf, k)[1]).tolist() for k in keys)) > 10
+    new, idx = seq(buf, keys[0])
+    assert int(new.clock) == 6
+    assert int(new.last_seen[idx[0]]) == 5 and int(new.last_seen[idx[1]]) == 6
+    # rho = 0.5 over scores [0.5, 0.1] (rank, beta 0.3): P(slot 0 first) = replay_probs[0]
+    buf3 = filled_buffer([0.5, 0.1, 0.3], [0, 0, 0], clock=3, capacity=3)
+    p0 = float(B.replay_probs(buf3, 0.5, 0.3)[0])
+    one = jax.jit(lambda k: B.sample_one_at_a_time(buf3, k, 1, 0.5, 0.3)[1][0])
+    firsts = np.asarray(jax.vmap(one)(jax.random.split(jax.random.key(1), 4000)))
+    assert np.mean(firsts == 0) == pytest.approx(p0, abs=0.03)

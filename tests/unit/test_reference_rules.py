@@ -87,11 +87,154 @@ def test_parallel_rescoring_keeps_the_new_level_in_a_slot_it_just_took(tmp_path:
     assert float(out2.max_returns[0]) == pytest.approx(0.95)
 
 
+@pytest.mark.parametrize(
+    ("rule", "replay_score", "back"),
+    [("higher_score", 0.5, True), ("higher_score", 0.2, False), ("keep_new", 0.5, False)],
+)
+def test_a_taken_slot_goes_back_to_a_replayed_level_that_scores_higher(
+    tmp_path: Path, rule: str, replay_score: float, back: bool
+) -> None:
+    """The case above with the reference's rule (``--plr.taken-slot higher_score``): the
+    replayed level (now scored ``replay_score``) competes for slot 3 against the new level
+    (0.3) and takes it back when it scores at least as high, with its own best return
+    (0.95) and mutation count (2); otherwise, or with arenax's rule, the new level stays."""
+    algo = make_curriculum(small("maze-pplr", tmp_path))
+    algo = dataclasses.replace(algo, config=dataclasses.replace(
+        algo.config, staleness_coef=0.0, buffer_size=4, taken_slot=rule))  # fmt: skip
+    buf = B.create(maze(0), 4).replace(
+        levels=stack([maze(i) for i in range(4)]),
+        scores=jnp.array([0.9, 0.8, 0.7, 0.1], jnp.float32),
+        max_returns=jnp.array([0.5, 0.5, 0.5, 0.6], jnp.float32),
+        mutations=jnp.array([0, 0, 0, 2], jnp.int32),
+        filled=jnp.ones((4,), jnp.bool_),
+        clock=jnp.int32(4),
+    )
+    idx = jnp.array([3], jnp.int32)
+    scores = {"new": jnp.array([0.3]), "replay": jnp.array([replay_score])}
+    best = {"new": jnp.array([0.0]), "replay": jnp.array([0.95])}
+    out, taken = algo._update_buffer(
+        buf, {"new": stack([maze(4)]), "replay": stack([maze(3)])}, idx, jnp.arange(1), scores,
+        best, jnp.bool_(True),
+    )  # fmt: skip
+    assert float(taken) == 1.0
+    held = jax.tree.map(lambda x: x[3:4], out.levels)
+    assert bool(jnp.all(B._equal(held, maze(3 if back else 4))))
+    want = (replay_score, 0.95, 2) if back else (0.3, 0.0, 0)
+    assert float(out.scores[3]) == pytest.approx(want[0])
+    assert float(out.max_returns[3]) == pytest.approx(want[1])
+    assert int(out.mutations[3]) == want[2]
+    np.testing.assert_allclose(out.scores[:3], [0.9, 0.8, 0.7])
+
+
+def _warm_cycle(tmp_path: Path, preset: str, **plr: object) -> tuple:
+    """One compiled parallel cycle of a tiny preset whose buffer is already full (scores
+    .5, distinct levels), and its starting state."""
+    algo = make_curriculum(small(preset, tmp_path))
+    algo = dataclasses.replace(algo, config=dataclasses.replace(algo.config, **plr))
+    state = algo.init(jax.random.key(0))
+    buf = state.curriculum
+    cap = buf.capacity
+    levels = jax.vmap(algo.generator)(jax.random.split(jax.random.key(1), cap))
+    buf = buf.replace(levels=levels, scores=jnp.full((cap,), 0.5), max_returns=jnp.zeros((cap,)),
+                      filled=jnp.ones((cap,), jnp.bool_), clock=jnp.int32(cap))  # fmt: skip
+    state = state.next(state.learner, buf)
+    ids = jnp.arange(algo.n_envs, dtype=jnp.int32)
+    cycle = jax.jit(lambda st, k: algo.cycle(st, k, ids, None))
+    return algo, state, cycle
+
+
+@pytest.mark.slow  # compiles whole cycles
+@pytest.mark.parametrize(("rule", "prob", "replays"),
+                         [("always", 0.0, True), ("coin", 0.0, False), ("coin", 1.0, True)])  # fmt: skip
+def test_parallel_replay_on_every_cycle_or_on_a_coin(
+    tmp_path: Path, rule: str, prob: float, replays: bool
+) -> None:
+    """A warm PLR∥ buffer: arenax replays (and trains) on every cycle whatever
+    ``replay_prob``; with ``--plr.parallel-replay coin`` (the reference) a cycle replays
+    with probability ``replay_prob`` and otherwise neither samples nor trains (robust)."""
+    _, state, cycle = _warm_cycle(tmp_path, "maze-pplr", parallel_replay=rule, replay_prob=prob)
+    new, m = cycle(state, jax.random.key(3))
+    assert float(m["replay"]) == float(replays) and float(m["updated"]) == float(replays)
+    moved = jax.tree.leaves(jax.tree.map(lambda a, b: bool(jnp.any(a != b)),
+                                         new.learner, state.learner))  # fmt: skip
+    assert any(moved) == replays
+
+
+@pytest.mark.slow  # compiles whole cycles
+def test_parallel_plr_that_is_not_robust_trains_before_warm_up(tmp_path: Path) -> None:
+    """PLR∥ without ``robust`` trains on every cycle, as sequential PLR does: on a cold
+    buffer the replay block holds new levels and the student learns on them; robust PLR∥
+    does not train until the buffer is warm."""
+    for robust in (False, True):
+        algo = make_curriculum(small("maze-pplr", tmp_path))
+        algo = dataclasses.replace(algo, config=dataclasses.replace(algo.config, robust=robust))
+        state = algo.init(jax.random.key(0))
+        ids = jnp.arange(algo.n_envs, dtype=jnp.int32)
+        _, m = jax.jit(lambda st, k: algo.cycle(st, k, ids, None))(state, jax.random.key(3))  # noqa: B023
+        assert float(m["replay"]) == 0.0
+        assert float(m["updated"]) == float(not robust)
+
+
+def test_mutation_parents_and_the_mutation_counter(tmp_path: Path) -> None:
+    """Hard criterion with 3 parents out of 8 replayed levels: the children come from the 3
+    highest scores, in turn; the counter adds one per mutation (the reference) or
+    ``n_edits``."""
+    cfg = small("maze-paccel", tmp_path)
+    algo = make_curriculum(cfg)
+    algo = dataclasses.replace(algo, n_envs=8, config=dataclasses.replace(
+        algo.config, mutation_criterion="hard", mutation_parents=3))  # fmt: skip
+    parents = stack([maze(i % 5) for i in range(8)])
+    scores = jnp.array([0.1, 0.9, 0.3, 0.8, 0.0, 0.7, 0.2, 0.05])
+    _, pick = algo._children(jax.random.key(0), parents, scores)
+    assert pick.tolist() == [1, 3, 5, 1, 3, 5, 1, 3]
+    half = dataclasses.replace(algo, config=dataclasses.replace(algo.config, mutation_parents=0))
+    assert half._children(jax.random.key(0), parents, scores)[1].tolist() == [1, 3, 5, 2, 1, 3, 5, 2]
+    for count, step in (("mutations", 1), ("edits", algo.config.n_edits)):
+        a = dataclasses.replace(algo, n_envs=1, config=dataclasses.replace(
+            algo.config, mutation_count=count, staleness_coef=0.0))  # fmt: skip
+        buf = B.create(maze(0), 4).replace(
+            levels=stack([maze(i) for i in range(4)]),
+            scores=jnp.array([0.9, 0.8, 0.5, 0.1], jnp.float32),
+            mutations=jnp.array([0, 0, 3, 0], jnp.int32),
+            filled=jnp.ones((4,), jnp.bool_),
+            clock=jnp.int32(4),
+        )
+        blocks = {"new": stack([maze(4)]), "replay": stack([maze(2)]),
+                  "children": stack([maze(2, direction=1)])}  # fmt: skip
+        out, _ = a._update_buffer(
+            buf, blocks, jnp.array([2], jnp.int32), jnp.arange(1),
+            {"new": jnp.array([-jnp.inf]), "replay": jnp.array([0.5]), "children": jnp.array([0.9])},
+            {"new": jnp.array([-jnp.inf]), "replay": jnp.array([0.0]), "children": jnp.array([0.0])},
+            jnp.bool_(True),
+        )  # fmt: skip
+        kid = int(jnp.argmax(B._equal(out.levels, maze(2, direction=1))))
+        assert int(out.mutations[kid]) == 3 + step and int(out.parents[kid]) == 2
+
+
+@pytest.mark.parametrize("last", [True, False])
+def test_the_teachers_step_embedding_rows(tmp_path: Path, last: bool) -> None:
+    """A 4-wall editing episode has 6 steps: 7 embedding rows with a row for its last
+    observation (arenax), 6 without (the reference's table)."""
+    cfg = small("maze-paired", tmp_path)
+    c = cfg.curriculum
+    cfg = dataclasses.replace(cfg, curriculum=dataclasses.replace(
+        c, teacher=dataclasses.replace(c.teacher, embed_last_step=last)))  # fmt: skip
+    algo = make_curriculum(cfg)
+    assert algo.editor.episode_length == 6
+    state = jax.eval_shape(algo.init, jax.random.key(0))
+    shapes = [x.shape for p, x in jax.tree_util.tree_leaves_with_path(state.curriculum.params)
+              if "Embed" in jax.tree_util.keystr(p)]  # fmt: skip
+    assert shapes == [(7 if last else 6, c.teacher.time_embed)]
+
+
 def test_published_presets_budget_30000_updates() -> None:
+    """minimax's maze configs train 30,000 updates; the SFL paper's 3e8 steps of 256 x 256
+    (4,577 updates)."""
     for name, cfg in PRESETS.items():
         if isinstance(cfg.env, MazeConfig):
-            assert (cfg.total_updates, cfg.total_steps) == (30_000, None), name
-            assert cfg.update_rounds == 30_000
+            want = 300_000_000 // (256 * 256) if name == "maze-sfl-paper" else 30_000
+            assert (cfg.total_updates, cfg.total_steps) == (want, None), name
+            assert cfg.update_rounds == want
 
 
 # ---------------------------------------------------------------------- time limits
@@ -207,11 +350,15 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
         if isinstance(c, PairedConfig):
             assert c.teacher.ppo.bootstrap_truncation is False
             assert c.teacher.collisions == "keep"
+            assert c.teacher.embed_last_step is False
         if isinstance(c, PLRConfig):
             assert c.inserted_staleness == "inherit"
             assert c.duplicate_ignores == ("agent_dir",)
+            assert c.taken_slot == "higher_score"
+            assert (c.sampling, c.parallel_replay) == ("one_at_a_time", "coin")
         if isinstance(c, ACCELConfig):
             assert c.cold_children == "new"
+            assert (c.mutation_parents, c.mutation_count) == (4, "mutations")
         assert ppo.carry_over == isinstance(c, DRConfig | PairedConfig)
         validate(cfg)
         # the options are in config.json, and a reloaded config is the same
@@ -223,6 +370,7 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
     ppo, c = base.teams["agent"].ppo, base.curriculum
     assert ppo.bootstrap_truncation is None and not ppo.carry_over
     assert (c.inserted_staleness, c.duplicate_ignores, c.cold_children) == ("zero", (), "mutate")
+    assert c.taken_slot == "keep_new"
     with pytest.raises(ConfigError, match=r"ppo\.carry_over=True: applies to dr and paired"):
         agent = dataclasses.replace(base.teams["agent"], ppo=dataclasses.replace(ppo, carry_over=True))
         validate(dataclasses.replace(base, teams={"agent": agent}))

@@ -101,3 +101,48 @@ def test_arena_robustness_of_scripted_teams() -> None:
     rnd = arena_robustness(env, policies, params, generator, 40, 3, 0.25, jax.random.key(0),
                            runners="random")  # fmt: skip
     assert 0.0 <= rnd.cvar <= rnd.mean <= 1.0 and rnd.opponent == "random"
+
+
+def test_two_pass_cvar_by_hand() -> None:
+    """Four levels; the first evaluation's rates are [.5, 0, 1, .25], so with alpha = .5 the
+    worst two are levels 1 and 3; the second evaluation (other episodes) gives them 1/2 and
+    1, so the CVaR is .75 while the choosing episodes said (0 + .25) / 2."""
+    from arenax.stats import two_pass_robustness
+
+    first = np.array([[1, 0, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0]], bool)
+    second = {1: [1, 0, 1, 0], 3: [1, 1, 1, 1]}
+    calls = []
+
+    def wins_of(idx: np.ndarray, key: jax.Array) -> np.ndarray:
+        calls.append(idx.tolist())
+        return first[idx] if len(calls) == 1 else np.array([second[i] for i in idx], bool)
+
+    r = two_pass_robustness(wins_of, 4, 0.5, jax.random.key(0))
+    assert calls == [[0, 1, 2, 3], [1, 3]]
+    assert r.mean == pytest.approx(0.4375) and r.unsolved == pytest.approx(0.25)
+    assert r.cvar == pytest.approx(0.75) and r.cvar_same == pytest.approx(0.125)
+    assert r.cvar_lo <= r.cvar <= r.cvar_hi and (r.levels, r.episodes) == (4, 4)
+
+
+SEALED = MazeLevel.from_ascii(">#G\n.#.\n.#.")  # a wall column cuts the goal off
+
+
+def half_sealed(key: jax.Array) -> MazeLevel:
+    return jax.tree.map(lambda a, b: jnp.where(jax.random.bernoulli(key), a, b), OPEN, SEALED)
+
+
+def test_robustness_on_solvable_levels_only() -> None:
+    """Open mazes or mazes with no path to the goal: asked for solvable levels only, every
+    level drawn is the open one, so the forward policy always succeeds (without the filter,
+    the sealed ones are drawn too and never solved)."""
+    env = MazeEnv(height=3, width=3, n_walls=0, max_steps=6, normalize_obs=True)
+    r = robustness(Forward(), None, env, half_sealed, n_levels=16, episodes=2, alpha=0.25,
+                   key=jax.random.key(0), greedy=True, solvable_only=True)  # fmt: skip
+    assert r.solvable_only and r.levels == 16
+    assert r.mean == 1.0 and r.cvar == 1.0 and r.unsolved == 0.0
+    every = robustness(Forward(), None, env, half_sealed, 16, 2, 0.25, jax.random.key(0), True)
+    assert not every.solvable_only and 0.0 < every.unsolved < 1.0 and every.cvar == 0.0
+    from arenax.stats import draw_levels
+
+    with pytest.raises(ValueError, match="rarely makes solvable levels"):
+        draw_levels(lambda k: BLOCKED, 4, jax.random.key(0), lambda lv: jnp.bool_(False), 3)

@@ -73,3 +73,27 @@ def test_hand_case_max_mc_ignores_trailing_episode() -> None:
     assert float(s[0]) == pytest.approx(0.7) and float(best[0]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="score='nope'"):
         level_scores("nope", r, v, v, done)
+
+
+def test_hand_case_steps_after_an_agent_left_are_no_episode() -> None:
+    """A runner tagged at step 2 (reward -1) leaves the game; the env's episode ends at step
+    5. Its inactive tail (steps 3-5, mask 0, return 0, values of zeroed observations) is not
+    a second episode: mean and best return are -1 (not -0.5 and 0), and MaxMC averages
+    best - V over the three steps it acted."""
+    r = np.array([[0.0], [0.0], [-1.0], [0.0], [0.0], [0.0]], np.float32)
+    v = np.array([[0.5], [0.2], [-0.5], [0.0], [0.0], [0.0]], np.float32)
+    done = np.array([[0], [0], [1], [0], [0], [1]], bool)
+    mask = np.array([[1], [1], [1], [0], [0], [0]], np.float32)
+    _, best_unmasked = level_scores("oracle_regret", r, v, v, done, None, np.zeros(1, np.float32))
+    assert float(best_unmasked[0]) == 0.0  # what the tail did before the mask
+    s, best = level_scores("oracle_regret", r, v, v, done, None, np.zeros(1, np.float32), mask)
+    assert float(s[0]) == pytest.approx(1.0)  # optimal 0 - mean return -1
+    assert float(best[0]) == pytest.approx(-1.0)
+    s, best = level_scores("max_mc", r, v, v, done, None, None, mask)
+    assert float(s[0]) == pytest.approx(((-1 - 0.5) + (-1 - 0.2) + (-1 + 0.5)) / 3)
+    adv = np.array([[1.0], [-2.0], [4.0], [9.0], [9.0], [9.0]], np.float32)
+    s, _ = level_scores("pvl", r, v, adv, done, None, None, mask)
+    assert float(s[0]) == pytest.approx(5 / 3)
+    # an agent that acted on no step of the rollout has no episode at all
+    s, best = level_scores("pvl", r, v, adv, done, None, None, np.zeros_like(mask))
+    assert float(s[0]) == -np.inf and float(best[0]) == -np.inf

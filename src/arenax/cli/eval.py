@@ -43,11 +43,16 @@ class EvalArgs:
     """Also write one episode GIF per level (or matchup) into this folder."""
     cvar_alpha: Annotated[float, UNIT] = 0.0
     """Also the success rate on the worst alpha fraction (CVaR) of --cvar-levels levels
-    drawn from the run's training distribution (0: off)."""
+    drawn from the run's training distribution (0: off): the worst levels are chosen on
+    one evaluation and measured on a second, independent one (the SFL paper's method)."""
     cvar_levels: Annotated[int, IntIn(1, 1_000_000)] = 1000
-    """Levels of the robustness evaluation."""
+    """Levels of the robustness evaluation (the SFL paper: 10,000 for JaxNav, 1,000 for
+    the maze)."""
     cvar_episodes: Annotated[int, IntIn(1, 1000)] = 4
-    """Episodes per level of the robustness evaluation."""
+    """Episodes per level in each of the two evaluations (the SFL paper: 10)."""
+    cvar_solvable: bool = True
+    """Only solvable levels (the maze: a path from the agent to the goal exists; Tag
+    arenas are not filtered: an unreachable runner is an outcome of the game)."""
 
     def problems(self) -> Iterator[Problem]:
         yield from run_problems(self.run_dir)
@@ -73,7 +78,7 @@ def _eval_one(args: EvalArgs) -> list:
     report = evaluate_run(
         args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
         args.out, args.gif_dir, console, tuple(args.opponents), args.cvar_alpha,
-        args.cvar_levels, args.cvar_episodes,
+        args.cvar_levels, args.cvar_episodes, args.cvar_solvable,
     )  # fmt: skip
     return report.rows
 

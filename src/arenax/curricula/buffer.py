@@ -15,8 +15,9 @@ Sampling a batch advances the clock by the batch size and stamps the sampled ent
 
 Insertion (:func:`insert`): levels with a non-finite score (no finished episode) are never
 inserted; a level equal to one already in the buffer updates that entry instead of adding a
-copy (this also handles duplicates within a batch, which are inserted one after another);
-otherwise the level takes a free slot, or, when the buffer is full, replaces the entry of
+copy; a level equal to an earlier one of the same batch is ignored (the first copy's score
+counts, the reference library's rule; rescoring a slot sampled twice keeps the first copy's
+too, on every backend); otherwise the level takes a free slot, or, when the buffer is full, replaces the entry of
 lowest replay probability if its score is at least that entry's. An inserted level is
 "just seen" (staleness 0), or inherits the staleness of the slot it takes
 (``inherit_staleness``, the reference library's rule).
@@ -145,6 +146,30 @@ def sample(
     return buf.replace(clock=clock, last_seen=buf.last_seen.at[idx].set(clock)), idx
 
 
+def sample_one_at_a_time(
+    buf: LevelBuffer,
+    key: jax.Array,
+    n: int,
+    staleness_coef: float,
+    temperature: float,
+    prioritization: str = "rank",
+    topk: int = 1,
+) -> tuple[LevelBuffer, jax.Array]:
+    """Draw ``n`` slots one after another, each from the replay distribution as the
+    previous draws left it (a drawn slot is just seen, so its staleness weight drops to 0
+    for the next draws): the reference library's sampling. Returns ``(buffer, indices
+    (n,) int32)``; the clock advances by ``n`` as with :func:`sample`."""
+    p_score = (1.0 - staleness_coef) * score_weights(buf, temperature, prioritization, topk)
+
+    def draw(b: LevelBuffer, k: jax.Array) -> tuple[LevelBuffer, jax.Array]:
+        p = p_score + staleness_coef * staleness_weights(b)
+        i = jax.random.choice(k, b.capacity, (), p=p).astype(jnp.int32)
+        clock = b.clock + 1
+        return b.replace(clock=clock, last_seen=b.last_seen.at[i].set(clock)), i
+
+    return jax.lax.scan(draw, buf, jax.random.split(key, n))
+
+
 def update_scores(
     buf: LevelBuffer,
     idx: jax.Array,
@@ -154,14 +179,56 @@ def update_scores(
 ) -> LevelBuffer:
     """Rescore replayed slots ``idx (n,)``; non-finite scores keep the old one. The running
     best returns never decrease. ``skip (n,) bool`` leaves those slots untouched (a slot
-    that another level took since it was sampled)."""
+    that another level took since it was sampled). A slot sampled several times is
+    rescored by its first copy only (deterministic on every backend)."""
     ok = jnp.isfinite(scores)
     keep = jnp.zeros_like(ok) if skip is None else skip
     new_scores = jnp.where(ok & ~keep, scores, buf.scores[idx])
     best = jnp.where(keep, buf.max_returns[idx], jnp.maximum(buf.max_returns[idx], max_returns))
+    write = jnp.where(first_copies(idx), idx, buf.capacity)  # later copies: out of range
     return buf.replace(
-        scores=buf.scores.at[idx].set(new_scores), max_returns=buf.max_returns.at[idx].set(best)
+        scores=buf.scores.at[write].set(new_scores, mode="drop"),
+        max_returns=buf.max_returns.at[write].set(best, mode="drop"),
     )
+
+
+def put_back(
+    buf: LevelBuffer,
+    idx: jax.Array,
+    levels: Any,
+    scores: jax.Array,
+    max_returns: jax.Array,
+    mutations: jax.Array,
+    parents: jax.Array,
+    taken: jax.Array,
+) -> LevelBuffer:
+    """The reference library's rule for a replayed slot that a new level took in the same
+    cycle: the replayed level competes for it again and takes it back when its new score
+    is at least the new level's (finite scores, first copy of each slot).
+
+    Args:
+        idx: ``(n,) int32`` the replayed slots; ``levels`` (leaves ``(n, ...)``),
+            ``scores``, ``max_returns`` ``(n,) float32``, ``mutations``, ``parents``
+            ``(n,) int32``: the replayed levels, their new scores and what they held.
+        taken: ``(n,) bool``, a new level took the slot since it was sampled.
+    """
+    back = taken & first_copies(idx) & jnp.isfinite(scores) & (scores >= buf.scores[idx])
+    slot = jnp.where(back, idx, buf.capacity)  # the others: out of range, dropped
+    put = lambda a, v: a.at[slot].set(v, mode="drop")  # noqa: E731
+    return buf.replace(
+        levels=jax.tree.map(put, buf.levels, levels),
+        scores=put(buf.scores, scores),
+        max_returns=put(buf.max_returns, max_returns),
+        mutations=put(buf.mutations, mutations),
+        parents=put(buf.parents, parents),
+    )
+
+
+def first_copies(idx: jax.Array) -> jax.Array:
+    """``(n,) bool``: entry ``i`` of ``idx (n,)`` is the first with its value."""
+    n = idx.shape[0]
+    same = idx[:, None] == idx[None, :]
+    return ~jnp.any(same & (jnp.arange(n)[None, :] < jnp.arange(n)[:, None]), axis=1)
 
 
 def _compared(level: Any, ignore: tuple[str, ...]) -> list[jax.Array]:
@@ -237,8 +304,9 @@ def insert(
     parents = jnp.full((n,), -1, jnp.int32) if parents is None else parents
 
     def one(b: LevelBuffer, x: tuple) -> tuple[LevelBuffer, jax.Array]:
-        level, score, best, mut, parent = x
-        valid = jnp.isfinite(score)
+        i, level, score, best, mut, parent = x
+        earlier = _equal(levels, level, ignore) & (jnp.arange(n) < i)  # copies before it
+        valid = jnp.isfinite(score) & ~jnp.any(earlier)
         dup = _equal(b.levels, level, ignore) & b.filled
         is_dup = jnp.any(dup)
         dup_slot = jnp.argmax(dup)
@@ -269,7 +337,8 @@ def insert(
         )
         return b, jnp.where(write, slot, -1).astype(jnp.int32)
 
-    return jax.lax.scan(one, buf, (levels, scores, max_returns, mutations, parents))
+    xs = (jnp.arange(n), levels, scores, max_returns, mutations, parents)
+    return jax.lax.scan(one, buf, xs)
 
 
 def buffer_metrics(buf: LevelBuffer, probs: jax.Array) -> dict[str, jax.Array]:

@@ -23,7 +23,12 @@ import jax.numpy as jnp
 
 from arenax.collectives import psum
 from arenax.curricula.common import ended_means, episode_metrics
-from arenax.curricula.scores import finite_mean, level_scores, team_episode_returns
+from arenax.curricula.scores import (
+    episode_returns,
+    finite_mean,
+    level_scores,
+    team_episode_returns,
+)
 from arenax.envs.core import Environment
 from arenax.nn.mlp import MLPConfig
 from arenax.rl.ddpg import DDPGConfig
@@ -248,19 +253,24 @@ class Players:
 
     def _team_scores(self, kind: str, team: str, played: Played, max_returns: jax.Array,
                      optimal: jax.Array | None) -> tuple[jax.Array, jax.Array]:  # fmt: skip
+        """One team's per-level ``(score, best return)``. The level's best return is one
+        figure for all its agents (the stored best and the best any agent reached in this
+        rollout), so MaxMC scores every agent, and a new level as a replayed one, against
+        the same reference. Steps an agent did not act (``mask``) do not count."""
         tr, a = played.traj[team], self.env.num_agents(team)
         n = max_returns.shape[0]
-        scores, best = level_scores(
+        _, agent_best = episode_returns(tr.reward, tr.done, tr.mask)
+        best = jnp.maximum(max_returns, jnp.max(agent_best.reshape(n, a), axis=1))
+        scores, _ = level_scores(
             kind, tr.reward, tr.value, played.advantages[team], tr.done,
-            jnp.repeat(max_returns, a), None if optimal is None else jnp.repeat(optimal, a),
+            jnp.repeat(best, a), None if optimal is None else jnp.repeat(optimal, a), tr.mask,
         )  # fmt: skip
-        scores, best = scores.reshape(n, a), best.reshape(n, a)
-        return finite_mean(scores, 1, -jnp.inf), jnp.max(best, axis=1)
+        return finite_mean(scores.reshape(n, a), 1, -jnp.inf), best
 
     def team_returns(self, team: str, traj: Trajectory) -> tuple[jax.Array, jax.Array]:
         """Per level, ``team``'s ``(mean, best)`` episode return over its agents (0 when
         none ended an episode): what teacher scores read."""
-        return team_episode_returns(traj.reward, traj.done, self.env.num_agents(team))
+        return team_episode_returns(traj.reward, traj.done, self.env.num_agents(team), traj.mask)
 
 
 def team_episode_metrics(episodes: dict[str, Any], axis_name: str | None) -> dict[str, jax.Array]:

@@ -17,10 +17,11 @@ Sequential forms (PLR, PLR⊥, ACCEL), one cycle::
 
 Parallel forms (PLR∥, ACCEL∥), one cycle::
 
+    replay  <- buffer warm (and, with parallel_replay="coin", coin(replay_prob))
     blocks  <- [new | replayed | children of the replayed (ACCEL∥)], side by side
-               (before the buffer is warm, the replay block holds more new levels)
+               (without replay, the replay block holds more new levels)
     rollout <- the student plays every block in one batch
-    student <- PPO update on the replay block only (once the buffer is warm)
+    student <- PPO update on the replay block only (robust: only when it replayed)
     buffer  <- insert the new levels; rescore the replayed ones (or insert them when
                cold) except those whose slot a new level just took; insert the children
 
@@ -51,7 +52,7 @@ from arenax.curricula.common import (
     replay_rollout,
 )
 from arenax.curricula.players import Played, Players
-from arenax.options import POSITIVE, POSITIVE_REAL, UNIT, Problem
+from arenax.options import POSITIVE, POSITIVE_REAL, UNIT, IntIn, Problem
 from arenax.utils import tree_bytes
 
 
@@ -64,7 +65,8 @@ class PLRConfig:
     score: Literal["max_mc", "pvl", "l1_vl", "oracle_regret"] = "max_mc"
     """Level score: MaxMC, positive value loss, L1 value loss, or the shortest-path oracle regret."""
     replay_prob: Annotated[float, UNIT] = 0.5
-    """Probability of a replay cycle once the buffer is warm (sequential forms)."""
+    """Probability of a replay cycle once the buffer is warm (sequential forms; the
+    parallel forms with ``parallel_replay="coin"``)."""
     buffer_size: Annotated[int, POSITIVE] = 4000
     """Level buffer capacity."""
     staleness_coef: Annotated[float, UNIT] = 0.3
@@ -89,6 +91,17 @@ class PLRConfig:
     duplicate_ignores: tuple[str, ...] = ()
     """Level fields that duplicate detection ignores (the reference ignores ``agent_dir``:
     two mazes that differ only in the agent's direction are one level)."""
+    sampling: Literal["batch", "one_at_a_time"] = "batch"
+    """Replay levels drawn as one batch from the cycle's replay distribution, or one at a
+    time with each draw's staleness counted before the next (the reference's rule)."""
+    parallel_replay: Literal["always", "coin"] = "always"
+    """PLR∥ / ACCEL∥ once the buffer is warm: replay (and, robust, train) on every cycle,
+    or on a coin of ``replay_prob`` as the reference does; its other cycles fill every
+    block with fresh levels (and, robust, do not train)."""
+    taken_slot: Literal["keep_new", "higher_score"] = "keep_new"
+    """PLR∥ / ACCEL∥: a replayed slot that a new level took in the same cycle keeps the new
+    level (``keep_new``), or goes back to the replayed level when its new score is at least
+    the new level's (``higher_score``, the reference UED library's rule)."""
     score_team: str = ""
     """Games of several teams: the team whose regret estimate scores levels (default: the
     first, Tag's taggers), or ``both``: the mean of the teams' scores (``pvl`` / ``l1_vl``)."""
@@ -138,6 +151,13 @@ class ACCELConfig(PLRConfig):
     cold_children: Literal["mutate", "new"] = "mutate"
     """ACCEL∥ before the buffer is warm: the third block holds mutations of fresh levels, or
     more fresh levels (the reference's rule)."""
+    mutation_parents: Annotated[int, IntIn(0, 2**31 - 1)] = 0
+    """``mutation_criterion`` easy / hard: how many of the replayed levels are mutated (their
+    children share the batch equally); 0: half of them, two children each (the reference's
+    ``mutation_subsample_size`` is 4 in its configs)."""
+    mutation_count: Literal["edits", "mutations"] = "edits"
+    """A level's mutation counter (``buffer/weighted_mutations``, the gallery's ``m``) counts
+    edits since its generated ancestor, or mutations (the reference's counter: +1 each)."""
 
     KIND: ClassVar[str] = "accel"
 
@@ -237,13 +257,13 @@ class ReplayCurriculum(Curriculum):
 
     def _children(self, key: jax.Array, parents: Any, scores: jax.Array) -> tuple[Any, jax.Array]:
         """``n_envs`` mutated children and the index of each child's parent in ``parents``."""
-        n = self.n_envs
-        if self.config.mutation_criterion == "all":
+        n, c = self.n_envs, self.config
+        if c.mutation_criterion == "all":
             pick = jnp.arange(n)
-        else:  # the easiest / hardest half of the parents, two children each
-            easy = self.config.mutation_criterion == "easy"
-            order = jnp.argsort(scores if easy else -scores)
-            pick = order[jnp.arange(n) % max(n // 2, 1)]
+        else:  # the k easiest / hardest parents (default: half), sharing the children
+            k = min(c.mutation_parents or max(n // 2, 1), n)
+            order = jnp.argsort(scores if c.mutation_criterion == "easy" else -scores)
+            pick = order[jnp.arange(n) % k]
         kids = jax.vmap(self.mutator)(jax.random.split(key, n), _take(parents, pick))
         return kids, pick
 
@@ -272,6 +292,19 @@ class ReplayCurriculum(Curriculum):
             ignore=c.duplicate_ignores,
         )  # fmt: skip
         return buf
+
+    @property
+    def _per_mutation(self) -> int:
+        """What one mutation adds to a level's counter."""
+        return self.config.n_edits if self.config.mutation_count == "edits" else 1
+
+    def _sample(self, buf: B.LevelBuffer, key: jax.Array) -> tuple[B.LevelBuffer, jax.Array]:
+        """``n_envs`` replay slots (see ``PLRConfig.sampling``); stamps them as seen."""
+        c = self.config
+        if c.sampling == "one_at_a_time":
+            return B.sample_one_at_a_time(buf, key, self.n_envs, c.staleness_coef,
+                                          c.temperature, c.prioritization, c.topk)  # fmt: skip
+        return B.sample(buf, key, self.n_envs, self._probs(buf))
 
     def _best_before(self, buf: B.LevelBuffer, levels: Any) -> jax.Array:
         """Best return the buffer holds for each level that is already in it, else -inf."""
@@ -315,34 +348,40 @@ class ReplayCurriculum(Curriculum):
 
     def _update_buffer(
         self, buf: B.LevelBuffer, blocks: dict[str, Any], idx: jax.Array, parent: jax.Array,
-        scores: dict[str, jax.Array], best: dict[str, jax.Array], warm: jax.Array,
+        scores: dict[str, jax.Array], best: dict[str, jax.Array], replayed: jax.Array,
     ) -> tuple[B.LevelBuffer, jax.Array]:  # fmt: skip
         """A parallel cycle's buffer update: insert the new levels; rescore the replayed
         slots ``idx`` — except a slot a new level has just taken, which keeps the new level's
-        own score and best return — or, cold, insert the replay block as more new levels;
-        insert the children of the replayed levels (``parent``: each child's index in the
-        replay block). Returns the buffer and the fraction of replayed slots that new
-        levels took."""
+        own score and best return (``taken_slot="keep_new"``) or goes back to the replayed
+        level if it scores at least as high (``"higher_score"``) — or, on a cycle that did
+        not replay (``replayed`` false: cold buffer, or the coin), insert the replay block as
+        more new levels; insert the children of the replayed levels (``parent``: each
+        child's index in the replay block). Returns the buffer and the fraction of replayed
+        slots that new levels took."""
         c = self.config
-        replayed_mutations = buf.mutations[idx]
+        replayed_mutations, replayed_parents = buf.mutations[idx], buf.parents[idx]
         before = buf
         buf = self._insert(buf, blocks["new"], scores["new"], best["new"])
         taken = B.changed_slots(before, buf)[idx]
         buf = jax.lax.cond(
-            warm,
+            replayed,
             lambda b: B.update_scores(b, idx, scores["replay"], best["replay"], skip=taken),
             lambda b: self._insert(b, blocks["replay"], scores["replay"], best["replay"]),
             buf,
         )
+        if c.taken_slot == "higher_score":
+            back = (idx, blocks["replay"], scores["replay"], best["replay"])
+            back += (replayed_mutations, replayed_parents, taken)
+            buf = jax.lax.cond(replayed, lambda b: B.put_back(b, *back), lambda b: b, buf)
         if "children" in blocks:
-            mutated = warm | (c.cold_children == "mutate")
-            mutations = jnp.where(warm, replayed_mutations[parent], 0) + jnp.where(
-                mutated, c.n_edits, 0
+            mutated = replayed | (c.cold_children == "mutate")
+            mutations = jnp.where(replayed, replayed_mutations[parent], 0) + jnp.where(
+                mutated, self._per_mutation, 0
             )
-            parents = jnp.where(warm, idx[parent], -1)
+            parents = jnp.where(replayed, idx[parent], -1)
             buf = self._insert(buf, blocks["children"], scores["children"], best["children"],
                                mutations, parents)  # fmt: skip
-        return buf, jnp.where(warm, jnp.mean(taken.astype(jnp.float32)), 0.0)
+        return buf, jnp.where(replayed, jnp.mean(taken.astype(jnp.float32)), 0.0)
 
     # ------------------------------------------------------------------ cycles
     def cycle(
@@ -362,7 +401,7 @@ class ReplayCurriculum(Curriculum):
         replay = warm & (jax.random.uniform(k_coin) < c.replay_prob)
 
         def replay_cycle(_: None) -> tuple:
-            b, idx = B.sample(buf, k_levels, n, self._probs(buf))
+            b, idx = self._sample(buf, k_levels)
             levels = _take(b.levels, idx)
             local = _take(levels, ids)
             played = self._play(student, k_play, local, ids)
@@ -379,7 +418,7 @@ class ReplayCurriculum(Curriculum):
                     self._score(kids_played, kids_local, self._best_before(b, kids_local)),
                     axis_name,
                 )
-                mutations = b.mutations[idx][parent] + c.n_edits
+                mutations = b.mutations[idx][parent] + self._per_mutation
                 b = self._insert(b, kids, kid_scores, kid_best, mutations, idx[parent])
                 steps = steps + n * t
             return trained, b, played.episodes, stats, local, jnp.bool_(True), steps
@@ -411,43 +450,50 @@ class ReplayCurriculum(Curriculum):
         k_new, k_more_new, k_sample, k_mutate, k_play, k_update = jax.random.split(key, 6)
         buf, student = state.curriculum, state.learner
         warm = B.fill_ratio(buf) >= c.min_fill
+        replay = warm  # the replay block holds replayed levels (else fresh ones)
+        if c.parallel_replay == "coin":
+            replay = warm & (jax.random.uniform(jax.random.fold_in(key, 6)) < c.replay_prob)
+        train = replay if c.robust else jnp.bool_(True)  # PLR∥ (not robust) always trains
 
         # 1. compose the blocks: new levels, replayed levels, (ACCEL∥) their children
         new = self._new_levels(k_new)
-        sampled, idx = B.sample(buf, k_sample, n, self._probs(buf))
-        buf = _where(warm, sampled, buf)  # sampling stamps the replayed levels as seen
-        replayed = _where(warm, _take(buf.levels, idx), self._new_levels(k_more_new))
+        sampled, idx = self._sample(buf, k_sample)
+        buf = _where(replay, sampled, buf)  # sampling stamps the replayed levels as seen
+        replayed = _where(replay, _take(buf.levels, idx), self._new_levels(k_more_new))
         blocks = {"new": new, "replay": replayed}
         parent = jnp.arange(n)
         if self.accel:
             blocks["children"], parent = self._children(k_mutate, replayed, buf.scores[idx])
-            if self.config.cold_children == "new":  # before warm-up: more fresh levels
+            if self.config.cold_children == "new":  # no replay: more fresh levels
                 fresh = self._new_levels(jax.random.fold_in(k_mutate, 1))
-                blocks["children"] = _where(warm, blocks["children"], fresh)
+                blocks["children"] = _where(replay, blocks["children"], fresh)
         layout = Blocks(tuple(blocks), n, ids.shape[0])
 
         # 2. one rollout over every block; score each level (against its best return so far)
         local = layout.local(blocks, ids)
         played = self._play(student, k_play, local, layout.env_ids(ids))
         best_before = {b: self._best_before(buf, layout.part(local, b)) for b in layout.names}
-        best_before["replay"] = jnp.where(warm, buf.max_returns[idx][ids], best_before["replay"])
+        best_before["replay"] = jnp.where(replay, buf.max_returns[idx][ids], best_before["replay"])
         scores, best = self._score(played, local, layout.concat(best_before))
         scores, best = layout.gather(scores, axis_name), layout.gather(best, axis_name)
 
-        # 3. train on the replay block only, once the buffer is warm
+        # 3. train on the replay block only (robust: only when it holds replayed levels)
         replay_part = self._block(layout, played, "replay")
         student, stats = jax.lax.cond(
-            warm,
+            train,
             lambda _: self._train(student, replay_part, k_update, axis_name),
             lambda _: (student, self.players.no_update_stats()),
             None,
         )
 
         # 4. update the buffer from every block
-        buf, taken = self._update_buffer(buf, blocks, idx, parent, scores, best, warm)
+        buf, taken = self._update_buffer(buf, blocks, idx, parent, scores, best, replay)
 
         steps = jnp.int32(len(layout.names) * n * self.n_steps)
         metrics = self._metrics(buf, replay_part.episodes, stats, layout.part(local, "replay"),
-                                warm, warm, steps, axis_name)  # fmt: skip
+                                replay, train, steps, axis_name)  # fmt: skip
         metrics["buffer/replayed_taken"] = taken
+        # the episodes of every block (new, replayed, children): the reference's training log
+        every = self.players.episode_metrics(played.episodes, axis_name)
+        metrics.update({f"all_blocks/{k}": v for k, v in every.items()})
         return state.next(student, buf), metrics

@@ -2,7 +2,9 @@
 
 All scores are per level (per env), averaged over the episodes that *ended* during the
 rollout; the incomplete trailing episode is ignored. A level with no ended episode scores
-``-inf`` (never inserted into a buffer).
+``-inf`` (never inserted into a buffer). With a ``mask`` (many-agent games: 1 where the
+agent acted), only the steps an agent acted count: the stretch after an agent left the game
+(a tagged runner) until the env's episode ends is not an episode of that agent.
 
 * ``pvl``  positive value loss: per episode, mean over its steps of ``max(A_t, 0)`` (GAE).
 * ``l1_vl`` L1 value loss: per episode, mean of ``|A_t|``.
@@ -32,11 +34,16 @@ def episode_ids(done: jax.Array) -> tuple[jax.Array, jax.Array]:
     return ids, complete
 
 
-def _episode_sums(values: jax.Array, done: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Per env and episode index, the sum of ``values (T, N)`` over the steps of *ended*
-    episodes and their step counts: ``(sums, counts)``, both ``(T, N)`` (row = episode)."""
+def _episode_sums(
+    values: jax.Array, done: jax.Array, mask: jax.Array | None = None
+) -> tuple[jax.Array, jax.Array]:
+    """Per env and episode index, the sum of ``values (T, N)`` over the acting steps
+    (``mask (T, N)``, default all) of *ended* episodes and their counts: ``(sums, counts)``,
+    both ``(T, N)`` (row = episode); an episode without an acting step has count 0."""
     t, n = values.shape
     ids, complete = episode_ids(done)
+    if mask is not None:
+        complete = complete & (mask > 0)
     w = complete.astype(jnp.float32)
     cols = jnp.broadcast_to(jnp.arange(n)[None], (t, n))
     sums = jnp.zeros((t, n)).at[ids, cols].add(jnp.where(complete, values, 0.0))
@@ -50,18 +57,22 @@ def _mean_over_episodes(per_episode: jax.Array, has: jax.Array) -> jax.Array:
     return jnp.where(n_eps > 0, total / jnp.maximum(n_eps, 1), -jnp.inf)
 
 
-def per_episode_mean(values: jax.Array, done: jax.Array) -> jax.Array:
-    """Mean over ended episodes of the per-episode mean of ``values (T, N)`` -> ``(N,)``
-    (``-inf`` where no episode ended)."""
-    sums, counts = _episode_sums(values, done)
+def per_episode_mean(
+    values: jax.Array, done: jax.Array, mask: jax.Array | None = None
+) -> jax.Array:
+    """Mean over ended episodes of the per-episode mean of ``values (T, N)`` over their
+    acting steps -> ``(N,)`` (``-inf`` where no episode ended)."""
+    sums, counts = _episode_sums(values, done, mask)
     has = counts > 0
     return _mean_over_episodes(sums / jnp.maximum(counts, 1.0), has)
 
 
-def episode_returns(rewards: jax.Array, done: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(mean, max)`` undiscounted return over ended episodes, ``(N,)`` each (``-inf`` when
-    no episode ended)."""
-    rets, counts = _episode_sums(rewards, done)
+def episode_returns(
+    rewards: jax.Array, done: jax.Array, mask: jax.Array | None = None
+) -> tuple[jax.Array, jax.Array]:
+    """``(mean, max)`` undiscounted return over ended episodes with an acting step
+    (``mask``), ``(N,)`` each (``-inf`` when no episode ended)."""
+    rets, counts = _episode_sums(rewards, done, mask)
     has = counts > 0
     return _mean_over_episodes(rets, has), jnp.max(jnp.where(has, rets, -jnp.inf), axis=0)
 
@@ -75,13 +86,13 @@ def finite_mean(x: jax.Array, axis: int, empty: float) -> jax.Array:
 
 
 def team_episode_returns(
-    rewards: jax.Array, done: jax.Array, agents: int
+    rewards: jax.Array, done: jax.Array, agents: int, mask: jax.Array | None = None
 ) -> tuple[jax.Array, jax.Array]:
     """Per level, a team's ``(mean, best)`` undiscounted episode return, ``(n,)`` each, from
-    its agents' ``(T, n·agents)`` rewards and flags (env-major): the mean over the agents
-    that ended an episode of their mean returns, and the best of their best returns; 0 for
-    both when none of them ended an episode."""
-    mean, best = episode_returns(rewards, done)
+    its agents' ``(T, n·agents)`` rewards, flags and ``mask`` (env-major): the mean over the
+    agents that ended an episode of their mean returns, and the best of their best returns;
+    0 for both when none of them ended an episode."""
+    mean, best = episode_returns(rewards, done, mask)
     n = mean.shape[0] // agents
     best = jnp.max(best.reshape(n, agents), axis=1)  # -inf where no agent ended one
     return finite_mean(mean.reshape(n, agents), 1, 0.0), jnp.where(jnp.isfinite(best), best, 0.0)
@@ -95,6 +106,7 @@ def level_scores(
     done: jax.Array,
     max_returns: jax.Array | None = None,
     optimal_returns: jax.Array | None = None,
+    mask: jax.Array | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Score of each env's level.
 
@@ -104,19 +116,20 @@ def level_scores(
         done: ``(T, N) bool``.
         max_returns: ``(N,)`` running best returns of the levels (``-inf`` for new levels).
         optimal_returns: ``(N,)`` optimal returns (``oracle_regret`` only).
+        mask: ``(T, N)``, 1 where the agent acted (default: every step).
 
     Returns:
         ``(scores (N,), best returns (N,))``; the best returns include this rollout's.
     """
-    mean_ret, best_ret = episode_returns(rewards, done)
+    mean_ret, best_ret = episode_returns(rewards, done, mask)
     prev = jnp.full_like(best_ret, -jnp.inf) if max_returns is None else max_returns
     best = jnp.maximum(prev, best_ret)
     if kind == "pvl":
-        s = per_episode_mean(jnp.maximum(advantages, 0.0), done)
+        s = per_episode_mean(jnp.maximum(advantages, 0.0), done, mask)
     elif kind == "l1_vl":
-        s = per_episode_mean(jnp.abs(advantages), done)
+        s = per_episode_mean(jnp.abs(advantages), done, mask)
     elif kind == "max_mc":
-        s = per_episode_mean(best[None] - values, done)
+        s = per_episode_mean(best[None] - values, done, mask)
     elif kind == "oracle_regret":
         if optimal_returns is None:
             raise ValueError("oracle_regret needs the optimal returns of the levels")

@@ -7,9 +7,11 @@ One cycle::
 
     every refresh_every cycles (and on the first):
         new     <- sample_levels fresh levels (the generator: DR)
-        played  <- the student plays `episodes` copies of each for the env's max_steps,
-                   so every copy ends its first episode
-        p       <- the fraction of those first episodes solved, per level
+        played  <- the student plays `episodes` copies of each for eval_steps steps
+                   (default: the env's max_steps, so every copy ends its first episode),
+                   in sample_chunks chunks one after another
+        p       <- the fraction solved of each copy's first counted_episodes finished
+                   episodes (default 1: the first episode), per level
         buffer  <- the buffer_size levels of highest p (1 − p)
     levels  <- replay_fraction · n_envs drawn uniformly from the buffer, the rest fresh
     rollout <- the student plays them (each env replays its level), n_steps steps
@@ -40,7 +42,7 @@ from arenax.curricula.common import (
     replay_rollout,
 )
 from arenax.curricula.players import Played, Players
-from arenax.options import POSITIVE, UNIT, Problem
+from arenax.options import POSITIVE, UNIT, IntIn, Problem
 from arenax.struct import pytree_dataclass
 from arenax.utils import tree_bytes
 
@@ -75,6 +77,16 @@ class SFLConfig:
     """Cycles between refreshes of the buffer (the first cycle refreshes)."""
     replay_fraction: Annotated[float, UNIT] = 0.5
     """Fraction of each cycle's environments that play buffer levels (the rest: fresh)."""
+    eval_steps: Annotated[int, IntIn(0, 1_000_000)] = 0
+    """Steps each copy plays to estimate p (0: the env's time limit, so that every copy ends
+    its first episode; the paper: 2,000, one copy, up to 10 episodes)."""
+    counted_episodes: Annotated[int, POSITIVE] = 1
+    """Finished episodes of each copy that count toward p (the first ones; the paper: 10).
+    A level with no finished episode has p = 0."""
+    sample_chunks: Annotated[int, POSITIVE] = 1
+    """The sampled levels are played in this many chunks one after another, to bound
+    memory (the paper: 5 chunks of 5,000; ``sample_levels × episodes`` divisible by it
+    times the devices)."""
 
 
 @pytree_dataclass
@@ -99,6 +111,15 @@ def first_episode_success(done: jax.Array, success: jax.Array) -> jax.Array:
     copy that solves fast and starts again does not weigh more than one that fails."""
     first = done & (jnp.cumsum(done.astype(jnp.int32), axis=0) == 1)
     return jnp.sum(jnp.where(first, success, 0), axis=0).astype(jnp.float32)
+
+
+def counted_success(done: jax.Array, success: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
+    """Per env ``(N,)``: the successes among the first ``k`` finished episodes of a
+    rollout's ``(T, N)`` flags (``success`` may be a fraction, see
+    :func:`first_episode_success`) and how many finished, at most ``k``."""
+    counted = done & (jnp.cumsum(done.astype(jnp.int32), axis=0) <= k)
+    wins = jnp.sum(jnp.where(counted, success, 0), axis=0).astype(jnp.float32)
+    return wins, jnp.sum(counted, axis=0).astype(jnp.float32)
 
 
 def select(levels: Any, success: jax.Array, k: int) -> SFLBuffer:
@@ -167,9 +188,9 @@ class SFLCurriculum(Curriculum):
 
     @property
     def eval_steps(self) -> int:
-        """Steps of a refresh's rollout: the env's time limit (every copy ends its first
-        episode)."""
-        return self.env.time_limit
+        """Steps of a refresh's rollout: ``eval_steps``, or the env's time limit (every copy
+        ends its first episode)."""
+        return self.config.eval_steps or self.env.time_limit
 
     def _refresh(self, states: Any, key: jax.Array, axis_name: str | None) -> SFLBuffer:
         c = self.config
@@ -179,10 +200,29 @@ class SFLCurriculum(Curriculum):
         n_local = n_copies // self.n_devices
         first = jax.lax.axis_index(axis_name) * n_local if axis_name else 0
         ids = first + jnp.arange(n_local, dtype=jnp.int32)
-        local = _take(new, ids // c.episodes)
-        ep = self._play(states, k_play, local, ids, self.eval_steps).episodes
-        solved = all_gather(first_episode_success(ep["done"], self._success(ep)), axis_name)
-        success = jnp.mean(solved.reshape(c.sample_levels, c.episodes), axis=1)
+
+        def play(chunk: jax.Array, k: jax.Array) -> tuple[jax.Array, jax.Array]:
+            levels = _take(new, chunk // c.episodes)
+            ep = self._play(states, k, levels, chunk, self.eval_steps).episodes
+            success = self._success(ep)
+            if c.counted_episodes == 1 and not c.eval_steps:  # every copy ends its first
+                return first_episode_success(ep["done"], success), jnp.ones(chunk.shape)
+            return counted_success(ep["done"], success, c.counted_episodes)
+
+        if c.sample_chunks == 1:
+            wins, ended = play(ids, k_play)
+        else:
+            chunks = ids.reshape(c.sample_chunks, -1)
+            keys = jax.vmap(lambda i: jax.random.fold_in(k_play, i))(jnp.arange(c.sample_chunks))
+            wins, ended = jax.lax.map(lambda x: play(*x), (chunks, keys))
+            wins, ended = wins.reshape(-1), ended.reshape(-1)
+        wins, ended = all_gather((wins, ended), axis_name)
+        if c.counted_episodes == 1 and not c.eval_steps:
+            success = jnp.mean(wins.reshape(c.sample_levels, c.episodes), axis=1)
+        else:
+            wins = jnp.sum(wins.reshape(c.sample_levels, c.episodes), axis=1)
+            ended = jnp.sum(ended.reshape(c.sample_levels, c.episodes), axis=1)
+            success = jnp.where(ended > 0, wins / jnp.maximum(ended, 1.0), 0.0)
         return select(new, success, c.buffer_size)
 
     def cycle(
@@ -211,7 +251,9 @@ class SFLCurriculum(Curriculum):
             "sfl/learnability": jnp.mean(buf.learnability),
             "sfl/success": jnp.mean(buf.success),
             "sfl/refresh": refresh.astype(jnp.float32),
-            "buffer/bytes_per_level": jnp.float32(tree_bytes(jax.tree.map(lambda x: x[0], buf.levels))),
+            "buffer/bytes_per_level": jnp.float32(
+                tree_bytes(jax.tree.map(lambda x: x[0], buf.levels))
+            ),
             "env_steps": (steps + jnp.where(refresh, eval_steps, 0)).astype(jnp.int32),
             "student_steps": jnp.int32(steps),
             "updates": jnp.int32(1),

@@ -98,7 +98,8 @@ class Evaluation:
         opponents: many-agent games: the drivers the trained teams meet.
         cvar_alpha, cvar_levels, cvar_episodes: robustness on levels of ``generate``:
             the success rate's CVaR over the worst ``cvar_alpha`` of ``cvar_levels``
-            levels (0: not asked).
+            levels (0: not asked), chosen on one evaluation and measured on a second.
+        cvar_solvable: only solvable levels (families that know which are).
     """
 
     env: Environment
@@ -114,6 +115,7 @@ class Evaluation:
     cvar_alpha: float = 0.0
     cvar_levels: int = 1000
     cvar_episodes: int = 4
+    cvar_solvable: bool = True
 
 
 @dataclasses.dataclass

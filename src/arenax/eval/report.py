@@ -74,6 +74,7 @@ def evaluate_run(
     cvar_alpha: float = 0.0,
     cvar_levels: int = 1000,
     cvar_episodes: int = 4,
+    cvar_solvable: bool = True,
 ) -> Report:
     """Evaluate a run's checkpoint with its family's evaluation (the maze: held-out mazes;
     Tag: matchups against opponents; a family without its own: its held-out levels, or
@@ -84,7 +85,7 @@ def evaluate_run(
     request = Evaluation(
         whole_game(algo.env), policies, params, algo.env.generate, suite, episodes, greedy,
         jax.random.key(seed), gif_dir, tuple(opponents), cvar_alpha, cvar_levels,
-        cvar_episodes,
+        cvar_episodes, cvar_solvable,
     )  # fmt: skip
     report = cfg.family.run_evaluation(request)
     report.table.title = f"{Path(run_dir).name} @ cycle {cycle}: {report.table.title}"

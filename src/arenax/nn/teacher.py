@@ -34,6 +34,10 @@ class TeacherNetConfig:
     """Filters of the 3x3 convolution over the full map."""
     time_embed: Annotated[int, POSITIVE] = 10
     """Size of the step-count embedding."""
+    embed_last_step: bool = True
+    """The step embedding has a row for the editing episode's last observation
+    (``episode_length + 1`` rows, 63 for 60 walls); without it, one row per step the
+    teacher acts on (62, the reference's table)."""
     head_hidden: Annotated[int, POSITIVE] = 32
     """Hidden units of the teacher's policy and value heads."""
 
@@ -58,8 +62,9 @@ class TeacherNet(nn.Module):
         x = image.reshape((t * b, *image.shape[2:])).astype(jnp.float32) / 10.0
         x = PatchConv(s.conv_filters, (3, 3), kernel_init=orthogonal(2**0.5), name="Conv_0")(x)
         x = nn.relu(x).reshape((t, b, -1))
-        e = nn.Embed(s.episode_length + 1, s.time_embed, embedding_init=orthogonal())(
-            jnp.clip(time.astype(jnp.int32), 0, s.episode_length)
+        rows = s.episode_length + 1 if s.embed_last_step else s.episode_length
+        e = nn.Embed(rows, s.time_embed, embedding_init=orthogonal())(
+            jnp.clip(time.astype(jnp.int32), 0, rows - 1)
         )
         x = jnp.concatenate([x, e, noise.astype(jnp.float32)], axis=-1)
         carry, h = Core(s.cell, s.hidden, name="core")(x, first, carry)

@@ -349,8 +349,9 @@ class TrainConfig:
         elif not score_team and kind in ("plr", "accel", "sfl") and next(iter(self.teams)) in self.scripted_teams:  # fmt: skip
             first = next(iter(self.teams))
             yield Problem(f"{first}.scripted", True, f"{kind} trains the {first}s (it scores levels by their results): they act by a policy")  # fmt: skip
-        if kind == "sfl" and (c.sample_levels * c.episodes) % self.devices:
-            yield Problem("sfl.sample_levels", c.sample_levels, f"times sfl.episodes={c.episodes} must be divisible by devices={self.devices}")  # fmt: skip
+        if kind == "sfl" and (c.sample_levels * c.episodes) % (self.devices * c.sample_chunks):
+            chunks = f" times sfl.sample_chunks={c.sample_chunks}" if c.sample_chunks > 1 else ""
+            yield Problem("sfl.sample_levels", c.sample_levels, f"times sfl.episodes={c.episodes} must be divisible by devices={self.devices}{chunks}")  # fmt: skip
         if kind == "paired":
             yield from self._paired_problems(family, game, c)
 

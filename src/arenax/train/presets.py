@@ -123,6 +123,35 @@ PRESETS: dict[str, TrainConfig] = {
     "maze-accel": _maze(_ACCEL, _PLR_PPO),
     "maze-paccel": _maze(r(_ACCEL, parallel=True), r(_PLR_PPO, lr=1e-4, ent_coef=1e-3)),
     "maze-sfl": _maze(SFLConfig(), _PLR_PPO),
+    # the SFL paper's maze configuration (Rutherford et al. 2024, its minigrid-sfl.yaml and
+    # ippo-minigrid.yaml): 3e8 training steps of 256 envs x 256 steps = 4,577 updates
+    "maze-sfl-paper": r(
+        _maze(
+            SFLConfig(
+                buffer_size=1000,
+                sample_levels=25_000,
+                episodes=1,
+                refresh_every=100,
+                replay_fraction=0.5,
+                eval_steps=2000,
+                counted_episodes=10,
+                sample_chunks=5,
+            ),
+            PPOConfig(
+                lr=2.5e-4,
+                lr_schedule="linear",
+                gamma=0.99,
+                gae_lambda=0.95,
+                clip_eps=0.04,
+                ent_coef=0.0,
+                epochs=4,
+                minibatches=4,
+                bootstrap_truncation=False,
+            ),
+        ),
+        n_envs=256,
+        total_updates=4577,
+    ),
     "maze-paired": _maze(PairedConfig(2, "paired")),
     "maze-minimax": _maze(PairedConfig(1, "neg_return")),
     "maze-ppaired": _maze(PairedConfig(3, "population")),
@@ -229,6 +258,7 @@ PRESET_DOCS: dict[str, str] = {
     "maze-accel": "ACCEL: replay + mutation of replayed levels, starting from empty mazes.",
     "maze-paccel": "ACCEL∥: new, replayed and mutated levels side by side in one rollout.",
     "maze-sfl": "Sampling for learnability: train on DR levels of success rate near 1/2.",
+    "maze-sfl-paper": "SFL at the paper's configuration: 25,000 levels per refresh, 256 envs, its PPO.",
     "maze-paired": "PAIRED: a teacher builds levels; regret of protagonist vs antagonist.",
     "maze-minimax": "Minimax adversary: the teacher minimises one student's return.",
     "maze-ppaired": "Population PAIRED: three students, population regret.",
@@ -252,19 +282,31 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
     """``cfg`` with the reference UED library's (minimax's) rules wherever arenax's default
     differs: the time limit is terminal for value targets, DR and PAIRED rollouts start
     from the previous cycle's recurrent state, inserted levels inherit the staleness of the
-    slot they take, duplicate mazes ignore the agent's direction, ACCEL∥'s cold third block
-    holds fresh levels, the editor keeps the teacher's cells. Budgets and hyperparameters
-    are left as they are."""
+    slot they take, duplicate mazes ignore the agent's direction, replay levels are drawn one
+    at a time, PLR∥ / ACCEL∥ replay on a coin of ``replay_prob``, a PLR∥ / ACCEL∥ slot that a
+    new level took from a replayed one goes back to it if it scores at least as high,
+    ACCEL∥'s third block holds fresh levels when it does not replay, easy / hard mutation
+    picks 4 parents, the mutation counter counts mutations, the editor keeps the teacher's
+    cells and the teacher's step embedding has no row for the last observation. Budgets
+    and hyperparameters are left as they are."""
     c = cfg.curriculum
     carry = isinstance(c, DRConfig | PairedConfig)
     ppo = {"bootstrap_truncation": False, "carry_over": carry}
     teams = {t: r(tc, ppo=r(tc.ppo, **ppo)) for t, tc in cfg.teams.items()}
     if isinstance(c, PairedConfig):
-        c = r(c, teacher=r(c.teacher, collisions="keep", ppo=r(c.teacher.ppo, **ppo)))
+        teacher = r(c.teacher, collisions="keep", embed_last_step=False)
+        c = r(c, teacher=r(teacher, ppo=r(c.teacher.ppo, **ppo)))
     if isinstance(c, PLRConfig):
-        c = r(c, inserted_staleness="inherit", duplicate_ignores=("agent_dir",))
+        c = r(
+            c,
+            inserted_staleness="inherit",
+            duplicate_ignores=("agent_dir",),
+            taken_slot="higher_score",
+            sampling="one_at_a_time",
+            parallel_replay="coin",
+        )
     if isinstance(c, ACCELConfig):
-        c = r(c, cold_children="new")
+        c = r(c, cold_children="new", mutation_parents=4, mutation_count="mutations")
     return r(cfg, teams=teams, curriculum=c)
 
 
@@ -319,7 +361,15 @@ def tiny(cfg: TrainConfig) -> TrainConfig:
     if isinstance(c, PLRConfig):
         c = r(c, buffer_size=8, min_fill=0.5, **({"n_edits": 2} if c.accel else {}))
     elif isinstance(c, SFLConfig):
-        c = r(c, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2)
+        c = r(
+            c,
+            buffer_size=4,
+            sample_levels=8,
+            episodes=2,
+            refresh_every=2,
+            eval_steps=min(c.eval_steps, 20),
+            sample_chunks=min(c.sample_chunks, 2),
+        )
     elif isinstance(c, PairedConfig):
         t = c.teacher
         c = r(

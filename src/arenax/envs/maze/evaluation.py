@@ -22,9 +22,10 @@ from rich.table import Table
 from arenax.envs.family import Evaluation, Report
 from arenax.envs.maze.env import MazeEnv
 from arenax.envs.maze.level import MazeLevel
+from arenax.envs.maze.paths import UNREACHABLE, shortest_path_length
 from arenax.envs.maze.suites import HELDOUT_MAZES, resolve_mazes
 from arenax.envs.wrappers import SingleAgent
-from arenax.stats import Robustness, mean_ci, rate_robustness, wilson
+from arenax.stats import Robustness, draw_levels, mean_ci, two_pass_robustness, wilson
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,20 +183,27 @@ def summarize(results: list[MazeResult]) -> dict[str, float]:
 def robustness(
     policy: Any, params: Any, env: MazeEnv, generator: Any, n_levels: int, episodes: int,
     alpha: float, key: jax.Array, greedy: bool = False, batch: int = 2048,
+    solvable_only: bool = False,
 ) -> Robustness:  # fmt: skip
-    """Play ``episodes`` episodes on each of ``n_levels`` levels from ``generator`` (``key
-    -> level``) and summarise per-level success rates (see :class:`Robustness`). Levels are
-    played ``batch`` episodes at a time."""
-    k_levels, k_play, k_boot = jax.random.split(key, 3)
-    levels = jax.vmap(generator)(jax.random.split(k_levels, n_levels))
-    copies = jax.tree.map(lambda x: jnp.repeat(x, episodes, axis=0), levels)  # level-major
-    total = n_levels * episodes
-    wins = []
-    for i, start in enumerate(range(0, total, batch)):
-        part = jax.tree.map(lambda x, s=start: x[s : s + batch], copies)
-        out = play(env, policy, params, part, jax.random.fold_in(k_play, i), greedy=greedy)
-        wins.append(np.asarray(out["success"]))
-    return rate_robustness(np.concatenate(wins).reshape(n_levels, episodes), alpha, k_boot)
+    """The student's robustness on ``n_levels`` levels from ``generator`` (``key -> level``;
+    with ``solvable_only``, only levels with a path from the agent to the goal): each level
+    is played ``episodes`` episodes, the worst ``alpha`` fraction is played ``episodes``
+    more, independently, for the CVaR (see :func:`~arenax.stats.two_pass_robustness`).
+    Episodes are played ``batch`` at a time."""
+    k_levels, k_rest = jax.random.split(key)
+    keep = (lambda lv: shortest_path_length(lv) < UNREACHABLE) if solvable_only else None
+    levels = draw_levels(generator, n_levels, k_levels, keep)
+
+    def wins_of(idx: np.ndarray, k: jax.Array) -> np.ndarray:
+        copies = jax.tree.map(lambda x: jnp.repeat(jnp.asarray(x)[idx], episodes, axis=0), levels)
+        total, wins = idx.size * episodes, []
+        for i, start in enumerate(range(0, total, batch)):
+            part = jax.tree.map(lambda x, s=start: x[s : s + batch], copies)
+            out = play(env, policy, params, part, jax.random.fold_in(k, i), greedy=greedy)
+            wins.append(np.asarray(out["success"]))
+        return np.concatenate(wins).reshape(idx.size, episodes)
+
+    return two_pass_robustness(wins_of, n_levels, alpha, k_rest, solvable_only=solvable_only)
 
 
 def results_table(results: list[MazeResult], title: str) -> Table:
@@ -229,11 +237,15 @@ def evaluate_run(req: Evaluation) -> Report:
                     suite.replace(",", "+"), summarize(results))  # fmt: skip
     if req.cvar_alpha > 0:
         r = robustness(policy, params, env, req.generate, req.cvar_levels, req.cvar_episodes,
-                       req.cvar_alpha, jax.random.fold_in(key, 0xC0FFEE), req.greedy)  # fmt: skip
+                       req.cvar_alpha, jax.random.fold_in(key, 0xC0FFEE), req.greedy,
+                       solvable_only=req.cvar_solvable)  # fmt: skip
+        kind = "solvable training-distribution" if r.solvable_only else "training-distribution"
         report.notes.append(
-            f"robustness on {r.levels} training-distribution levels x {r.episodes} episodes: "
-            f"mean success {r.mean:.3f}, CVaR@{r.alpha:g} (worst {r.alpha:.0%} of levels) "
-            f"{r.cvar:.3f} [{r.cvar_lo:.3f}, {r.cvar_hi:.3f}], never solved {r.unsolved:.1%}"
+            f"robustness on {r.levels} {kind} levels x {r.episodes} episodes: mean success "
+            f"{r.mean:.3f}, CVaR@{r.alpha:g} (the worst {r.alpha:.0%} of levels, chosen on "
+            f"these episodes, measured on {r.episodes} more each) {r.cvar:.3f} "
+            f"[{r.cvar_lo:.3f}, {r.cvar_hi:.3f}] (on the choosing episodes: {r.cvar_same:.3f}), "
+            f"never solved {r.unsolved:.1%}"
         )
         report.extra["cvar"] = [r]
     return report
