@@ -20,6 +20,7 @@ import functools
 import importlib
 import inspect
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -109,6 +110,13 @@ def register(
         family = family_of(family, cls)
     elif cls is not None:
         raise TypeError("register(record): a record carries its own environment")
+    if not isinstance(family.name, str) or not re.fullmatch(
+        r"[A-Za-z0-9][A-Za-z0-9_.-]*", family.name
+    ):
+        raise ValueError(
+            f"environment name {family.name!r}: letters, digits, '_', '.' and '-' only, "
+            "starting with a letter or digit (it names run folders and presets)"
+        )
     _check_new("environment", family.name, FAMILIES, overwrite)
     if family.name in BUILTIN and FAMILIES.get(family.name) is not family:
         raise ValueError(f"environment {family.name!r} is built in; choose another name")

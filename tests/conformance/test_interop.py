@@ -110,6 +110,93 @@ def test_export_errors() -> None:
         p.step({"tagger_0": np.zeros(2, int)})
 
 
+def test_exports_refuse_actions_outside_their_spaces() -> None:
+    """Out-of-range, fractional, non-finite or miscounted actions are a ValueError that
+    names the env or agent (MiniGrid raises on an unknown action too), checked on the host
+    before the step; the state is left as it was."""
+    maze = arenax.make("maze", height=5, width=5)
+    vec = to_gymnasium(maze, maze.generate, 4)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"env 0 has action 99, outside Discrete\(7\) \(0\.\.6\)"):
+        vec.step(np.array([99, -1, 7, 3]))
+    with pytest.raises(ValueError, match=r"env 2 has action 7"):
+        vec.step(np.array([0, 1, 7, 3]))
+    with pytest.raises(ValueError, match=r"expected shape \(4,\) \(one per env\), got \(3,\)"):
+        vec.step(np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="whole numbers"):
+        vec.step(np.array([0.5, 1, 2, 3]))
+    obs, *_ = vec.step(np.array([0.0, 1, 2, 3]))  # whole floats are fine
+    assert obs["image"].shape[0] == 4
+    one = to_gymnasium_env(maze, maze.generate)
+    one.reset(seed=0)
+    with pytest.raises(ValueError, match=r"the action has action 9"):
+        one.step(9)
+    pend = to_gymnasium_env(arenax.make("pendulum"), arenax.make("pendulum").generate)
+    pend.reset(seed=0)
+    with pytest.raises(ValueError, match="non-finite"):
+        pend.step(np.array([np.nan], np.float32))
+    pend.step(np.array([5.0], np.float32))  # beyond the bound: clipped, as Gymnasium's
+    tag = arenax.make("tag", n_taggers=1, n_runners=2)
+    p = to_pettingzoo(tag, tag.generate)
+    p.reset(seed=0)
+    acts = {a: np.zeros(2, int) for a in p.agents}
+    acts["runner_1"] = np.array([1000, 0])
+    with pytest.raises(ValueError, match=r"agent 'runner_1' has action \[1000, 0\], outside MultiDiscrete"):
+        p.step(acts)
+    acts["runner_1"] = np.zeros(3, int)
+    with pytest.raises(ValueError, match=r"expected shape \(2,\), got \(3,\)"):
+        p.step(acts)
+
+
+def test_python_interfaces_refuse_bad_arguments_in_one_line() -> None:
+    """A name instead of an environment, a seed JAX cannot take, an unsafe family name."""
+    from arenax.envs.classic.cartpole import CartPoleEnv
+    from arenax.registry import register
+
+    with pytest.raises(TypeError, match=r"env: expected an arenax environment, got str \(build it first: arenax\.make\('maze'\)\)"):
+        to_gymnasium("maze", [], 2)
+    with pytest.raises(TypeError, match="expected an arenax environment, got int"):
+        to_pettingzoo(3, [])
+    maze = arenax.make("maze", height=5, width=5)
+    with pytest.raises(ValueError, match=r"seed=1180591620717411303424: must be an integer in \[0, 2\*\*32\)"):
+        to_gymnasium(maze, maze.generate, 2, seed=2**70)
+    one = to_gymnasium_env(maze, maze.generate)
+    with pytest.raises(ValueError, match=r"seed=1099511627776: must be an integer"):
+        one.reset(seed=2**40)
+    for bad in ("../evil name", "a/b", "", " x"):
+        with pytest.raises(ValueError, match="letters, digits"):
+            register(bad, CartPoleEnv)
+
+
+def test_exports_refuse_impossible_fixed_levels() -> None:
+    """Levels handed to an export are checked like generated ones: a CartPole without mass
+    and with negative gravity (NaN states) and a maze of the wrong size are refused with
+    the level and its problems named; every built-in held-out level passes."""
+    from arenax.envs.maze.level import MazeLevel
+
+    cart = arenax.make("cartpole")
+    broken = cart.default_level().replace(
+        masscart=jnp.float32(0.0), masspole=jnp.float32(0.0), gravity=jnp.float32(-9.8)
+    )
+    with pytest.raises(ValueError, match=r"levels\['moon-x'\]: gravity=-9.8 must be >= 0; "
+                                         r"masscart=0 must be > 0; masspole=0 must be > 0"):  # fmt: skip
+        to_gymnasium_env(cart, {"ok": cart.default_level(), "moon-x": broken})
+    with pytest.raises(ValueError, match=r"levels\[0\]: length=nan is not finite"):
+        to_gymnasium(cart, [cart.default_level().replace(length=jnp.float32(np.nan))], 2)
+    for family in FAMILIES:
+        env = arenax.make(family)
+        for name, level in env.heldout_levels().items():
+            assert env.level_problems(level) == [], (family, name)
+    maze = arenax.make("maze", height=5, width=5)
+    small = MazeLevel.from_ascii(">.G\n...\n...")
+    with pytest.raises(ValueError, match=r"levels\[0\]: a \(3, 3\) maze for a 5x5 env"):
+        to_gymnasium(maze, [small], 2)
+    on_wall = MazeLevel.from_ascii(">#G\n...\n...").replace(goal_pos=jnp.array([1, 0], jnp.int32))
+    assert arenax.make("maze", height=3, width=3).level_problems(on_wall) == [
+        "goal_pos=(1, 0) is on a wall"
+    ]
+
+
 @pytest.mark.parametrize("game", ["tag", "grid-tag"])
 def test_pettingzoo_parallel_api_test(game: str) -> None:
     if game == "tag":

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import jax
 import numpy as np
@@ -16,7 +17,8 @@ import pytest
 
 from arenax.curricula.paired import PairedConfig
 from arenax.curricula.plr import ACCELConfig
-from arenax.envs.classic.physics import level_values
+from arenax.envs.classic.cartpole import CartPoleEnv
+from arenax.envs.classic.physics import Constant, level_values
 from arenax.envs.evaluation import evaluate_levels
 from arenax.train import PRESETS, ConfigError, TrainConfig, train, validate
 from arenax.train.build import make_curriculum, make_env, make_players
@@ -143,3 +145,36 @@ def test_cli_train_eval_plot(
         run_cli("render", str(tmp_path / "c"))
     assert exc.value.code == 2
     assert "no renderer" in capsys.readouterr().out
+
+
+def test_impossible_physics_stops_training_with_one_clear_message(tmp_path: Path) -> None:
+    """A registered CartPole whose levels have no mass (states become NaN): the first
+    cycle's loss is NaN and the run stops with the non-finite message, which says that no
+    checkpoint was written yet and points at the levels."""
+    from arenax.registry import FAMILIES, register
+    from arenax.train import all_presets
+    from arenax.train.loop import NonFiniteLoss
+
+    @dataclasses.dataclass(frozen=True)
+    class Weightless(CartPoleEnv):
+        CONSTANTS: ClassVar[dict[str, Constant]] = {
+            **CartPoleEnv.CONSTANTS,
+            "masscart": Constant(0.0, 0.0, 0.0, "kg"),
+            "masspole": Constant(0.0, 0.0, 0.0, "kg"),
+        }
+
+    register("weightless", Weightless, overwrite=True)
+    try:
+        assert Weightless().level_problems(Weightless().default_level()) == [
+            "masscart=0 must be > 0",
+            "masspole=0 must be > 0",
+        ]
+        cfg = dataclasses.replace(
+            all_presets()["weightless-dr"], n_envs=4, n_steps=16, chunk=1, checkpoint_every=1,
+            out_dir=tmp_path, progress=False, tensorboard=False, total_steps=4 * 16 * 3,
+        )  # fmt: skip
+        with pytest.raises(NonFiniteLoss, match=r"non-finite \S*loss at cycle 1; stopped\. "
+                                                r"No checkpoint of .* was written: .*level_problems"):  # fmt: skip
+            train(cfg)
+    finally:
+        FAMILIES.pop("weightless", None)

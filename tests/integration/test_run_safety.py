@@ -165,6 +165,29 @@ def test_corrupt_latest_checkpoint_falls_back_to_an_archive(tmp_path: Path) -> N
     assert_same(learning_rows(rows), learning_rows(full.rows))
 
 
+@pytest.mark.slow
+def test_rollback_to_an_older_checkpoint_starts_a_new_branch(tmp_path: Path, capsys) -> None:
+    """Resuming a finished run (checkpoints 4 and 8) from checkpoint 4 moves checkpoint 8
+    and the logs so far aside (one line), recomputes cycles 5-8 (bitwise the same here:
+    same code, same seed), and a later resume continues the new branch, not the old one."""
+    full = train(tiny(tmp_path, name="r"))
+    capsys.readouterr()
+    res = train(tiny(tmp_path), resume=tmp_path / "r", checkpoint=4)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "rolled back to checkpoint 4: the later checkpoints (8) and the logs so far" in out
+    assert [r["cycle"] for r in res.rows] == [5, 6, 7, 8]
+    (branch,) = (tmp_path / "r" / "rolled_back").iterdir()
+    assert (branch / "checkpoint-8").is_dir()
+    assert [r["cycle"] for r in read_jsonl(branch / "metrics.jsonl")] == list(range(1, 9))
+    rows = read_jsonl(tmp_path / "r" / "metrics.jsonl")
+    assert [r["cycle"] for r in rows] == list(range(1, 9))
+    assert_same(learning_rows(rows), learning_rows(full.rows))
+    ck = Checkpointer(tmp_path / "r")
+    assert ck.all_steps() == [4, 8]
+    ck.close()
+    assert train(tiny(tmp_path), resume=tmp_path / "r").rows == []  # the branch is complete
+
+
 def test_every_checkpoint_unreadable_is_one_line(tmp_path: Path) -> None:
     train(tiny(tmp_path, name="r", total_steps=4 * 16 * 2, archive_every=0))
     _corrupt(tmp_path / "r" / "checkpoints" / "2")
@@ -261,6 +284,9 @@ BAD = [
     (["train", "maze-dr", "--agent.hidden", "99999999999999"], "must be a positive integer below 2**31"),
     (["train", "maze-dr", "--env.view-size", "999"], "env.view_size=999: must be at most 27"),
     (["train", "maze-plr", "--plr.buffer-size", "99999999"], "the train state alone needs"),
+    (["train", "maze-dr", "--distributed", "--coordinator", "127.0.0.1:99999", "--num-processes",
+      "2", "--process-id", "0"], "coordinator='127.0.0.1:99999': the port must be in [1, 65535]"),
+    (["train", "maze-dr", "--join-timeout", "0"], "join_timeout=0: must be an integer in [1, 86400]"),
     (["resume", "MISSING"], "not a run directory"),
     (["resume", "MISSING", "--total-steps", "-5"], "total_steps=-5: must be a positive integer"),
     (["eval", "MISSING"], "not a run directory"),
@@ -279,6 +305,10 @@ BAD = [
     (["render", "--out", "x.jpg"], "out='x.jpg': must end with .png"),
     (["render", "--out", "FILE/g.png"], "is not a folder"),
     (["render", "--buffer"], "buffer=True: needs RUN_DIR"),
+    (["render", "--out", "/proc/x.png"], "out='/proc/x.png': /proc is not writable"),
+    (["eval", "RUN", "--out", "/proc/x.csv"], "out='/proc/x.csv': /proc is not writable"),
+    (["eval", "RUN", "--gif-dir", "/proc/gifs"], "gif_dir='/proc/gifs': /proc is not writable"),
+    (["play", "--record", "/proc/x.json"], "record='/proc/x.json': /proc is not writable"),
     (["render", "RUN", "--buffer", "--teacher"], "draw either --buffer or --teacher"),
     (["bench", "--reset", "bogus"], "invalid choice 'bogus' for argument '--reset'"),
     (["bench", "--batches", "0"], "batches=(0,): must be one or more positive integers"),
@@ -317,6 +347,29 @@ def test_bad_input_is_one_line_and_exit_2(
     assert message in " ".join(text.split()), text
     assert "Traceback" not in text
     assert not (tmp_path / "maze-dr").exists() and not list(tmp_path.glob("dr-*"))  # no run dir
+
+
+def test_a_process_whose_peers_never_join_stops_with_one_line(tmp_path: Path) -> None:
+    """Process 0 of 2 started alone: it says where it waits, then stops after
+    --join-timeout with a one-line error and exit 2 (not JAX's C++ abort)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [
+        sys.executable, "-m", "arenax.cli", "train", "maze-dr", *CLI_TINY, "--out-dir",
+        str(tmp_path), "--distributed", "--coordinator", f"127.0.0.1:{port}", "--num-processes",
+        "2", "--process-id", "0", "--join-timeout", "2",
+    ]  # fmt: skip
+    env = {**os.environ, "ARENAX_CACHE": str(CACHE_DIR)}
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    lines = [ln for ln in (out.stdout + out.stderr).splitlines() if ln.strip()]
+    assert f"process 0 of 2: joining the run at 127.0.0.1:{port}" in lines[0]
+    assert lines[-1].startswith("error: distributed: not every process joined within 2 s")
+    assert "raise --join-timeout" in lines[-1]
+    assert "Traceback" not in out.stderr and "Check failure" not in out.stderr
 
 
 def test_version_and_help_describe_every_command(capsys) -> None:

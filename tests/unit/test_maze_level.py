@@ -126,3 +126,13 @@ def test_validate_level_rejects_batches():
     lv = jax.vmap(lambda k: sample_dr_level(k, 5, 5, 3))(jax.random.split(jax.random.key(0), 2))
     with pytest.raises(ValueError, match="must be \\(H, W\\)"):
         validate_level(lv)
+
+
+def test_json_whose_declared_size_disagrees_with_its_rows_is_refused() -> None:
+    import json
+
+    text = json.loads(MazeLevel.from_ascii(">.G\n...\n...").to_json())
+    with pytest.raises(ValueError, match=r"declares height=5, width=3 but its rows are 3 x 3"):
+        MazeLevel.from_json(json.dumps({**text, "height": 5}))
+    with pytest.raises(ValueError, match="non-empty list of row strings"):
+        MazeLevel.from_json(json.dumps({**text, "ascii": []}))

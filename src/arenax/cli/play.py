@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from arenax.cli.common import console, parse, run_problems
+from arenax.cli.common import console, file_problem, parse, run_problems
 from arenax.options import NON_NEGATIVE, AtLeast, Problem, check
 
 
@@ -46,8 +46,7 @@ class PlayArgs:
                 yield Problem("gif", str(self.gif), "needs --replay")
             if Path(self.gif).suffix != ".gif":
                 yield Problem("gif", str(self.gif), "must end with .gif")
-        if self.record is not None and Path(self.record).suffix != ".json":
-            yield Problem("record", str(self.record), "must end with .json")
+        yield from file_problem(self.record, "record", (".json",))
         if self.run_dir is not None:
             yield from run_problems(self.run_dir)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 import jax
+import numpy as np
 
 Level = TypeVar("Level")
 State = TypeVar("State")
@@ -75,6 +76,17 @@ class Environment(Generic[Level, State]):
     def generate(self, key: jax.Array) -> Level:
         """A level from the family's default (domain-randomisation) generator."""
         raise NotImplementedError
+
+    def level_problems(self, level: Level) -> list[str]:
+        """What is wrong with one concrete level handed in from outside (a file, an
+        export's fixed levels), as short phrases; ``[]`` if nothing. The default finds
+        non-finite numbers; families add their own rules (physics, positions)."""
+        out = []
+        for path, leaf in jax.tree_util.tree_leaves_with_path(level):
+            a = np.asarray(leaf)
+            if np.issubdtype(a.dtype, np.floating) and not np.all(np.isfinite(a)):
+                out.append(f"{jax.tree_util.keystr(path).lstrip('.')} is not finite")
+        return out
 
     @property
     def time_limit(self) -> int:

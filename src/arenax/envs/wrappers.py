@@ -57,6 +57,9 @@ class Wrapper(Environment):
     def generate(self, key: jax.Array) -> Any:
         return self.env.generate(key)
 
+    def level_problems(self, level: Any) -> list[str]:
+        return self.env.level_problems(level)
+
     def reset_state(self, key: jax.Array, level: Any) -> Any:
         return self.env.reset_state(key, level)
 

@@ -17,9 +17,11 @@ from arenax.envs.core import Environment
 from arenax.envs.wrappers import SingleAgent
 from arenax.interop.levels import (
     LevelSource,
-    action_dtype,
+    checked_actions,
     level_sampler,
+    require_environment,
     reset_on_sampled_level,
+    seed_key,
     to_gym_space,
     to_numpy_obs,
 )
@@ -39,6 +41,7 @@ def _require_gymnasium() -> None:
 
 
 def _single(env: Environment) -> SingleAgent:
+    require_environment(env, "env")
     if isinstance(env, SingleAgent):
         return env
     if len(env.teams) != 1 or env.num_agents(env.teams[0]) != 1:
@@ -112,8 +115,8 @@ class ArenaxVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, n_envs)
         self.metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
         self.render_mode = None
-        self._reset_fn, self._step_fn = _compiled(self.env, level_sampler(levels), n_envs)
-        self._key = jax.random.key(seed)
+        self._reset_fn, self._step_fn = _compiled(self.env, level_sampler(levels, self.env), n_envs)
+        self._key = seed_key(seed)
         self._state = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -121,7 +124,7 @@ class ArenaxVectorEnv(VectorEnv):
         if seed is not None:
             if not isinstance(seed, int | np.integer):
                 raise TypeError(f"seed={seed!r}: one int seeds all {self.num_envs} envs")
-            self._key = jax.random.key(int(seed))
+            self._key = seed_key(seed)
         self._key, obs, self._state = self._reset_fn(self._key)
         self._ret = jnp.zeros((self.num_envs,), jnp.float32)
         self._len = jnp.zeros((self.num_envs,), jnp.int32)
@@ -132,7 +135,7 @@ class ArenaxVectorEnv(VectorEnv):
         infos)``."""
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        a = np.asarray(actions, action_dtype(self._act_space))
+        a = checked_actions(actions, self._act_space, (self.num_envs,), "env")
         self._key, out, self._state, self._ret, self._len = self._step_fn(
             self._key, self._state, a, self._ret, self._len
         )
@@ -161,7 +164,7 @@ class ArenaxGymEnv(gym.Env if gym is not None else object):
         self.observation_space = to_gym_space(self._obs_space)
         self.action_space = to_gym_space(self._act_space)
         self.render_mode = None
-        sample = level_sampler(levels)
+        sample = level_sampler(levels, self.env)
         e = self.env
 
         def reset(key):
@@ -175,20 +178,20 @@ class ArenaxGymEnv(gym.Env if gym is not None else object):
             return key, (e.observe(state), reward, terminated, truncated), state
 
         self._reset_fn, self._step_fn = jax.jit(reset), jax.jit(step)
-        self._key = jax.random.key(seed)
+        self._key = seed_key(seed)
         self._state = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         if seed is not None:
-            self._key = jax.random.key(int(seed))
+            self._key = seed_key(seed)
         self._key, obs, self._state = self._reset_fn(self._key)
         return to_numpy_obs(jax.device_get(obs), self._obs_space), {}
 
     def step(self, action: Any):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        a = np.asarray(action, action_dtype(self._act_space))
+        a = checked_actions(action, self._act_space, (), "the action")
         self._key, out, self._state = self._step_fn(self._key, self._state, a)
         obs, r, te, tr = jax.device_get(out)
         return to_numpy_obs(obs, self._obs_space), float(r), bool(te), bool(tr), {}

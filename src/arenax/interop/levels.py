@@ -15,14 +15,40 @@ LevelSource = Callable[[jax.Array], Any] | Sequence[Any] | Mapping[str, Any]
 """A generator ``key -> level``, or fixed levels (a list, or a dict name -> level)."""
 
 
-def level_sampler(source: LevelSource) -> Callable[[jax.Array], Any]:
+def seed_key(seed: Any) -> jax.Array:
+    """The PRNG key of an export's ``seed`` (a whole number in ``[0, 2**32)``, as a run's),
+    or a ``ValueError`` saying so (JAX would raise ``OverflowError`` on a huge one)."""
+    ok = isinstance(seed, int | np.integer) and not isinstance(seed, bool) and 0 <= seed < 2**32
+    if not ok:
+        raise ValueError(f"seed={seed!r}: must be an integer in [0, 2**32)")
+    return jax.random.key(int(seed))
+
+
+def require_environment(env: Any, what: str) -> None:
+    """A ``TypeError`` unless ``env`` is an arenax environment (``arenax.make(name)``)."""
+    from arenax.envs.core import Environment
+
+    if not isinstance(env, Environment):
+        hint = f" (build it first: arenax.make({env!r}))" if isinstance(env, str) else ""
+        raise TypeError(f"{what}: expected an arenax environment, got {type(env).__name__}{hint}")
+
+
+def level_sampler(source: LevelSource, env: Any = None) -> Callable[[jax.Array], Any]:
     """A ``key -> level`` function: the generator itself, or a uniform draw from the fixed
-    levels (stacked once into arrays with a leading axis)."""
+    levels (stacked once into arrays with a leading axis). Fixed levels are checked with
+    ``env.level_problems`` first (a ``ValueError`` names the level and its problems)."""
     if callable(source):
         return source
+    names = list(source) if isinstance(source, Mapping) else None
     levels = list(source.values()) if isinstance(source, Mapping) else list(source)
     if not levels:
         raise ValueError("levels: the list of fixed levels is empty")
+    if env is not None and hasattr(env, "level_problems"):
+        for i, level in enumerate(levels):
+            problems = env.level_problems(level)
+            if problems:
+                which = f"levels[{names[i]!r}]" if names else f"levels[{i}]"
+                raise ValueError(f"{which}: {'; '.join(problems)}")
     try:
         stacked = jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *levels)
     except ValueError as e:
@@ -78,3 +104,51 @@ def _field(obs: Any, name: str) -> Any:
 def action_dtype(space: Any) -> Any:
     """The dtype actions of ``space`` are handed to the environment in."""
     return np.float32 if isinstance(space, spaces.Box) else np.int32
+
+
+def checked_actions(actions: Any, space: Any, batch: tuple[int, ...], what: str) -> np.ndarray:
+    """``actions`` as the array the environment takes, or a ``ValueError`` that says which
+    one is wrong: the shape must be ``batch + space.shape``; discrete actions whole numbers
+    in ``[0, n)`` (per head); continuous ones finite (the environments clip them to their
+    bounds, as Gymnasium's do). ``what``: how to name entry ``i`` (``"env"``, ``"agent
+    'runner_3'"``). A few vectorised NumPy checks: cheap beside the step."""
+    a = np.asarray(actions)
+    want = (*batch, *space.shape)
+    if a.shape != want:
+        one = " (one per env)" if batch else ""
+        raise ValueError(f"actions: expected shape {want}{one}, got {a.shape}")
+    if isinstance(space, spaces.Box):
+        if not np.issubdtype(a.dtype, np.number) or not np.all(np.isfinite(a)):
+            bad = _first_bad(~np.isfinite(a.astype(np.float64, copy=False)), batch)
+            raise ValueError(f"actions: {_name(what, bad)} has a non-finite action")
+        return a.astype(action_dtype(space), copy=False)
+    high = np.asarray(space.n if isinstance(space, spaces.Discrete) else space.nvec)
+    whole = np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.bool_)
+    if not whole and (not np.issubdtype(a.dtype, np.floating) or np.any(a != np.round(a))):
+        raise ValueError(
+            f"actions: discrete actions must be whole numbers, got {a.dtype} {a.ravel()[:4]}"
+        )
+    wrong = (a < 0) | (a >= high)
+    if np.any(wrong):
+        i = _first_bad(wrong, batch)
+        value = a[i] if i else a
+        kind = (
+            f"Discrete({space.n}) (0..{space.n - 1})" if isinstance(space, spaces.Discrete)
+            else f"MultiDiscrete({list(space.nvec)})"
+        )  # fmt: skip
+        raise ValueError(
+            f"actions: {_name(what, i)} has action {np.asarray(value).tolist()}, outside {kind}"
+        )
+    return a.astype(np.int32, copy=False)
+
+
+def _first_bad(mask: np.ndarray, batch: tuple[int, ...]) -> tuple[int, ...]:
+    """The batch index of the first entry where ``mask`` holds (``()`` without a batch)."""
+    if not batch:
+        return ()
+    per = mask.reshape(*batch, -1).any(axis=-1) if mask.ndim > len(batch) else mask
+    return tuple(int(x) for x in np.argwhere(per)[0])
+
+
+def _name(what: str, index: tuple[int, ...]) -> str:
+    return f"{what} {index[0]}" if index else what

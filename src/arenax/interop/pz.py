@@ -12,8 +12,11 @@ from arenax.envs.core import Environment
 from arenax.interop.levels import (
     LevelSource,
     action_dtype,
+    checked_actions,
     level_sampler,
+    require_environment,
     reset_on_sampled_level,
+    seed_key,
     to_gym_space,
 )
 
@@ -44,6 +47,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
     def __init__(self, env: Environment, levels: LevelSource, seed: int = 0):
         if ParallelEnv is None:
             raise ImportError('arenax.interop needs pettingzoo: pip install -e ".[interop]"')
+        require_environment(env, "env")
         self.env = env
         self.render_mode = None
         self._index: dict[str, tuple[str, int]] = {}
@@ -55,7 +59,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         self._obs_spaces = {t: to_gym_space(env.observation_space(t)) for t in env.teams}
         self._act_spaces = {t: to_gym_space(env.action_space(t)) for t in env.teams}
         self._dtypes = {t: action_dtype(env.action_space(t)) for t in env.teams}
-        sample = level_sampler(levels)
+        sample = level_sampler(levels, self.env)
 
         def reset(key):
             return reset_on_sampled_level(env, sample, key)
@@ -66,7 +70,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
             return env.observe(state), state, reward, terminated, truncated, out
 
         self._reset_fn, self._step_fn = jax.jit(reset), jax.jit(step)
-        self._key = jax.random.key(seed)
+        self._key = seed_key(seed)
         self._state = None
 
     def observation_space(self, agent: str) -> Any:
@@ -82,7 +86,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
     def reset(self, seed: int | None = None, options: dict | None = None):
         """A new level and episode: ``(obs, infos)`` for every agent."""
         if seed is not None:
-            self._key = jax.random.key(int(seed))
+            self._key = seed_key(seed)
         self._key, k = jax.random.split(self._key)
         obs, self._state = self._reset_fn(k)
         self.agents = list(self.possible_agents)
@@ -93,7 +97,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         in the game before the step."""
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        missing = [a for a in self.agents if a not in actions]
+        missing = [a for a in self.agents if a not in actions]  # (dead agents' are ignored)
         if missing:
             raise ValueError(f"no action for live agent(s) {', '.join(missing[:5])}")
         team_actions = {}
@@ -105,7 +109,9 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
             if name not in self._index:
                 raise ValueError(f"unknown agent {name!r}")
             t, i = self._index[name]
-            team_actions[t][i] = act
+            team_actions[t][i] = checked_actions(
+                act, self.env.action_space(t), (), f"agent {name!r}"
+            )
         self._key, k = jax.random.split(self._key)
         obs, self._state, reward, te, tr, out = self._step_fn(
             k, self._state, {t: jnp.asarray(a) for t, a in team_actions.items()}

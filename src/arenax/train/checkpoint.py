@@ -148,9 +148,12 @@ class Checkpointer:
         """Restore checkpoint ``cycle``, or the newest one that reads and verifies: each
         failure is reported in one line and the next older checkpoint (the latest, then the
         archives) is tried. Unreadable checkpoints newer than the one restored are moved to
-        ``<run>/corrupt_checkpoints/`` so that the run continues from it. Raises
-        :class:`CheckpointError` if none works."""
-        steps = sorted(self.all_steps(), reverse=True)
+        ``<run>/corrupt_checkpoints/`` so that the run continues from it. Rolling back to an
+        older ``cycle`` starts a new branch of the run: the later checkpoints and a copy of
+        the logs move to ``<run>/rolled_back/<time>/`` (the logs then drop their rows after
+        ``cycle``), said in one line. Raises :class:`CheckpointError` if none works."""
+        every = sorted(self.all_steps())
+        steps = every[::-1]
         if cycle is not None:
             if cycle not in steps:
                 have = ", ".join(map(str, sorted(steps))) or "none"
@@ -170,27 +173,43 @@ class Checkpointer:
             if bad:
                 self._set_aside([s for s in bad if s > step])
                 report(f"resuming from the older checkpoint {step}")
+            later = [s for s in every if s > step and s not in bad]
+            if later:
+                dest = self._set_aside(later, "rolled_back")
+                report(
+                    f"rolled back to checkpoint {step}: the later checkpoints "
+                    f"({', '.join(map(str, later))}) and the logs so far moved to {dest}; "
+                    f"the run continues from cycle {step} as a new branch"
+                )
             return state, record
         raise CheckpointError(
             f"{self.directory}: no readable checkpoint ({', '.join(map(str, bad))} failed)"
         )
 
-    def _set_aside(self, steps: list[int]) -> None:
-        """Move checkpoints out of the manager's folder (kept for inspection)."""
+    def _set_aside(self, steps: list[int], why: str = "corrupt") -> Path:
+        """Move checkpoints out of the manager's folder (kept for inspection):
+        ``corrupt_checkpoints/<step>-<time>``, or (a rollback) ``rolled_back/<time>/`` with
+        a copy of the run's logs. Returns the destination folder."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        dest = self.run_dir / ("corrupt_checkpoints" if why == "corrupt" else f"rolled_back/{stamp}")
         if not steps:
-            return
+            return dest
         self.manager.wait_until_finished()
         self.manager.close()
         if distributed.is_main():  # the run directory's one writer
-            dest = self.run_dir / "corrupt_checkpoints"
-            dest.mkdir(exist_ok=True)
-            stamp = time.strftime("%Y%m%d-%H%M%S")
+            dest.mkdir(parents=True, exist_ok=True)
             for s in steps:
                 src = self.directory / str(s)
                 if src.exists():
-                    shutil.move(str(src), str(dest / f"{s}-{stamp}"))
+                    name = f"{s}-{stamp}" if why == "corrupt" else f"checkpoint-{s}"
+                    shutil.move(str(src), str(dest / name))
+            if why != "corrupt":
+                for log in ("metrics.jsonl", "metrics.csv", "eval.jsonl", "eval.csv"):
+                    if (self.run_dir / log).is_file():
+                        shutil.copy2(self.run_dir / log, dest / log)
         distributed.barrier("set-aside")
         self.manager = self._manager()
+        return dest
 
     def close(self) -> None:
         self.manager.wait_until_finished()

@@ -20,15 +20,19 @@ outside world:
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 import re
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, ClassVar, TypeVar
 
 import jax
 import numpy as np
 
-from arenax.options import AtLeast, ConfigError, OrNone, Problem
+from arenax.options import AtLeast, ConfigError, IntIn, OrNone, Problem
 
 T = TypeVar("T")
 
@@ -56,6 +60,9 @@ class DistributedOptions:
     """Processes in the run (with --coordinator)."""
     process_id: Annotated[int | None, NON_NEGATIVE_OR_NONE] = None
     """This process's index, 0 … num_processes − 1 (with --coordinator)."""
+    join_timeout: Annotated[int, IntIn(1, 86_400)] = 300
+    """Seconds a process waits for every process of the run to join before it stops with
+    an error (with --distributed)."""
 
     def problems(self) -> Iterator[Problem]:
         """The rules of the launch options (their ranges are checked with the fields)."""
@@ -73,8 +80,12 @@ class DistributedOptions:
             yield Problem(missing, None, f"set it too (with --{given[0].replace('_', '-')}; "
                           "or none of the three, to let JAX detect the cluster)")  # fmt: skip
             return
-        if self.coordinator is not None and not re.fullmatch(r"[^\s:]+:\d{1,5}", self.coordinator):
-            yield Problem("coordinator", self.coordinator, "must be HOST:PORT (e.g. node0:1234)")
+        if self.coordinator is not None:
+            m = re.fullmatch(r"[^\s:]+:(\d{1,5})", self.coordinator)
+            if m is None:
+                yield Problem("coordinator", self.coordinator, "must be HOST:PORT (e.g. node0:1234)")
+            elif not 1 <= int(m.group(1)) <= 65535:
+                yield Problem("coordinator", self.coordinator, "the port must be in [1, 65535]")
         n, i = self.num_processes, self.process_id
         if n is not None and i is not None and i >= n:
             yield Problem("process_id", i, f"must be below num_processes={n}")
@@ -82,16 +93,45 @@ class DistributedOptions:
 
 def initialize(options: DistributedOptions) -> None:
     """Start JAX's distributed runtime if ``options.distributed`` (once per process; before
-    anything else touches a device). On CPU, collectives between processes use Gloo."""
+    anything else touches a device). On CPU, collectives between processes use Gloo.
+
+    While it waits for the other processes it says so (every 30 s); if they have not all
+    joined after ``options.join_timeout`` seconds it stops the process with a one-line
+    error and exit status 2 (JAX's own deadline, a little later, would abort with a C++
+    stack trace)."""
     if not options.distributed or jax.distributed.is_initialized():
         return
     # CPU devices of different processes talk through Gloo (ignored by GPU / TPU clients)
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    where = options.coordinator or "the detected cluster's coordinator"
+    who = (
+        f"process {options.process_id} of {options.num_processes}"
+        if options.num_processes is not None else "this process"
+    )  # fmt: skip
+    say = functools.partial(print, file=sys.stderr, flush=True)
+    say(f"{who}: joining the run at {where} (waiting up to {options.join_timeout} s) ...")
+    joined = threading.Event()
+
+    def watchdog() -> None:
+        start = time.monotonic()
+        while not joined.wait(30.0 if options.join_timeout > 30 else options.join_timeout):
+            waited = time.monotonic() - start
+            if waited >= options.join_timeout:
+                say(
+                    f"error: distributed: not every process joined within "
+                    f"{options.join_timeout} s at {where} ({who}): start the same command in "
+                    "every process (each with its --process-id), or raise --join-timeout"
+                )
+                os._exit(2)
+            say(f"{who}: still waiting for the other processes at {where} ({waited:.0f} s)")
+
+    threading.Thread(target=watchdog, name="arenax-join-watchdog", daemon=True).start()
     try:
         jax.distributed.initialize(
             coordinator_address=options.coordinator,
             num_processes=options.num_processes,
             process_id=options.process_id,
+            initialization_timeout=options.join_timeout + 60,  # ours fires first
         )
     except (RuntimeError, ValueError) as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
@@ -100,6 +140,8 @@ def initialize(options: DistributedOptions) -> None:
             " (no cluster detected: pass --coordinator HOST:PORT --num-processes N --process-id I)"
         )  # fmt: skip
         raise ConfigError(f"distributed: the runtime did not start: {why}{hint}") from None
+    finally:
+        joined.set()
 
 
 def is_main() -> bool:

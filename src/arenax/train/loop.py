@@ -414,12 +414,27 @@ def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
     if need <= 0.8 * have:
         return
     gib = lambda b: f"{b / 2**30:,.1f} GiB"  # noqa: E731
+    large = sorted(
+        ((v, f.name) for f in dataclasses.fields(cfg.env)
+         if isinstance(v := getattr(cfg.env, f.name), int) and not isinstance(v, bool)),
+        reverse=True,
+    )[:2]  # fmt: skip
+    sizes = ", ".join(f"--env.{n.replace('_', '-')}={v}" for v, n in large)
     if state > 0.4 * have:
+        buffer = f", {cfg.curriculum.KIND}.buffer_size" if hasattr(cfg.curriculum, "buffer_size") else ""
         raise ConfigError(
             f"the train state alone needs {gib(state)} per device, more than {what} allows "
-            f"({gib(have)}); lower the network's sizes or plr.buffer_size"
+            f"({gib(have)}); lower the network's sizes{buffer} or the options that size the "
+            f"game's levels ({sizes})"
         )
     fit = max(cfg.devices, int(cfg.n_envs * 0.5 * have / need) // cfg.devices * cfg.devices)
+    one_env = cfg.seeds * cfg.blocks * cfg.n_steps * (obs + 64)
+    if state + cfg.devices * one_env > 0.8 * have:  # fewer envs cannot help: the env's size
+        raise ConfigError(
+            f"one environment's observations take {gib(obs)} per step ({gib(one_env)} per "
+            f"cycle), more than the {gib(have)} of {what} allows even with --n-envs "
+            f"{cfg.devices}: lower the options that size the game ({sizes}) or --n-steps"
+        )
     raise ConfigError(
         f"n_envs={cfg.n_envs}: one cycle needs at least {gib(need)} per device (state "
         f"{gib(state)} + trajectories {gib(trajectory)}), more than the {gib(have)} of {what}; "
@@ -443,10 +458,22 @@ def stop_on_non_finite_loss(
     if bad:
         i = int(np.argmax(updated & ~np.isfinite(metrics[bad[0]])))
         seed = f" (seed {member.cfg.seed})" if len(run.members) > 1 else ""
+        kept = (
+            f"The last good checkpoint (cycle {member.last_good}) in {member.cfg.run_dir} is "
+            "intact"
+            if member.last_good is not None else f"No checkpoint of {member.cfg.run_dir} was written"
+        )  # fmt: skip
+        returns = [k for k in metrics if k == "return" or k.startswith("return/")]
+        env_bad = any(not np.all(np.isfinite(metrics[k][i])) for k in returns)
+        fix = (
+            "the episode returns are non-finite too: the environment produced NaN/inf (check "
+            "its levels' values, e.g. env.level_problems(level))"
+            if env_bad else
+            "lower ppo.lr or ppo.max_grad_norm and resume or restart (if the environment can "
+            "produce NaN/inf observations, check its levels: env.level_problems(level))"
+        )  # fmt: skip
         raise NonFiniteLoss(
-            f"non-finite {bad[0]} at cycle {run.cycle - n + i + 1}{seed}; stopped. The last good "
-            f"checkpoint (cycle {member.last_good}) in {member.cfg.run_dir} is intact: lower "
-            "ppo.lr or ppo.max_grad_norm and resume or restart"
+            f"non-finite {bad[0]} at cycle {run.cycle - n + i + 1}{seed}; stopped. {kept}: {fix}"
         )
 
 

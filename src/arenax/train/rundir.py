@@ -15,6 +15,7 @@ import fcntl
 import os
 import shutil
 import socket
+import tempfile
 import time
 from pathlib import Path
 from typing import IO
@@ -104,8 +105,20 @@ def check_writable_dir(path: Path, field: str) -> None:
         probe = probe.parent
     if not probe.is_dir():
         raise ConfigError(f"{field}={str(path)!r}: {probe} is not a folder")
-    if not os.access(probe, os.W_OK | os.X_OK):
+    if not os.access(probe, os.W_OK | os.X_OK) or not _can_create_in(probe):
         raise ConfigError(f"{field}={str(path)!r}: {probe} is not writable")
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can really be created in ``folder`` (``os.access`` says yes to root
+    on read-only or virtual file systems such as ``/proc``): a probe file, removed at once."""
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, prefix=".arenax-probe-")
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(name)
+    return True
 
 
 def check_writable_file(path: Path, field: str, suffixes: tuple[str, ...] = ()) -> None:

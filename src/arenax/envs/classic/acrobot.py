@@ -68,7 +68,7 @@ class AcrobotEnv(ClassicEnv):
         "link_com_pos_1": Constant(0.5, 0.3, 0.7, "centre of mass of link 1, m"),
         "link_com_pos_2": Constant(0.5, 0.3, 0.7, "centre of mass of link 2, m"),
         "link_moi": Constant(1.0, 0.5, 1.5, "moment of inertia of each link"),
-        "gravity": Constant(9.8, 9.8, 9.8, "m/s² (not randomised by DR)"),
+        "gravity": Constant(9.8, 9.8, 9.8, "m/s² (not randomised by DR)", ">= 0"),
     }
     HELDOUT: ClassVar[dict[str, dict[str, float]]] = {
         "heavy-lower": {"link_mass_2": 3.0},

@@ -55,11 +55,11 @@ class CartPoleEnv(ClassicEnv):
 
     level_cls = CartPoleLevel
     CONSTANTS: ClassVar[dict[str, Constant]] = {
-        "gravity": Constant(9.8, 9.8, 9.8, "m/s² (not randomised by DR)"),
+        "gravity": Constant(9.8, 9.8, 9.8, "m/s² (not randomised by DR)", ">= 0"),
         "masscart": Constant(1.0, 0.5, 2.0, "kg"),
         "masspole": Constant(0.1, 0.05, 0.5, "kg"),
         "length": Constant(0.5, 0.25, 1.0, "half the pole's length, m"),
-        "force_mag": Constant(10.0, 5.0, 15.0, "push, N"),
+        "force_mag": Constant(10.0, 5.0, 15.0, "push, N", ">= 0"),
     }
     HELDOUT: ClassVar[dict[str, dict[str, float]]] = {
         "long-pole": {"length": 1.5},

@@ -53,7 +53,7 @@ class PendulumEnv(ClassicEnv):
 
     level_cls = PendulumLevel
     CONSTANTS: ClassVar[dict[str, Constant]] = {
-        "g": Constant(10.0, 5.0, 15.0, "gravity, m/s²"),
+        "g": Constant(10.0, 5.0, 15.0, "gravity, m/s²", ">= 0"),
         "m": Constant(1.0, 0.5, 2.0, "mass, kg"),
         "l": Constant(1.0, 0.5, 1.5, "length, m"),
     }

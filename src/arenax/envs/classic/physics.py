@@ -38,6 +38,9 @@ class Constant:
     low: float
     high: float
     doc: str = ""
+    physical: Literal["> 0", ">= 0", "any"] = "> 0"
+    """What physics allows (checked on levels from outside): masses, lengths and inertias
+    positive, gravity and forces not negative; any finite value otherwise."""
 
     def __post_init__(self) -> None:
         if not self.low <= self.default <= self.high:
@@ -148,6 +151,22 @@ class ClassicEnv(Environment[Any, ClassicState]):
         out = {"default": self.default_level()}
         for name, changes in self.HELDOUT.items():
             out[name] = level_of(self.level_cls, {**base, **changes})
+        return out
+
+    def level_problems(self, level: L) -> list[str]:
+        """Non-finite constants, and constants physics does not allow (a zero mass, a
+        negative gravity): such a level gives NaN states."""
+        out = []
+        for name, c in self.CONSTANTS.items():
+            v = np.asarray(getattr(level, name), np.float64)
+            if v.shape != ():
+                out.append(f"{name}: one number per level, got shape {v.shape}")
+            elif not np.isfinite(v):
+                out.append(f"{name}={float(v)} is not finite")
+            elif c.physical == "> 0" and not v > 0:
+                out.append(f"{name}={float(v):g} must be > 0")
+            elif c.physical == ">= 0" and not v >= 0:
+                out.append(f"{name}={float(v):g} must be >= 0")
         return out
 
     def in_range(self, level: L) -> bool:

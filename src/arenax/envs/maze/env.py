@@ -34,7 +34,7 @@ import numpy as np
 from arenax.envs import spaces
 from arenax.envs.core import Environment
 from arenax.envs.maze.generators import sample_dr_level
-from arenax.envs.maze.level import DIR_TO_VEC, MazeLevel
+from arenax.envs.maze.level import DIR_TO_VEC, MazeLevel, validate_level
 from arenax.options import POSITIVE, Problem, check_on_init
 from arenax.struct import pytree_dataclass
 
@@ -171,6 +171,18 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
         return sample_dr_level(
             key, self.height, self.width, self.n_walls, replace=self.walls_with_replacement
         )
+
+    def level_problems(self, level: MazeLevel) -> list[str]:
+        """The level's size against the env's, positions on the grid and off walls, a valid
+        direction (:func:`~arenax.envs.maze.level.validate_level`)."""
+        shape = tuple(np.shape(level.walls))
+        if shape != (self.height, self.width):
+            return [f"a {shape} maze for a {self.height}x{self.width} env"]
+        try:
+            validate_level(level)
+        except ValueError as exc:
+            return [str(exc)]
+        return []
 
     def reset_state(self, key: jax.Array, level: MazeLevel) -> MazeState:
         del key  # the maze starts deterministically from its level

@@ -136,7 +136,17 @@ class MazeLevel:
         data = json.loads(text)
         if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
             raise ValueError(f"not an arenax maze level: expected format {JSON_FORMAT!r}")
-        return cls.from_ascii("\n".join(data["ascii"]))
+        rows = data.get("ascii")
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, str) for r in rows):
+            raise ValueError("a maze level's 'ascii' must be a non-empty list of row strings")
+        declared = (data.get("height"), data.get("width"))
+        found = (len(rows), len(rows[0]))
+        if declared != (None, None) and declared != found:
+            raise ValueError(
+                f"the level declares height={declared[0]}, width={declared[1]} but its rows "
+                f"are {found[0]} x {found[1]}"
+            )
+        return cls.from_ascii("\n".join(rows))
 
 
 def validate_level(level: MazeLevel) -> None:
