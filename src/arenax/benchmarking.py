@@ -7,7 +7,7 @@ import functools
 import itertools
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
 import jax
@@ -334,6 +334,12 @@ class TuneArgs:
     gain: Annotated[float, In(0.0, 10.0)] = 0.1
     """Knee rule: the suggestion is the first rung after which doubling gains less than
     this fraction of throughput."""
+    stop_at_knee: bool = True
+    """Stop climbing once a doubling gains less than ``gain`` (the knee is found)."""
+
+    def problems(self) -> Iterator[Problem]:
+        if isinstance(self.start, int) and isinstance(self.max, int) and self.start > self.max:
+            yield Problem("start", self.start, f"must be <= tune.max={self.max}")
 
 
 def knee(sizes: list[int], sps: list[float], gain: float = 0.1) -> int:
@@ -361,20 +367,12 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     """Measure one compiled cycle of ``cfg`` over a ladder of batch sizes: compile time,
     XLA's memory estimate, cycle time and env (agent) steps/s. A rung whose compiled program
     would not fit ``memory_fraction`` of the memory is never run (the ladder stops there:
-    no probing by crashing); the ladder also stops past ``budget_s`` per cycle or ``max``.
-    Prints the table and returns ``{"rows", "suggested"}`` (the knee, see :func:`knee`)."""
-    from arenax.options import ConfigError
-    from arenax.train.build import make_curriculum, make_env
-    from arenax.train.config import validate
-    from arenax.train.loop import compiled_memory_bytes, device_memory
-    from arenax.train.parallel import (
-        init_state,
-        make_chunk,
-        make_mesh,
-        place,
-        shardings,
-        state_specs,
-    )  # fmt: skip
+    no probing by crashing); the ladder also stops past ``budget_s`` per cycle, ``max``,
+    or (``stop_at_knee``) once a doubling gains less than ``gain``. Each rung is printed as
+    it is measured; on Ctrl-C the table so far is kept. Prints the table and returns
+    ``{"rows", "suggested", "stopped"}`` (the knee, see :func:`knee`)."""
+    from arenax.train.loop import device_memory
+    from arenax.train.parallel import make_mesh
 
     check(args)
     console = console or Console()
@@ -392,6 +390,38 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
                 "env steps/s", "agent steps/s", "note"):  # fmt: skip
         table.add_column(col, justify="right")
     rows: list[dict[str, Any]] = []
+    stopped = f"reached max={args.max}"
+    metric_of = (lambda r: r["sps"]) if vary_envs else (lambda r: r["agent_sps"])
+    try:
+        stopped = _climb(cfg, args, value, limit, mesh, table, rows, console, metric_of)
+    except KeyboardInterrupt:
+        stopped = "interrupted (Ctrl-C)"
+    if not rows:
+        console.print(table)
+        raise ValueError(f"tune: no batch size could be measured ({stopped})")
+    metric = [metric_of(r) for r in rows]
+    suggested = knee([r["value"] for r in rows], metric, args.gain)
+    console.print(table)
+    flag = "--n-envs" if vary_envs else f"--env.{cfg.family.agents_option.replace('_', '-')}"
+    why = (f"the knee: doubling gains < {args.gain:.0%} throughput"
+           if suggested != rows[-1]["value"] else f"the largest measured; {stopped}")  # fmt: skip
+    console.print(f"suggested: {flag} {suggested} ({why})")
+    return {"rows": rows, "suggested": suggested, "stopped": stopped}
+
+
+def _climb(
+    cfg: Any, args: TuneArgs, value: int, limit: int, mesh: Any, table: Table,
+    rows: list[dict[str, Any]], console: Console, metric_of: Callable[[dict], float],
+) -> str:  # fmt: skip
+    """The ladder of :func:`tune`: measure rungs into ``rows`` and ``table`` (a line per
+    rung as it is measured) until a stop; returns why it stopped."""
+    from arenax.options import ConfigError
+    from arenax.train.build import make_curriculum, make_env
+    from arenax.train.config import validate
+    from arenax.train.loop import compiled_memory_bytes
+    from arenax.train.parallel import init_state, make_chunk, place, shardings, state_specs
+
+    vary_envs = args.vary == "envs"
     stopped = f"reached max={args.max}"
     while value <= args.max:
         rung = _rung(cfg, args.vary, value)
@@ -436,22 +466,19 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
         rows.append(row)
         table.add_row(str(value), f"{compile_s:.1f}", _fmt_bytes(mem), f"{best:.3f}",
                       f"{row['sps']:,.0f}", f"{row['agent_sps']:,.0f}", "")  # fmt: skip
+        console.print(
+            f"  {'envs' if vary_envs else 'agents/env'} {value}: compile {compile_s:.1f} s, "
+            f"memory {_fmt_bytes(mem)}, cycle {best:.3f} s, {row['sps']:,.0f} env steps/s"
+        )
         del state, compiled
         if best > args.budget_s:
             table.add_row("", "", "", "", "", "", f"cycle > {args.budget_s:g} s: stopped")
-            stopped = f"a cycle took over budget_s={args.budget_s:g} s"
-            break
+            return f"a cycle took over budget_s={args.budget_s:g} s"
+        flat = len(rows) > 1 and metric_of(rows[-1]) < (1.0 + args.gain) * metric_of(rows[-2])
+        if args.stop_at_knee and flat:
+            return f"past the knee (doubling gained < {args.gain:.0%})"
         value *= 2
-    if not rows:
-        raise ValueError("tune: no batch size could be measured (see the table)")
-    metric = [r["agent_sps"] if not vary_envs else r["sps"] for r in rows]
-    suggested = knee([r["value"] for r in rows], metric, args.gain)
-    console.print(table)
-    flag = "--n-envs" if vary_envs else f"--env.{cfg.family.agents_option.replace('_', '-')}"
-    why = (f"the knee: doubling gains < {args.gain:.0%} throughput"
-           if suggested != rows[-1]["value"] else f"the largest measured; {stopped}")  # fmt: skip
-    console.print(f"suggested: {flag} {suggested} ({why})")
-    return {"rows": rows, "suggested": suggested, "stopped": stopped}
+    return stopped
 
 
 def _fmt_bytes(b: int | None) -> str:

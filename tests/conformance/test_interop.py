@@ -141,7 +141,9 @@ def test_exports_refuse_actions_outside_their_spaces() -> None:
     p.reset(seed=0)
     acts = {a: np.zeros(2, int) for a in p.agents}
     acts["runner_1"] = np.array([1000, 0])
-    with pytest.raises(ValueError, match=r"agent 'runner_1' has action \[1000, 0\], outside MultiDiscrete"):
+    with pytest.raises(
+        ValueError, match=r"agent 'runner_1' has action \[1000, 0\], outside MultiDiscrete"
+    ):
         p.step(acts)
     acts["runner_1"] = np.zeros(3, int)
     with pytest.raises(ValueError, match=r"expected shape \(2,\), got \(3,\)"):
@@ -153,12 +155,17 @@ def test_python_interfaces_refuse_bad_arguments_in_one_line() -> None:
     from arenax.envs.classic.cartpole import CartPoleEnv
     from arenax.registry import register
 
-    with pytest.raises(TypeError, match=r"env: expected an arenax environment, got str \(build it first: arenax\.make\('maze'\)\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"env: expected an arenax environment, got str \(build it first: arenax\.make\('maze'\)\)",
+    ):
         to_gymnasium("maze", [], 2)
     with pytest.raises(TypeError, match="expected an arenax environment, got int"):
         to_pettingzoo(3, [])
     maze = arenax.make("maze", height=5, width=5)
-    with pytest.raises(ValueError, match=r"seed=1180591620717411303424: must be an integer in \[0, 2\*\*32\)"):
+    with pytest.raises(
+        ValueError, match=r"seed=1180591620717411303424: must be an integer in \[0, 2\*\*32\)"
+    ):
         to_gymnasium(maze, maze.generate, 2, seed=2**70)
     one = to_gymnasium_env(maze, maze.generate)
     with pytest.raises(ValueError, match=r"seed=1099511627776: must be an integer"):

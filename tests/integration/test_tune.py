@@ -35,7 +35,9 @@ def test_ladder_stops_before_memory_runs_out() -> None:
     mem = {r["value"]: r["memory_bytes"] for r in probe["rows"]}
     assert mem[4] > mem[2] > 0
     limit_mib = 1.6 * mem[4] / 2**20  # 8 envs need ~2x the memory of 4: over 80% of this
-    out = tune(TINY, TuneArgs(start=2, max=64, repeats=1, memory_limit_mib=limit_mib))
+    out = tune(
+        TINY, TuneArgs(start=2, max=64, repeats=1, memory_limit_mib=limit_mib, stop_at_knee=False)
+    )  # (the memory stop alone)
     assert [r["value"] for r in out["rows"]] == [2, 4]
     assert out["stopped"] == "the next size would not fit" and out["suggested"] in (2, 4)
     assert all(r["sps"] > 0 and r["compile_s"] > 0 for r in out["rows"])
@@ -56,3 +58,18 @@ def test_n_envs_auto_trains_at_the_suggestion(tmp_path: Path) -> None:
     assert suggested == 8  # the ladder starts at 8 and ARENAX_TUNE_MAX=8 ends it there
     saved = json.loads((tmp_path / "a" / "config.json").read_text())
     assert saved["n_envs"] == suggested
+
+
+def test_tune_prints_each_rung_stops_at_the_knee_and_checks_its_options(capsys) -> None:
+    """Each rung is printed as it is measured; with gain 1000% every doubling is "flat", so
+    the ladder stops right after its second rung (the knee is the first); start > max is
+    refused in one line."""
+    from arenax.options import ConfigError
+
+    out = tune(TINY, TuneArgs(start=2, max=64, repeats=1, gain=10.0))
+    assert [r["value"] for r in out["rows"]] == [2, 4]
+    assert out["stopped"].startswith("past the knee") and out["suggested"] == 2
+    printed = capsys.readouterr().out
+    assert "envs 2: compile" in printed and "envs 4: compile" in printed
+    with pytest.raises(ConfigError, match=r"start=64: must be <= tune.max=8"):
+        tune(TINY, TuneArgs(start=64, max=8))

@@ -30,3 +30,40 @@ def test_update_budget_counts_only_cycles_that_train(tmp_path: Path) -> None:
     assert both[-1]["env_steps"] == 2 * 4 * 16
     with pytest.raises(ConfigError, match="total_steps=None: set total_steps or total_updates"):
         validate(dataclasses.replace(cfg, total_updates=None))
+
+
+def test_the_budget_given_on_the_command_line_is_the_budget() -> None:
+    """``--total-steps`` on a preset budgeted in updates drops the update budget (and the
+    other way round); both given, both stay; the learning-rate schedule and the progress
+    bar follow the budget that ends the run first."""
+    from arenax.cli.train import only_given_budget
+    from arenax.train import PRESETS
+
+    maze = dataclasses.replace(PRESETS["maze-dr"], total_steps=200_000)  # as tyro parsed it
+    cfg = only_given_budget(maze, ["--total-steps", "200000"])
+    assert (cfg.total_steps, cfg.total_updates) == (200_000, None)
+    assert cfg.update_rounds == cfg.cycles == 25  # 200,000 / (32 x 256), rounded up
+    assert only_given_budget(maze, ["--total-steps=200000", "--total-updates", "30000"]) == maze
+    tag = dataclasses.replace(PRESETS["tag-grid"], total_updates=7)
+    assert only_given_budget(tag, ["--total-updates", "7"]).total_steps is None
+    # a config with both (the Python API): the schedule is as long as the run
+    assert maze.update_rounds == 25
+
+
+def test_replay_warm_up_is_announced_and_an_overshot_budget_resumes_as_spent(
+    tmp_path: Path, capsys
+) -> None:
+    """Robust PLR says when its first update can come (and when the budget ends before);
+    resuming a run whose last cycle went past its step budget says there is nothing to do
+    instead of refusing the budget."""
+    cfg = small("maze-plr", tmp_path, total_updates=None, total_steps=3 * 4 * 16 - 5, name="w")
+    rows = train(cfg).rows
+    out = " ".join(capsys.readouterr().out.split())
+    need = int(cfg.curriculum.min_fill * cfg.curriculum.buffer_size + 0.999)
+    assert f"plr: no PPO update until the level buffer holds {need} levels" in out
+    assert rows[-1]["env_steps"] == 3 * 4 * 16  # past the budget by the last cycle
+    assert train(cfg, resume=tmp_path / "w").rows == []
+    late = small("maze-plr", tmp_path, total_updates=None, total_steps=16, name="late",
+                 curriculum=dataclasses.replace(cfg.curriculum, buffer_size=64))  # fmt: skip
+    train(late)
+    assert "this run would never update" in " ".join(capsys.readouterr().out.split())

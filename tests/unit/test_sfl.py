@@ -98,5 +98,7 @@ def test_refresh_in_chunks_with_long_rollouts(tmp_path: Path) -> None:
         p.append(np.where(ended > 0, wins / np.maximum(ended, 1), 0.0))
     want = select(levels, jnp.asarray(np.concatenate(p), jnp.float32), 4)
     np.testing.assert_allclose(buf.success, want.success, atol=1e-6)
-    with pytest.raises(ConfigError, match=r"must be divisible by devices=1 times sfl\.sample_chunks=3"):
+    with pytest.raises(
+        ConfigError, match=r"must be divisible by devices=1 times sfl\.sample_chunks=3"
+    ):
         validate(tiny(tmp_path, episodes=1, sample_chunks=3))

@@ -166,7 +166,10 @@ def run_training(cfg: TrainConfig, checkpoint: int | None = None) -> None:
     if not distributed.is_main():  # process 0 reports the run
         return
     if not result.rows:
-        console.print(f"nothing to do: {result.run_dir} has spent its budget")
+        console.print(
+            f"nothing to do: {result.run_dir} has spent its budget (to train more: arenax "
+            f"resume {result.run_dir} --total-steps N, or --total-updates N)"
+        )
         return
     console.print(
         f"done: {result.run_dir} (compile {result.compile_seconds:.1f} s, "
@@ -190,10 +193,23 @@ def start(cfg: TrainConfig) -> TrainConfig:
     return cfg if n_envs != "auto" else dataclasses.replace(cfg, n_envs="auto")
 
 
+def only_given_budget(cfg: TrainConfig, args: Sequence[str]) -> TrainConfig:
+    """The budget given on the command line is the run's budget: ``--total-steps`` alone
+    drops the preset's update budget (and ``--total-updates`` alone its step budget), so
+    the run, its progress bar and its learning-rate schedule end where the user said."""
+    given = {a.split("=", 1)[0].replace("_", "-") for a in args if a.startswith("--")}
+    steps, updates = "--total-steps" in given, "--total-updates" in given
+    if steps and not updates and cfg.total_steps is not None:
+        return dataclasses.replace(cfg, total_updates=None)
+    if updates and not steps and cfg.total_updates is not None:
+        return dataclasses.replace(cfg, total_steps=None)
+    return cfg
+
+
 def train_command(args: Sequence[str]) -> None:
     """Train a preset (``arenax train PRESET --help`` lists its options)."""
     _, value = parse_preset("train", args)
-    cfg = start(as_train_config(value))
+    cfg = start(only_given_budget(as_train_config(value), args))
     if cfg.n_envs == "auto":
         cfg = _auto_envs(cfg)
     run_training(cfg)

@@ -191,7 +191,9 @@ class Checkpointer:
         ``corrupt_checkpoints/<step>-<time>``, or (a rollback) ``rolled_back/<time>/`` with
         a copy of the run's logs. Returns the destination folder."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        dest = self.run_dir / ("corrupt_checkpoints" if why == "corrupt" else f"rolled_back/{stamp}")
+        dest = self.run_dir / (
+            "corrupt_checkpoints" if why == "corrupt" else f"rolled_back/{stamp}"
+        )
         if not steps:
             return dest
         self.manager.wait_until_finished()

@@ -179,9 +179,9 @@ class TrainConfig:
 
     @property
     def update_rounds(self) -> int:
-        """PPO updates over the run (the learning-rate schedule's length): the update
-        budget, or one per nominal cycle."""
-        return self.total_updates if self.total_updates is not None else self.cycles
+        """PPO updates over the run (the learning-rate schedule's length): one per nominal
+        cycle, i.e. the update budget, or fewer when the step budget ends the run first."""
+        return self.cycles
 
     @property
     def run_name(self) -> str:

@@ -83,7 +83,9 @@ class DistributedOptions:
         if self.coordinator is not None:
             m = re.fullmatch(r"[^\s:]+:(\d{1,5})", self.coordinator)
             if m is None:
-                yield Problem("coordinator", self.coordinator, "must be HOST:PORT (e.g. node0:1234)")
+                yield Problem(
+                    "coordinator", self.coordinator, "must be HOST:PORT (e.g. node0:1234)"
+                )
             elif not 1 <= int(m.group(1)) <= 65535:
                 yield Problem("coordinator", self.coordinator, "the port must be in [1, 65535]")
         n, i = self.num_processes, self.process_id

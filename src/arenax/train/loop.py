@@ -238,7 +238,9 @@ def check_budget_left(cfg: TrainConfig, counters: dict[str, int], cycle: int) ->
     """A resumed run's budget must not be below what it has done already."""
     for field, counter in (("total_steps", "env_steps"), ("total_updates", "updates")):
         budget, done = getattr(cfg, field), counters.get(counter, 0)
-        if budget is not None and budget < done:
+        per_cycle = cfg.steps_per_cycle if counter == "env_steps" else 1
+        if budget is not None and budget < done and done - budget >= per_cycle:
+            # (a last cycle that went past the budget is a spent budget, not a lower one)
             raise ConfigError(
                 f"{field}={budget}: below the {done:,} {counter.replace('_', ' ')} this run "
                 f"has done (cycle {cycle}); pass a larger --{field.replace('_', '-')}"
@@ -421,7 +423,9 @@ def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
     )[:2]  # fmt: skip
     sizes = ", ".join(f"--env.{n.replace('_', '-')}={v}" for v, n in large)
     if state > 0.4 * have:
-        buffer = f", {cfg.curriculum.KIND}.buffer_size" if hasattr(cfg.curriculum, "buffer_size") else ""
+        buffer = (
+            f", {cfg.curriculum.KIND}.buffer_size" if hasattr(cfg.curriculum, "buffer_size") else ""
+        )
         raise ConfigError(
             f"the train state alone needs {gib(state)} per device, more than {what} allows "
             f"({gib(have)}); lower the network's sizes{buffer} or the options that size the "
@@ -594,6 +598,29 @@ def _progress(run: Run) -> Progress:
     )
 
 
+def warm_up_note(run: Run) -> None:
+    """Say, before a robust replay curriculum starts, that it does not update the policy
+    until its level buffer is warm, and when that is at the earliest (and if the budget
+    ends first)."""
+    cfg, c = run.cfg, run.cfg.curriculum
+    if not (getattr(c, "robust", False) and hasattr(c, "min_fill")):
+        return
+    if any(m.counters.get("updates") for m in run.members):
+        return  # a resumed run that already updates
+    need = math.ceil(c.min_fill * c.buffer_size)
+    per_cycle = cfg.n_envs * (cfg.blocks if c.parallel else 1)  # new levels a cycle can add
+    cycles = math.ceil(need / per_cycle)
+    steps = cycles * cfg.steps_per_cycle
+    late = cfg.total_steps is not None and steps >= cfg.total_steps
+    run.print(
+        f"{c.KIND}: no PPO update until the level buffer holds {need:,} levels "
+        f"({c.KIND}.min_fill={c.min_fill:g} of {c.buffer_size:,}): at least {cycles:,} cycles, "
+        f"{steps:,} env steps"
+        + (f" — more than total_steps={cfg.total_steps:,}: this run would never update "
+           f"(lower {c.KIND}.buffer_size or {c.KIND}.min_fill, or raise the budget)" if late else "")
+    )  # fmt: skip
+
+
 def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
     """Run compiled chunks of cycles until every seed's budget is spent, calling ``hooks``
     after each chunk for each seed that trained in it, then checkpointing when due.
@@ -628,10 +655,13 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
     for m in run.members:
         m.chunk_end = run.cycle + min(cfg.chunk, cycles_left(cfg, m.counters))
     run.progress = _progress(run)
-    # the bar follows the update budget when there is one, else the step budget (of the
-    # slowest seed)
+    # the bar follows the budget that ends the run first (of the slowest seed): the update
+    # budget, unless the step budget's cycles are fewer
     unit = "updates" if cfg.total_updates is not None else "env_steps"
+    if unit == "updates" and cfg.total_steps is not None and cfg.cycles < cfg.total_updates:
+        unit = "env_steps"
     total = cfg.total_updates if unit == "updates" else cfg.total_steps
+    warm_up_note(run)
     slowest = lambda: min(m.counters.get(unit, 0) for m in run.members)  # noqa: E731
     with StopRequests() as stop, run.progress as progress:
         task = progress.add_task(
@@ -674,10 +704,15 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
                 elif m.chunk_end == run.cycle:
                     m.chunk_end = run.cycle + min(cfg.chunk, cycles_left(cfg, m.counters))
             last = active[0].rows[-1]
-            progress.update(
-                task, completed=slowest(), sps=f"{steps / dt:,.0f}",
-                shown="  ".join(f"{k} {_fmt(last[m])}" for k, m in run.algorithm.progress.items()),
-            )  # fmt: skip
+            shown = "  ".join(f"{k} {_fmt(last[m])}" for k, m in run.algorithm.progress.items())
+            min_fill = getattr(cfg.curriculum, "min_fill", None)
+            if (
+                min_fill is not None
+                and "buffer/fill" in last
+                and not active[0].counters.get("updates")
+            ):
+                shown = f"warm-up: buffer {last['buffer/fill']:.0%} (updates from {min_fill:.0%})  {shown}"
+            progress.update(task, completed=slowest(), sps=f"{steps / dt:,.0f}", shown=shown)
             # every process stops after the same chunk (a signal may reach only some)
             signum = distributed.any_process(stop.signum or 0)
             if signum:

@@ -81,7 +81,9 @@ class MountainCarEnv(_MountainCar):
         "force": Constant(0.001, 0.0008, 0.0015, "engine's velocity change per step", ">= 0"),
         "gravity": Constant(0.0025, 0.002, 0.003, "gravity's velocity change scale", ">= 0"),
         "goal_position": Constant(0.5, 0.3, 0.55, "flag position (x ≤ 0.6)", "any"),
-        "goal_velocity": Constant(0.0, 0.0, 0.0, "minimum speed at the flag (not randomised)", ">= 0"),
+        "goal_velocity": Constant(
+            0.0, 0.0, 0.0, "minimum speed at the flag (not randomised)", ">= 0"
+        ),
     }
     HELDOUT: ClassVar[dict[str, dict[str, float]]] = {
         "weak-engine": {"force": 0.0007},
@@ -121,7 +123,9 @@ class ContinuousMountainCarEnv(_MountainCar):
         "power": Constant(0.0015, 0.001, 0.002, "engine's velocity change per unit action", ">= 0"),
         "gravity": Constant(0.0025, 0.002, 0.003, "gravity's velocity change scale", ">= 0"),
         "goal_position": Constant(0.45, 0.3, 0.55, "flag position (x ≤ 0.6)", "any"),
-        "goal_velocity": Constant(0.0, 0.0, 0.0, "minimum speed at the flag (not randomised)", ">= 0"),
+        "goal_velocity": Constant(
+            0.0, 0.0, 0.0, "minimum speed at the flag (not randomised)", ">= 0"
+        ),
     }
     HELDOUT: ClassVar[dict[str, dict[str, float]]] = {
         "weak-engine": {"power": 0.0008},
