@@ -188,6 +188,31 @@ def test_rollback_to_an_older_checkpoint_starts_a_new_branch(tmp_path: Path, cap
     assert train(tiny(tmp_path), resume=tmp_path / "r").rows == []  # the branch is complete
 
 
+@pytest.mark.slow
+def test_a_truncated_checkpoint_is_one_line_without_orbax_tracebacks(tmp_path: Path) -> None:
+    """Array files of the latest checkpoint emptied (a crash mid-copy, a full disk): the
+    resume reports it in one line and falls back; the hundreds of lines of tracebacks of
+    the reads Orbax abandons go to the run's checkpoint_errors.log, not the terminal."""
+    train(tiny(tmp_path, name="half", total_steps=4 * 16 * 6))
+    data = list((tmp_path / "half" / "checkpoints" / "6" / "state").rglob("ocdbt.process_0/d/*"))
+    assert data
+    for f in data:
+        f.write_bytes(b"")
+    env = {**os.environ, "ARENAX_CACHE": str(CACHE_DIR)}
+    out = subprocess.run(
+        [sys.executable, "-m", "arenax.cli", "resume", str(tmp_path / "half"), "--total-steps",
+         str(4 * 16 * 8), "--no-progress"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    assert "checkpoint 6 is unreadable" in " ".join(text.split())
+    assert "resuming from the older checkpoint 4" in text
+    assert "Traceback" not in text and "Event loop is closed" not in text, text[:3000]
+    assert len(text.splitlines()) < 20, text[:3000]
+    assert (tmp_path / "half" / "checkpoint_errors.log").stat().st_size > 0
+
+
 def test_every_checkpoint_unreadable_is_one_line(tmp_path: Path) -> None:
     train(tiny(tmp_path, name="r", total_steps=4 * 16 * 2, archive_every=0))
     _corrupt(tmp_path / "r" / "checkpoints" / "2")

@@ -12,9 +12,16 @@ cannot be read or does not match is reported in one line and the next older one 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
+import os
 import shutil
+import sys
+import tempfile
 import time
+import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +38,72 @@ from arenax.train.parallel import shardings
 
 class CheckpointError(ConfigError):
     """No checkpoint of a run could be restored."""
+
+
+class _AsyncNoise(logging.Filter):
+    """Keeps the reads Orbax abandons on a damaged checkpoint off the terminal: asyncio
+    reports each as "Task exception was never retrieved" with a long traceback when the task
+    is collected (hundreds of lines, long after the one-line warning). Those records go to
+    ``log`` (the run's ``checkpoint_errors.log``) instead."""
+
+    def __init__(self, log: Path) -> None:
+        super().__init__()
+        self.log = log
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if "exception was never retrieved" not in text and "Event loop is closed" not in text:
+            return True
+        try:
+            with self.log.open("a") as f:
+                f.write(logging.Formatter().format(record) + "\n")
+        except OSError:
+            pass
+        return False
+
+
+def _abandoned(exc: BaseException | None, where: Any = None) -> bool:
+    """An error of a read Orbax abandoned: its event loop closed under it, or a coroutine
+    of its deserialisation collected unfinished."""
+    if isinstance(exc, RuntimeError) and "Event loop is closed" in str(exc):
+        return True
+    return "orbax" in repr(where) or "_read_array_index" in repr(where)
+
+
+def _quiet_abandoned_reads(log: Path) -> None:
+    """Send the noise of reads Orbax abandoned on a damaged checkpoint to ``log`` (the
+    latest run's ``checkpoint_errors.log``) instead of the terminal: asyncio's "never
+    retrieved" records (:class:`_AsyncNoise`), errors TensorStore's callback threads print
+    through ``sys.excepthook`` ("Event loop is closed") and unfinished coroutines reported
+    through ``sys.unraisablehook``. Other errors pass through untouched. Once per process."""
+    logger = logging.getLogger("asyncio")
+    for f in logger.filters:
+        if isinstance(f, _AsyncNoise):
+            f.log = log
+            return
+    noise = _AsyncNoise(log)
+    logger.addFilter(noise)
+    warnings.filterwarnings("ignore", message="coroutine '_read_array_index.*' was never awaited")
+
+    def write(text: str) -> None:
+        with contextlib.suppress(OSError), noise.log.open("a") as f:
+            f.write(text + "\n")
+
+    previous_hook, previous_unraisable = sys.excepthook, sys.unraisablehook
+
+    def excepthook(kind: type, exc: BaseException, tb: Any) -> None:
+        if _abandoned(exc):
+            write("".join(traceback.format_exception(kind, exc, tb)))
+            return
+        previous_hook(kind, exc, tb)
+
+    def unraisablehook(u: Any) -> None:
+        if _abandoned(u.exc_value, u.object):
+            write(f"{u.err_msg or 'Exception ignored in'}: {u.object!r}: {u.exc_value!r}")
+            return
+        previous_unraisable(u)
+
+    sys.excepthook, sys.unraisablehook = excepthook, unraisablehook
 
 
 def state_digest(state: Any) -> str:
@@ -162,17 +235,24 @@ class Checkpointer:
         if not steps:
             raise CheckpointError(f"{self.directory}: no checkpoint to resume from")
         bad = []
+        # details of failed reads; the run directory is not written until a restore works
+        log = Path(tempfile.gettempdir()) / f"arenax-checkpoint-errors-{os.getpid()}.log"
         for step in steps:
             try:
                 state, record = self.restore(abstract_state, mesh, step, specs)
             except Exception as exc:  # an unreadable checkpoint: report, try an older one
-                why = (str(exc).strip().splitlines() or [""])[0][:160]
+                why = (str(exc).strip().splitlines() or [""])[0]
+                why = why.split(" See full TensorStore details")[0][:160]
+                _quiet_abandoned_reads(log)
+                with contextlib.suppress(OSError), log.open("a") as f:
+                    f.write(f"checkpoint {step}: {type(exc).__name__}: {exc}\n")
                 report(f"checkpoint {step} is unreadable ({type(exc).__name__}: {why})")
                 bad.append(step)
                 continue
             if bad:
                 self._set_aside([s for s in bad if s > step])
-                report(f"resuming from the older checkpoint {step}")
+                kept = self._keep_error_log(log)
+                report(f"resuming from the older checkpoint {step} (details: {kept})")
             later = [s for s in every if s > step and s not in bad]
             if later:
                 dest = self._set_aside(later, "rolled_back")
@@ -183,8 +263,23 @@ class Checkpointer:
                 )
             return state, record
         raise CheckpointError(
-            f"{self.directory}: no readable checkpoint ({', '.join(map(str, bad))} failed)"
+            f"{self.directory}: no readable checkpoint ({', '.join(map(str, bad))} failed); "
+            f"details in {log}"
         )
+
+    def _keep_error_log(self, log: Path) -> Path:
+        """Move the details of the failed reads into the run (``checkpoint_errors.log``),
+        where the reads still abandoned in the background also go from now on."""
+        dest = self.run_dir / "checkpoint_errors.log"
+        if not distributed.is_main():
+            return log
+        with contextlib.suppress(OSError):
+            with dest.open("a") as f:
+                f.write(log.read_text() if log.exists() else "")
+            log.unlink(missing_ok=True)
+            _quiet_abandoned_reads(dest)
+            return dest
+        return log
 
     def _set_aside(self, steps: list[int], why: str = "corrupt") -> Path:
         """Move checkpoints out of the manager's folder (kept for inspection):
