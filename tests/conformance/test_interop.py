@@ -45,7 +45,7 @@ def test_vector_maze_equals_arenax_rollout_step_for_step() -> None:
     env = arenax.make("maze", height=6, width=6, n_walls=6, max_steps=9)
     level = env.generate(jax.random.key(3))
     n = 3
-    vec = to_gymnasium(env, [level], n)
+    vec = to_gymnasium(env, [level], n, autoreset_mode="same_step")
     obs, _ = vec.reset(seed=0)
     step = jax.jit(env.step)
     ref = [env.reset(jax.random.key(0), level)[1] for _ in range(n)]
@@ -78,11 +78,74 @@ def test_vector_maze_equals_arenax_rollout_step_for_step() -> None:
     assert ends >= n  # every env auto-reset at least once
 
 
+def test_next_step_autoreset_as_gymnasium_defines_it() -> None:
+    """NEXT_STEP on one fixed level: the step that ends an episode returns its last
+    observation (the one arenax's own step gives); the next step ignores the action and
+    returns the level's first observation with reward 0 and no flags."""
+    env = arenax.make("maze", height=6, width=6, n_walls=6, max_steps=4)
+    level = env.generate(jax.random.key(3))
+    vec = to_gymnasium(env, [level], 2)
+    assert vec.metadata["autoreset_mode"].value == "NextStep"
+    first, _ = vec.reset(seed=0)
+    start = np.asarray(env.reset(jax.random.key(0), level)[0]["agent"].image[0])
+    np.testing.assert_array_equal(first["image"][0], start)
+    state = env.reset(jax.random.key(0), level)[1]
+    for t in range(4):  # turning left never ends an episode before the time limit
+        obs, r, te, tr, info = vec.step(np.zeros(2, int))
+        o, state, *_ = env.step(jax.random.key(0), state, {"agent": jnp.zeros((1,), jnp.int32)})
+        np.testing.assert_array_equal(obs["image"][0], o["agent"].image[0])
+        assert list(tr) == [t == 3, t == 3] and not te.any() and info == {}
+    obs, r, te, tr, _ = vec.step(np.array([2, 5]))  # the actions are ignored: a reset
+    np.testing.assert_array_equal(obs["image"], np.stack([start, start]))
+    assert list(r) == [0.0, 0.0] and not te.any() and not tr.any()
+    with pytest.raises(ValueError, match="autoreset_mode='Disabled': allowed next_step, same_step"):
+        to_gymnasium(env, [level], 2, autoreset_mode="Disabled")
+
+
+def test_gymnasiums_wrappers_work_on_the_vector_export() -> None:
+    """Gymnasium's own vector wrappers accept the export (NEXT_STEP): RecordEpisodeStatistics
+    reports each episode's return and length as the step stream adds them up, and
+    NormalizeObservation runs."""
+    from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatistics
+
+    cart = arenax.make("cartpole", levels="default")
+    vec = RecordEpisodeStatistics(NormalizeObservation(to_gymnasium(cart, cart.generate, 4)))
+    vec.reset(seed=0)
+    ret, length, pending, seen = np.zeros(4), np.zeros(4, int), np.zeros(4, bool), 0
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        _, r, te, tr, info = vec.step(rng.integers(0, 2, 4))
+        ret = np.where(pending, 0.0, ret + r)
+        length = np.where(pending, 0, length + 1)
+        done = te | tr
+        if done.any():
+            assert list(info["_episode"]) == list(done)
+            np.testing.assert_allclose(info["episode"]["r"][done], ret[done], rtol=1e-5)
+            np.testing.assert_array_equal(info["episode"]["l"][done], length[done])
+            seen += int(done.sum())
+        pending = done
+    assert seen >= 4
+
+
+def test_vector_reset_takes_one_seed_per_env() -> None:
+    """``reset(seed=[...])``: env i's first observation depends on seed i alone."""
+    cart = arenax.make("cartpole")
+    vec = to_gymnasium(cart, cart.generate, 3)
+    a, _ = vec.reset(seed=[1, 2, 3])
+    b, _ = vec.reset(seed=[1, 7, 3])
+    c, _ = vec.reset(seed=[1, 2, 3])
+    np.testing.assert_array_equal(a, c)
+    np.testing.assert_array_equal(a[[0, 2]], b[[0, 2]])
+    assert not np.array_equal(a[1], b[1])
+    with pytest.raises(TypeError, match="a list of 3 ints"):
+        vec.reset(seed=[1, 2])
+
+
 def test_vector_draws_levels_from_the_suite() -> None:
     env = arenax.make("maze", height=6, width=6, n_walls=6, max_steps=5)
     levels = [env.generate(jax.random.key(k)) for k in range(3)]
     starts = [np.asarray(env.reset(jax.random.key(0), lv)[0]["agent"].image[0]) for lv in levels]
-    vec = to_gymnasium(env, levels, 8)
+    vec = to_gymnasium(env, levels, 8, autoreset_mode="same_step")
     obs, _ = vec.reset(seed=1)
     seen = set()
     for _ in range(3):

@@ -52,29 +52,46 @@ def _single(env: Environment) -> SingleAgent:
     return SingleAgent(env, env.teams[0])
 
 
-def _compiled(env: SingleAgent, sample_level: Any, n: int) -> tuple[Any, Any]:
-    """Two functions over ``n`` envs, each compiled once:
+def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> tuple:
+    """Three functions over ``n`` envs, each compiled once:
 
-    * ``reset(key) -> (key, obs, state)``;
-    * ``step(key, state, action, ret, length) -> (key, (obs, reward, terminated, truncated,
-      final_obs, episode_return, episode_length), state, ret, length)`` where ``ret`` and
-      ``length`` are the running episode totals (zeroed where an episode ended).
+    * ``reset(key) -> (key, obs, state)``; ``reset_each(keys (n,)) -> (obs, state)`` (one
+      key per env: per-env seeds);
+    * ``step(key, state, action, ret, length, pending) -> (key, (obs, reward, terminated,
+      truncated, final_obs, episode_return, episode_length), state, ret, length, pending)``
+      where ``ret`` and ``length`` are the running episode totals and ``pending (n,)``
+      marks envs whose episode ended on the previous step. ``SAME_STEP`` (``next_step``
+      false): an ended episode's env is reset in the same step (its observation is the new
+      episode's first; ``final_obs`` the last one). ``NEXT_STEP``: the step that ends an
+      episode returns its last observation; the next step resets that env (its action is
+      ignored; reward 0, no termination or truncation).
     """
 
     def reset_one(key: jax.Array) -> tuple[Any, Any]:
         return reset_on_sampled_level(env, sample_level, key)
 
-    def step_one(key, state, action, ret, length):
+    def where(c: jax.Array, a: Any, b: Any) -> Any:
+        return jax.tree.map(lambda x, y: jnp.where(c, x, y), a, b)
+
+    def step_one(key, state, action, ret, length, pending):
         k_step, k_new = jax.random.split(key)
-        state, reward, terminated, truncated, _ = env.step_state(k_step, state, action)
-        done = terminated | truncated
-        final_obs = env.observe(state)
+        stepped, reward, terminated, truncated, _ = env.step_state(k_step, state, action)
+        last_obs = env.observe(stepped)
         new_obs, new_state = reset_one(k_new)
-        state = jax.tree.map(lambda a, b: jnp.where(done, a, b), new_state, state)
-        obs = jax.tree.map(lambda a, b: jnp.where(done, a, b), new_obs, final_obs)
+        if next_step:  # envs that ended last step start their next episode now
+            reward = jnp.where(pending, 0.0, reward)
+            terminated, truncated = terminated & ~pending, truncated & ~pending
+            done = terminated | truncated
+            state, obs = where(pending, new_state, stepped), where(pending, new_obs, last_obs)
+            ret = jnp.where(pending, 0.0, ret + reward)
+            length = jnp.where(pending, 0, length + 1)
+            out = (obs, reward, terminated, truncated, last_obs, ret, length)
+            return out, state, ret, length, done
+        done = terminated | truncated
+        state, obs = where(done, new_state, stepped), where(done, new_obs, last_obs)
         ret, length = ret + reward, length + 1
-        out = (obs, reward, terminated, truncated, final_obs, ret, length)
-        return out, state, jnp.where(done, 0.0, ret), jnp.where(done, 0, length)
+        out = (obs, reward, terminated, truncated, last_obs, ret, length)
+        return out, state, jnp.where(done, 0.0, ret), jnp.where(done, 0, length), pending
 
     @jax.jit
     def reset(key):
@@ -82,30 +99,48 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int) -> tuple[Any, Any]:
         return (key, *jax.vmap(reset_one)(jax.random.split(k, n)))
 
     @jax.jit
-    def step(key, state, action, ret, length):
-        key, k = jax.random.split(key)
-        return (key, *jax.vmap(step_one)(jax.random.split(k, n), state, action, ret, length))
+    def reset_each(keys):
+        return jax.vmap(reset_one)(keys)
 
-    return reset, step
+    @jax.jit
+    def step(key, state, action, ret, length, pending):
+        key, k = jax.random.split(key)
+        keys = jax.random.split(k, n)
+        return (key, *jax.vmap(step_one)(keys, state, action, ret, length, pending))
+
+    return reset, reset_each, step
 
 
 class ArenaxVectorEnv(VectorEnv):
     """``n_envs`` copies of a single-agent arenax environment as a Gymnasium
-    ``VectorEnv`` (auto-reset mode ``SAME_STEP``).
+    ``VectorEnv``, with Gymnasium's auto-reset modes.
 
-    ``step`` returns, for an env whose episode ended, the first observation of its next
-    episode; ``infos["final_obs"]`` holds the batch of observations the episodes ended in
-    (valid where ``infos["_final_obs"]``) and ``infos["episode"] = {"r": return, "l":
-    length}`` those episodes' totals (valid where ``infos["_episode"]``), as Gymnasium's
-    ``RecordEpisodeStatistics`` reports them. Observations: a Box space's arrays
-    ``(n_envs, ...)``, or for a Dict space (the maze) a dict of such arrays.
+    ``NEXT_STEP`` (the default, as Gymnasium 1.x's own vector envs): the step that ends an
+    episode returns its last observation with ``terminated`` / ``truncated``; the next
+    ``step`` resets that env (its action is ignored) and returns the new episode's first
+    observation with reward 0. Gymnasium's wrappers (``NormalizeObservation``,
+    ``RecordEpisodeStatistics``…) work with it. ``SAME_STEP``: an env whose episode ended
+    returns the first observation of its next episode in the same step;
+    ``infos["final_obs"]`` holds the observations the episodes ended in (valid where
+    ``infos["_final_obs"]``) and ``infos["episode"] = {"r": return, "l": length}`` those
+    episodes' totals (valid where ``infos["_episode"]``). Observations: a Box space's
+    arrays ``(n_envs, ...)``, or for a Dict space (the maze) a dict of such arrays.
+    ``reset(seed=...)`` takes one int for the batch or one per env.
     """
 
-    def __init__(self, env: Environment, levels: LevelSource, n_envs: int, seed: int = 0):
+    def __init__(
+        self, env: Environment, levels: LevelSource, n_envs: int, seed: int = 0,
+        autoreset_mode: Any = "next_step",
+    ) -> None:  # fmt: skip
         _require_gymnasium()
         if n_envs < 1:
             raise ValueError(f"n_envs={n_envs}: must be >= 1")
         self.env = _single(env)
+        modes = {"nextstep": AutoresetMode.NEXT_STEP, "samestep": AutoresetMode.SAME_STEP}
+        name = getattr(autoreset_mode, "value", autoreset_mode)
+        mode = modes.get(str(name).replace("_", "").lower())
+        if mode is None:
+            raise ValueError(f"autoreset_mode={autoreset_mode!r}: allowed next_step, same_step")
         self.num_envs = n_envs
         self._obs_space = self.env.observation_space()
         self._act_space = self.env.action_space()
@@ -113,21 +148,37 @@ class ArenaxVectorEnv(VectorEnv):
         self.single_action_space = to_gym_space(self._act_space)
         self.observation_space = batch_space(self.single_observation_space, n_envs)
         self.action_space = batch_space(self.single_action_space, n_envs)
-        self.metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+        self.metadata = {"autoreset_mode": mode, "render_modes": []}
         self.render_mode = None
-        self._reset_fn, self._step_fn = _compiled(self.env, level_sampler(levels, self.env), n_envs)
+        self._next_step = mode == AutoresetMode.NEXT_STEP
+        sample = level_sampler(levels, self.env)
+        self._reset_fn, self._reset_each_fn, self._step_fn = _compiled(
+            self.env, sample, n_envs, self._next_step
+        )
         self._key = seed_key(seed)
         self._state = None
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """New levels and episodes for every env: ``(obs, {})``."""
-        if seed is not None:
-            if not isinstance(seed, int | np.integer):
-                raise TypeError(f"seed={seed!r}: one int seeds all {self.num_envs} envs")
-            self._key = seed_key(seed)
-        self._key, obs, self._state = self._reset_fn(self._key)
+    def reset(self, *, seed: Any = None, options: dict | None = None):
+        """New levels and episodes for every env: ``(obs, {})``. ``seed``: one int for the
+        batch, or a sequence of one int per env (env ``i``'s first episode then depends on
+        ``seed[i]`` alone)."""
+        if seed is not None and not isinstance(seed, int | np.integer):
+            seeds = list(seed) if isinstance(seed, list | tuple | np.ndarray) else None
+            if seeds is None or len(seeds) != self.num_envs:
+                raise TypeError(
+                    f"seed={seed!r}: one int for all {self.num_envs} envs, or a list of "
+                    f"{self.num_envs} ints (one per env)"
+                )
+            keys = jnp.stack([seed_key(s) for s in seeds])
+            obs, self._state = self._reset_each_fn(keys)
+            self._key = jax.random.fold_in(keys[0], self.num_envs)  # the batch's stream
+        else:
+            if seed is not None:
+                self._key = seed_key(seed)
+            self._key, obs, self._state = self._reset_fn(self._key)
         self._ret = jnp.zeros((self.num_envs,), jnp.float32)
         self._len = jnp.zeros((self.num_envs,), jnp.int32)
+        self._pending = jnp.zeros((self.num_envs,), bool)
         return to_numpy_obs(jax.device_get(obs), self._obs_space), {}
 
     def step(self, actions: Any):
@@ -136,13 +187,13 @@ class ArenaxVectorEnv(VectorEnv):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         a = checked_actions(actions, self._act_space, (self.num_envs,), "env")
-        self._key, out, self._state, self._ret, self._len = self._step_fn(
-            self._key, self._state, a, self._ret, self._len
+        self._key, out, self._state, self._ret, self._len, self._pending = self._step_fn(
+            self._key, self._state, a, self._ret, self._len, self._pending
         )
         obs, r, te, tr, final, ret, length = jax.device_get(out)  # one transfer
         done = te | tr
         infos: dict[str, Any] = {}
-        if done.any():
+        if done.any() and not self._next_step:
             infos["final_obs"] = to_numpy_obs(final, self._obs_space)
             infos["_final_obs"] = done
             infos["episode"] = {"r": ret, "l": length}
@@ -198,12 +249,14 @@ class ArenaxGymEnv(gym.Env if gym is not None else object):
 
 
 def to_gymnasium(
-    env: Environment, levels: LevelSource, n_envs: int, seed: int = 0
-) -> ArenaxVectorEnv:
+    env: Environment, levels: LevelSource, n_envs: int, seed: int = 0,
+    autoreset_mode: Any = "next_step",
+) -> ArenaxVectorEnv:  # fmt: skip
     """``n_envs`` copies of ``env`` (one team of one agent) as a Gymnasium ``VectorEnv``;
     every episode starts on a level from ``levels`` (a generator ``key -> level`` or a
-    list / dict of levels). See :class:`ArenaxVectorEnv`."""
-    return ArenaxVectorEnv(env, levels, n_envs, seed)
+    list / dict of levels); ``autoreset_mode``: ``"next_step"`` (Gymnasium's default) or
+    ``"same_step"``. See :class:`ArenaxVectorEnv`."""
+    return ArenaxVectorEnv(env, levels, n_envs, seed, autoreset_mode)
 
 
 def to_gymnasium_env(env: Environment, levels: LevelSource, seed: int = 0) -> ArenaxGymEnv:
