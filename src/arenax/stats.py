@@ -24,12 +24,18 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def mean_ci(x: np.ndarray, z: float = 1.96) -> tuple[float, float, float]:
-    """Mean and its 95% normal-approximation interval."""
+    """Mean and its 95% interval: Wilson's for 0/1 outcomes (a rate), else the normal
+    approximation cut to the range of the values (a mean cannot leave it: no negative
+    bound for non-negative returns)."""
+    x = np.asarray(x, np.float64)
     m = float(np.mean(x))
     if len(x) < 2:
         return m, m, m
+    if np.all((x == 0.0) | (x == 1.0)):
+        lo, hi = wilson(int(x.sum()), len(x), z)
+        return m, lo, hi
     half = z * float(np.std(x, ddof=1)) / math.sqrt(len(x))
-    return m, m - half, m + half
+    return m, max(m - half, float(x.min())), min(m + half, float(x.max()))
 
 
 def cvar(values: np.ndarray, alpha: float) -> float:

@@ -146,3 +146,23 @@ def test_robustness_on_solvable_levels_only() -> None:
 
     with pytest.raises(ValueError, match="rarely makes solvable levels"):
         draw_levels(lambda k: BLOCKED, 4, jax.random.key(0), lambda lv: jnp.bool_(False), 3)
+
+
+def test_intervals_stay_inside_what_the_values_can_be() -> None:
+    """0/1 outcomes get Wilson's interval (inside [0, 1]); other means the normal one cut to
+    the values' range: 1 tag in 12 episodes is not "−0.08–0.25", non-negative returns give
+    no negative bound."""
+    from arenax.stats import mean_ci, wilson
+
+    tags = np.array([1] + [0] * 11)
+    m, lo, hi = mean_ci(tags)
+    assert (lo, hi) == wilson(1, 12) and 0.0 < lo < m < hi < 1.0
+    returns = np.array([0.0] * 9 + [0.9])
+    m, lo, hi = mean_ci(returns)
+    assert (
+        lo == 0.0
+        and m == pytest.approx(0.09)
+        and hi == pytest.approx(0.09 + 1.96 * np.std(returns, ddof=1) / np.sqrt(10))
+    )
+    assert mean_ci(np.array([2.0, 2.0, 2.0])) == (2.0, 2.0, 2.0)
+    assert mean_ci(np.array([3.0])) == (3.0, 3.0, 3.0)
