@@ -268,6 +268,25 @@ def test_exports_refuse_impossible_fixed_levels() -> None:
 
 
 @pytest.mark.parametrize("game", ["tag", "grid-tag"])
+def test_pettingzoo_state_is_every_agents_observation(game: str) -> None:
+    """``state()`` (centralised critics) is every agent's observation in agent order,
+    flattened: checked against the per-agent observations the step returns; its space
+    holds it."""
+    if game == "tag":
+        env = arenax.make("tag", n_taggers=2, n_runners=3, episode_length=30)
+    else:
+        env = arenax.make("grid-tag", n_taggers=2, size=6, episode_length=30)
+    p = to_pettingzoo(env, env.generate)
+    obs, _ = p.reset(seed=0)
+    for _ in range(3):
+        flat = [np.concatenate([np.ravel(x) for x in (o.values() if isinstance(o, dict) else [o])])
+                for o in (obs[a] for a in p.possible_agents)]  # fmt: skip
+        np.testing.assert_allclose(p.state(), np.concatenate(flat).astype(np.float32))
+        assert p.state_space.contains(p.state())
+        obs, *_ = p.step({a: p.action_space(a).sample() for a in p.agents})
+
+
+@pytest.mark.parametrize("game", ["tag", "grid-tag"])
 def test_pettingzoo_parallel_api_test(game: str) -> None:
     if game == "tag":
         env = arenax.make("tag", n_taggers=2, n_runners=5, episode_length=30, tag_distance=0.2)

@@ -21,6 +21,7 @@ from arenax.interop.levels import (
 )
 
 try:  # optional dependency: pip install -e ".[interop]"
+    import gymnasium
     from pettingzoo import ParallelEnv
 except ImportError:  # pragma: no cover - exercised only without pettingzoo
     ParallelEnv = None
@@ -70,8 +71,29 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
             return env.observe(state), state, reward, terminated, truncated, out
 
         self._reset_fn, self._step_fn = jax.jit(reset), jax.jit(step)
+        shapes = jax.eval_shape(reset, jax.random.key(0))[0]
+        size = sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes))
+        #: the global state's space (:meth:`state`)
+        self.state_space = gymnasium.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self._obs = None
         self._key = seed_key(seed)
         self._state = None
+
+    def state(self) -> np.ndarray:
+        """The global state, for centralised critics (MAPPO): every agent's observation,
+        teams in order, agents in order, each flattened, concatenated — ``(D,) float32``
+        (``state_space``). Agents out of the game contribute their (zeroed) observations,
+        so the layout never changes."""
+        if self._obs is None:
+            raise RuntimeError("call reset() before state()")
+        parts = [
+            np.asarray(leaf, np.float32).reshape(-1)
+            for t in self.env.teams for leaf in [np.concatenate(
+                [np.asarray(x).reshape(np.shape(x)[0], -1) for x in jax.tree.leaves(self._obs[t])],
+                axis=1,
+            )]
+        ]  # fmt: skip
+        return np.concatenate(parts)
 
     def observation_space(self, agent: str) -> Any:
         return self._obs_spaces[self._index[agent][0]]
@@ -89,6 +111,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
             self._key = seed_key(seed)
         self._key, k = jax.random.split(self._key)
         obs, self._state = self._reset_fn(k)
+        self._obs = obs
         self.agents = list(self.possible_agents)
         return self._per_agent(obs, self.agents), {a: {} for a in self.agents}
 
@@ -116,6 +139,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         obs, self._state, reward, te, tr, out = self._step_fn(
             k, self._state, {t: jnp.asarray(a) for t, a in team_actions.items()}
         )
+        self._obs = obs
         live = self.agents
         ended, cut = bool(te), bool(tr)
         gone = self._per_agent(out, live)
