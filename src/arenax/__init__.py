@@ -20,12 +20,31 @@ from arenax.registry import (
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    """``arenax.train`` (callable: train a preset), ``arenax.load_run``, ``arenax.configure``
+    and ``arenax.Run`` are imported on first use (the training stack is heavy to import)."""
+    if name == "train":
+        import arenax.train
+
+        return arenax.train
+    if name in ("load_run", "configure", "Run", "Actor"):
+        from arenax import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'arenax' has no attribute {name!r}")
+
+
 __all__ = [
+    "Actor",
+    "Run",
     "__version__",
+    "configure",
     "list_envs",
     "list_generators",
     "list_mutators",
     "list_suites",
+    "load_run",
     "make",
     "make_generator",
     "make_mutator",
@@ -34,4 +53,5 @@ __all__ = [
     "register_mutator",
     "register_suite",
     "suite_levels",
+    "train",
 ]

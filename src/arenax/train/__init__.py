@@ -1,5 +1,12 @@
 """Training: the run's configuration (its parts' options, presets), the host loop,
-sharding, checkpoints, logging. Everything a config is built from is importable here."""
+sharding, checkpoints, logging. Everything a config is built from is importable here.
+
+The package itself is callable: ``arenax.train("maze-plr", total_steps=..., plr={...})`` is
+the Python interface's :func:`arenax.api.train`."""
+
+import sys
+import types
+from typing import Any
 
 from arenax.curricula import (
     ACCELConfig,
@@ -60,3 +67,16 @@ __all__ = [
     "validate",
     "with_compat",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """``arenax.train(...)``: this package is also the Python interface's ``train`` (see
+    :func:`arenax.api.train`)."""
+
+    def __call__(self, preset: Any, quiet: bool = False, **options: Any) -> Any:
+        from arenax.api import train as api_train
+
+        return api_train(preset, quiet=quiet, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,217 @@
+"""The Python interface for notebooks and scripts: train a preset with changed options, load
+a run, act with its policies, evaluate it.
+
+    import arenax
+
+    run = arenax.train("maze-plr", total_steps=2_000_000, plr={"replay_prob": 0.8},
+                       agent={"ppo": {"lr": 1e-4}}, out_dir="runs", quiet=True)
+    run.metrics["return"]                       # one value per cycle (NumPy)
+    run = arenax.load_run("runs/plr-maze-s0")   # a finished or interrupted run
+    actor = run.actor()                         # the trained student
+    report = run.evaluate(suite="SixteenRooms", episodes=20)
+
+Options are named as on the command line: the run's own fields (``total_steps``,
+``n_envs``, ``seed``, ``out_dir``…), and one dictionary per part — ``env={...}``, one per
+team (``agent={...}``, ``tagger={...}``; the network's options are the team's own, its
+learner's under ``"ppo"``), and the curriculum's under its name (``plr={...}``,
+``accel={...}``, ``dr={...}``…). Every option is checked before anything compiles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from rich.console import Console
+
+from arenax.options import ConfigError
+
+
+def _changed(obj: Any, changes: Mapping[str, Any], where: str) -> Any:
+    """``obj`` (a dataclass) with ``changes``; a nested dataclass field takes a dict. An
+    unknown name is a one-line :class:`ConfigError` listing the known ones."""
+    if not isinstance(changes, Mapping):
+        raise ConfigError(f"{where}={changes!r}: expected a dict of options")
+    names = {f.name: f for f in dataclasses.fields(obj) if f.init}
+    out: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for k, v in changes.items():
+        if k not in names:
+            rest[k] = v
+            continue
+        current = getattr(obj, k)
+        if dataclasses.is_dataclass(current) and isinstance(v, Mapping):
+            v = _changed(current, v, f"{where}.{k}")
+        elif (
+            isinstance(current, Path | None)
+            and isinstance(v, str)
+            and k.endswith(("dir", "resume"))
+        ):
+            v = Path(v)
+        out[k] = v
+    if rest:
+        network = getattr(obj, "network", None)
+        if getattr(obj, "KIND", "") == "team" and dataclasses.is_dataclass(network):
+            out["network"] = _changed(network, rest, where)  # a team's network options are its own
+        else:
+            known = ", ".join(sorted(names))
+            raise ConfigError(f"{where}: unknown option(s) {', '.join(map(repr, rest))}; known: {known}")  # fmt: skip
+    return dataclasses.replace(obj, **out)
+
+
+def configure(preset: Any, **options: Any) -> Any:
+    """A :class:`~arenax.train.TrainConfig` from a preset (a name or a config) and options
+    named as on the command line (see the module docstring), checked."""
+    from arenax.train import all_presets, validate
+
+    if isinstance(preset, str):
+        presets = all_presets()
+        if preset not in presets:
+            raise ConfigError(f"unknown preset {preset!r}; presets: {', '.join(presets)}")
+        cfg = presets[preset]
+    else:
+        cfg = preset
+    groups: dict[str, Any] = {}
+    run: dict[str, Any] = {}
+    kind = getattr(type(cfg.curriculum), "KIND", "")
+    kinds = {"dr", "plr", "accel", "sfl", "paired", "ddpg"}
+    given = set(options)
+    if "total_steps" in given and "total_updates" not in given:
+        options = {**options, "total_updates": None}  # the budget given is the budget
+    elif "total_updates" in given and "total_steps" not in given:
+        options = {**options, "total_steps": None}
+    for k, v in options.items():
+        if k == "env" or k in cfg.teams or k == kind:
+            groups[k] = v
+        elif k in kinds:
+            raise ConfigError(
+                f"{k}={v!r}: this preset's curriculum is {kind!r} (its options: {kind}={{...}}); "
+                "pass curriculum=<a config> to change the curriculum"
+            )
+        elif k == "curriculum" and not isinstance(v, Mapping):
+            run[k] = v  # a whole curriculum config
+        else:
+            run[k] = v
+    cfg = _changed(cfg, run, "options") if run else cfg
+    if "env" in groups:
+        cfg = dataclasses.replace(cfg, env=_changed(cfg.env, groups.pop("env"), "env"))
+    if kind in groups:
+        cfg = dataclasses.replace(cfg, curriculum=_changed(cfg.curriculum, groups.pop(kind), kind))
+    teams = dict(cfg.teams)
+    for team, v in groups.items():
+        teams[team] = _changed(teams[team], v, team)
+    cfg = dataclasses.replace(cfg, teams=teams)
+    validate(cfg)
+    return cfg
+
+
+@dataclasses.dataclass
+class Actor:
+    """A trained team's policy, callable on that team's observations.
+
+    ``act(obs, key, carry)`` takes a batch of observations of one team — leaves
+    ``(B, ...)`` (an env's ``obs[team]`` is one env's ``(A, ...)``) — and returns
+    ``(actions (B,) or (B, heads) or (B, dim), carry)``; pass ``carry=None`` at the start of
+    episodes (or ``first (B,) bool`` to reset some of them), and the returned carry on the
+    next call (recurrent networks)."""
+
+    team: str
+    policy: Any
+    params: Any
+    greedy: bool = False
+
+    def initial_carry(self, batch: int) -> Any:
+        return self.policy.initial_carry(batch)
+
+    def act(
+        self, obs: Any, key: jax.Array, carry: Any = None, first: Any = None
+    ) -> tuple[jax.Array, Any]:
+        batch = jax.tree.leaves(obs)[0].shape[0]
+        if carry is None:
+            carry = self.initial_carry(batch)
+            first = np.ones((batch,), bool) if first is None else first
+        first = np.zeros((batch,), bool) if first is None else np.asarray(first, bool)
+        return _act(self.policy, self.params, obs, key, carry, jnp.asarray(first), self.greedy)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 6))
+def _act(policy: Any, params: Any, obs: Any, key: jax.Array, carry: Any, first: jax.Array,
+         greedy: bool) -> tuple[jax.Array, Any]:  # fmt: skip
+    carry, logits, _ = policy.apply(
+        params, jax.tree.map(lambda x: x[None], obs), first[None], carry
+    )
+    logits = logits[0]
+    if greedy:
+        return jax.vmap(policy.dist.mode)(logits), carry
+    keys = jax.random.split(key, logits.shape[0])
+    return jax.vmap(policy.dist.sample)(keys, logits), carry
+
+
+@dataclasses.dataclass
+class Run:
+    """A training run on disk: its folder, config and metrics; its trained policies
+    (:meth:`actor`) and evaluation (:meth:`evaluate`) from its latest checkpoint."""
+
+    run_dir: Path
+    config: Any
+    rows: list[dict[str, Any]]
+    """The metrics rows (``metrics.jsonl``), one per cycle (several seeds: per seed)."""
+
+    @property
+    def metrics(self) -> dict[str, np.ndarray]:
+        """The metrics as columns: ``{name: (rows,) array}`` (NaN where a row lacks it)."""
+        names = list(dict.fromkeys(k for r in self.rows for k in r))
+        return {k: np.asarray([r.get(k, np.nan) for r in self.rows], np.float64) for k in names}
+
+    def actor(self, team: str | None = None, checkpoint: int | None = None,
+              greedy: bool = False) -> Actor:  # fmt: skip
+        """The policy that drives ``team`` (default: the first) at ``checkpoint`` (default:
+        the latest)."""
+        from arenax.eval.report import load_players
+
+        _, _, policies, params, _ = load_players(self.run_dir, checkpoint)
+        team = team or next(iter(policies))
+        if team not in policies:
+            raise ConfigError(f"team={team!r}: allowed {', '.join(policies)}")
+        return Actor(team, policies[team], params[team], greedy)
+
+    def evaluate(self, suite: str = "", episodes: int = 100, quiet: bool = False,
+                 **options: Any) -> Any:  # fmt: skip
+        """The family's evaluation of the latest checkpoint (as ``arenax eval``): a
+        :class:`~arenax.envs.family.Report` (``summary``, ``rows``, ``table``); writes
+        ``eval_<name>.csv`` in the run folder."""
+        from arenax.eval.report import evaluate_run
+
+        console = Console(quiet=True) if quiet else None
+        return evaluate_run(self.run_dir, suite, episodes, console=console, **options)
+
+
+def train(preset: Any, quiet: bool = False, **options: Any) -> Run:
+    """Train ``preset`` (a name or a :class:`~arenax.train.TrainConfig`) with ``options``
+    (see the module docstring); ``quiet``: print nothing (no progress bar or notes).
+    Returns the :class:`Run`."""
+    from arenax.train import train as train_config
+
+    if quiet:
+        options.setdefault("progress", False)
+    cfg = configure(preset, **options)
+    console = Console(quiet=True) if quiet else None
+    result = train_config(cfg, console=console)
+    return Run(Path(result.run_dir), cfg, result.rows)
+
+
+def load_run(run_dir: str | Path) -> Run:
+    """A run folder (``config.json``, ``metrics.jsonl``, checkpoints) as a :class:`Run`."""
+    from arenax.train.config import load_config
+    from arenax.train.logging import read_jsonl
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.json").is_file():
+        raise ConfigError(f"run_dir={str(run_dir)!r}: not a run directory (no config.json there)")
+    return Run(run_dir, load_config(run_dir / "config.json"), read_jsonl(run_dir / "metrics.jsonl"))

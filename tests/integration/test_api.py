@@ -1,0 +1,70 @@
+"""The Python interface (``arenax.train``, ``arenax.load_run``): options named as on the
+command line, checked before anything compiles; a run handle with metrics, the trained
+policy as an actor on env observations, and evaluation; nothing printed when quiet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+import arenax
+from arenax.options import ConfigError
+from arenax.train import TrainConfig
+
+SMALL = dict(
+    total_steps=2 * 8 * 16, n_envs=8, n_steps=16, chunk=1,
+    env={"height": 5, "width": 5, "n_walls": 4, "max_steps": 16},
+    agent={"hidden": 16, "ppo": {"lr": 1e-4}},
+)  # fmt: skip
+
+
+def test_train_load_act_and_evaluate_from_python(tmp_path: Path, capsys) -> None:
+    run = arenax.train("maze-dr", quiet=True, out_dir=str(tmp_path), name="a", **SMALL)
+    assert capsys.readouterr().out == ""  # quiet: no progress bar, no notes
+    cfg = run.config
+    assert (cfg.out_dir, cfg.total_steps, cfg.total_updates) == (tmp_path, 256, None)
+    assert cfg.teams["agent"].ppo.lr == 1e-4 and cfg.teams["agent"].network.hidden == 16
+    assert cfg.env.height == 5 and cfg.n_envs == 8
+    assert len(run.rows) == 2 and run.metrics["env_steps"].tolist() == [128.0, 256.0]
+    loaded = arenax.load_run(tmp_path / "a")
+    assert loaded.rows == run.rows and loaded.config == cfg
+    env = arenax.make("maze", height=5, width=5, n_walls=4, max_steps=16)
+    obs, state = env.reset(jax.random.key(0), env.generate(jax.random.key(1)))
+    actor = loaded.actor(greedy=True)
+    a, carry = actor.act(obs["agent"], jax.random.key(2))
+    assert a.shape == (1,) and 0 <= int(a[0]) < 7
+    b, _ = actor.act(obs["agent"], jax.random.key(9))
+    assert int(a[0]) == int(b[0])  # greedy: the key does not matter
+    for _ in range(3):  # the carry goes on from step to step
+        obs, state, *_ = env.step(jax.random.key(0), state, {"agent": a})
+        a, carry = actor.act(obs["agent"], jax.random.key(3), carry)
+    report = loaded.evaluate(suite="SixteenRooms", episodes=2, quiet=True)
+    assert set(report.summary) == {"eval/solved", "eval/return"}
+    assert (tmp_path / "a" / "eval_SixteenRooms.csv").is_file()
+
+
+def test_options_are_checked_in_one_line_before_compiling() -> None:
+    with pytest.raises(
+        ConfigError, match=r"agent\.ppo: unknown option\(s\) 'lrr'; known: adam_eps"
+    ):
+        arenax.configure("maze-dr", agent={"ppo": {"lrr": 1}})
+    with pytest.raises(
+        ConfigError, match=r"plr=\{'replay_prob': 0\.8\}: this preset's curriculum is 'dr'"
+    ):
+        arenax.configure("maze-dr", plr={"replay_prob": 0.8})
+    with pytest.raises(ConfigError, match=r"n_envs=0: must be a positive integer"):
+        arenax.configure("maze-dr", n_envs=0)
+    with pytest.raises(ConfigError, match="unknown preset 'maze-nope'"):
+        arenax.configure("maze-nope")
+    cfg = arenax.configure("maze-plr", plr={"replay_prob": 0.8}, total_steps=10_000)
+    assert cfg.curriculum.replay_prob == 0.8 and cfg.total_updates is None
+    with pytest.raises(ConfigError, match="not a run directory"):
+        arenax.load_run("/nonexistent/run")
+    # the package is callable and still a package
+    assert callable(arenax.train) and isinstance(arenax.configure("maze-dr"), TrainConfig)
+    from arenax.train import PRESETS
+
+    assert "maze-dr" in PRESETS and np.isfinite(PRESETS["maze-dr"].teams["agent"].ppo.lr)
