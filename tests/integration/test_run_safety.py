@@ -312,6 +312,8 @@ BAD = [
     (["train", "maze-dr", "--distributed", "--coordinator", "127.0.0.1:99999", "--num-processes",
       "2", "--process-id", "0"], "coordinator='127.0.0.1:99999': the port must be in [1, 65535]"),
     (["train", "maze-dr", "--join-timeout", "0"], "join_timeout=0: must be an integer in [1, 86400]"),
+    (["train", "maze-dr", "--name", "dangling"], "dangling is a symbolic link to"),
+    (["train", "maze-dr", "--name", "x" * 300], "300 bytes: at most 200 (it names the run folder)"),
     (["resume", "MISSING"], "not a run directory"),
     (["resume", "MISSING", "--total-steps", "-5"], "total_steps=-5: must be a positive integer"),
     (["eval", "MISSING"], "not a run directory"),
@@ -355,6 +357,7 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     afile = tmp_path / "afile"
     afile.write_text("")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     subst = {"RUN": str(a_run), "MISSING": str(tmp_path / "missing"), "FILE/x.csv": str(afile / "x.csv"),
              "FILE/g.png": str(afile / "g.png")}  # fmt: skip
     argv = [subst.get(a, a) for a in argv]
@@ -395,6 +398,34 @@ def test_a_process_whose_peers_never_join_stops_with_one_line(tmp_path: Path) ->
     assert lines[-1].startswith("error: distributed: not every process joined within 2 s")
     assert "raise --join-timeout" in lines[-1]
     assert "Traceback" not in out.stderr and "Check failure" not in out.stderr
+
+
+def test_file_system_errors_are_one_line_with_what_to_do(monkeypatch, capsys) -> None:
+    """A full disk, a read-only mount or a too-long path met while a command works: one
+    line naming the file and what to do, exit 2, no traceback."""
+    import errno
+
+    from arenax.cli import os_error_line
+
+    for code, strerror, hint in [
+        (errno.ENOSPC, "No space left on device", "the disk is full"),
+        (errno.EROFS, "Read-only file system", "choose another --out-dir"),
+        (errno.ENAMETOOLONG, "File name too long", "a shorter --name"),
+    ]:
+        line = os_error_line(OSError(code, strerror, "/runs/r/config.json"))
+        assert line.startswith(f"/runs/r/config.json: {strerror}; ") and hint in line
+
+    def full_disk(args: list[str]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", "/runs/r/checkpoints/4")
+
+    monkeypatch.setattr(cli, "command", lambda name: full_disk)
+    monkeypatch.setattr(sys, "argv", ["arenax", "train", "maze-dr"])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    out = capsys.readouterr()
+    text = (out.out + out.err).strip()
+    assert exc.value.code == 2 and "\n" not in text and "Traceback" not in text
+    assert text.startswith("error: /runs/r/checkpoints/4: No space left on device; the disk is full")
 
 
 def test_version_and_help_describe_every_command(capsys) -> None:

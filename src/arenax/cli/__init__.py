@@ -47,6 +47,21 @@ def command(name: str) -> Callable[[Sequence[str]], None]:
     return getattr(importlib.import_module(f"arenax.cli.{module}"), fn)
 
 
+def os_error_line(exc: OSError) -> str:
+    """One line for an error of the file system, with what to do for the common ones."""
+    import errno
+
+    where = f"{exc.filename}: " if exc.filename else ""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    hint = {
+        errno.ENOSPC: "; the disk is full: free space (the last complete checkpoint is intact) and resume",
+        errno.EROFS: "; the file system is read-only: choose another --out-dir (or copy the run)",
+        errno.EACCES: "; not allowed: check the folder's permissions or choose another --out-dir",
+        errno.ENAMETOOLONG: "; choose a shorter --name or --out-dir",
+    }.get(exc.errno or 0, "")
+    return f"{where}{what}{hint}"
+
+
 def run(name: str, args: Sequence[str]) -> None:
     """Run a command, answering the errors users cause in one line (exit 2) and
     interruptions with the signal's status (130 / 143)."""
@@ -62,6 +77,10 @@ def run(name: str, args: Sequence[str]) -> None:
     except Interrupted as exc:
         console.print(str(exc))
         raise SystemExit(exc.exit_code) from None
+    except OSError as exc:  # the file system said no: a full disk, a read-only mount …
+        if debug():
+            raise
+        error(os_error_line(exc))
     except KeyboardInterrupt:
         if name in ("train", "resume"):  # the first Ctrl-C saved and stopped
             console.print("aborted at once (second Ctrl-C); the last saved checkpoint is intact")

@@ -252,6 +252,8 @@ class TrainConfig:
             yield Problem("eval.every", self.eval.every, f"must be a multiple of chunk={self.chunk} (work happens between chunks)")  # fmt: skip
         if "/" in self.name or self.name in (".", ".."):
             yield Problem("name", self.name, "must be a plain folder name")
+        elif len(self.name.encode()) > 200:  # file systems allow 255 bytes; seeds add "-sN"
+            yield Problem("name", f"{self.name[:20]}…", f"{len(self.name.encode())} bytes: at most 200 (it names the run folder)")  # fmt: skip
         if self.n_envs % self.devices:
             yield Problem("n_envs", self.n_envs, f"must be divisible by devices={self.devices}")
             return

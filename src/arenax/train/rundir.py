@@ -98,6 +98,8 @@ def check_writable_dir(path: Path, field: str) -> None:
     """``path`` is, or can be created as, a folder this process can write into: else a
     one-line :class:`ConfigError` naming ``field``."""
     path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise ConfigError(f"{field}={str(path)!r}: a symbolic link to {os.readlink(path)}, which does not exist")  # fmt: skip
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{field}={str(path)!r}: exists and is not a folder")
     probe = path
@@ -140,6 +142,11 @@ def make_new_run_dir(run_dir: Path, overwrite: bool) -> RunLock:
     run is renamed aside atomically, then deleted."""
     run_dir = Path(run_dir)
     check_writable_dir(run_dir.parent, "out_dir")
+    if run_dir.is_symlink() and not run_dir.exists():
+        raise ConfigError(
+            f"name={run_dir.name!r}: {run_dir} is a symbolic link to {os.readlink(run_dir)}, "
+            "which does not exist"
+        )
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(f"name={run_dir.name!r}: {run_dir} exists and is not a folder")
     if run_dir.exists() and any(run_dir.iterdir()):
