@@ -106,9 +106,10 @@ def test_insert_fills_dedupes_and_replaces_lowest_probability() -> None:
     buf2, slots = ins(B.create(LEVEL, 4), [20, 20, 21], [0.1, 0.4, 0.2])
     assert slots.tolist() == [0, -1, 1] and int(jnp.sum(buf2.filled)) == 2
     assert buf2.scores[0] == pytest.approx(0.1) and buf2.max_returns[0] == pytest.approx(0.1)
-    # ... also when the first copy is not inserted (no finished episode): it still decides
-    buf3, slots = ins(B.create(LEVEL, 4), [20, 20], [-np.inf, 0.4])
-    assert slots.tolist() == [-1, -1] and not bool(jnp.any(buf3.filled))
+    # a first copy without a score (no finished episode) does not count: the first scored
+    # copy does (ACCEL's identical empty levels still enter the buffer)
+    buf3, slots = ins(B.create(LEVEL, 4), [20, 20, 20], [-np.inf, 0.4, 0.9])
+    assert slots.tolist() == [-1, 0, -1] and buf3.scores[0] == pytest.approx(0.4)
     # a duplicate of a stored level in one batch: only its first copy updates the entry
     buf4, slots = ins(buf2, [21, 21], [0.7, 0.9])
     assert slots.tolist() == [1, -1] and buf4.scores[1] == pytest.approx(0.7)
@@ -136,6 +137,10 @@ def test_a_slot_sampled_twice_is_rescored_by_its_first_copy() -> None:
     np.testing.assert_allclose(new.scores, [0.1, 3.0])
     np.testing.assert_allclose(new.max_returns, [0.6, 0.9])
     assert B.first_copies(idx).tolist() == [True, True, False, False]
+    # a first copy without a score does not count: the next scored copy rescores the slot
+    unscored = B.update_scores(buf, idx, jnp.array([-jnp.inf, 3.0, 0.7, 0.9]), best)
+    np.testing.assert_allclose(unscored.scores, [0.7, 3.0])
+    np.testing.assert_allclose(unscored.max_returns, [2.0, 0.9])
     skipped = B.update_scores(buf, idx, sc, best, skip=jnp.array([True, False, True, True]))
     np.testing.assert_allclose(skipped.scores, [1.0, 3.0])
     np.testing.assert_allclose(skipped.max_returns, [0.5, 0.9])

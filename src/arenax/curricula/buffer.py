@@ -15,9 +15,9 @@ Sampling a batch advances the clock by the batch size and stamps the sampled ent
 
 Insertion (:func:`insert`): levels with a non-finite score (no finished episode) are never
 inserted; a level equal to one already in the buffer updates that entry instead of adding a
-copy; a level equal to an earlier one of the same batch is ignored (the first copy's score
-counts, the reference library's rule; rescoring a slot sampled twice keeps the first copy's
-too, on every backend); otherwise the level takes a free slot, or, when the buffer is full, replaces the entry of
+copy; a level equal to an earlier one of the same batch that has a score is ignored (the
+first scored copy counts, as the reference library's first copy; rescoring a slot sampled
+twice keeps its first scored copy's too, on every backend); otherwise the level takes a free slot, or, when the buffer is full, replaces the entry of
 lowest replay probability if its score is at least that entry's. An inserted level is
 "just seen" (staleness 0), or inherits the staleness of the slot it takes
 (``inherit_staleness``, the reference library's rule).
@@ -185,7 +185,7 @@ def update_scores(
     keep = jnp.zeros_like(ok) if skip is None else skip
     new_scores = jnp.where(ok & ~keep, scores, buf.scores[idx])
     best = jnp.where(keep, buf.max_returns[idx], jnp.maximum(buf.max_returns[idx], max_returns))
-    write = jnp.where(first_copies(idx), idx, buf.capacity)  # later copies: out of range
+    write = jnp.where(first_copies(idx, ok), idx, buf.capacity)  # later copies: dropped
     return buf.replace(
         scores=buf.scores.at[write].set(new_scores, mode="drop"),
         max_returns=buf.max_returns.at[write].set(best, mode="drop"),
@@ -212,7 +212,8 @@ def put_back(
             ``(n,) int32``: the replayed levels, their new scores and what they held.
         taken: ``(n,) bool``, a new level took the slot since it was sampled.
     """
-    back = taken & first_copies(idx) & jnp.isfinite(scores) & (scores >= buf.scores[idx])
+    ok = jnp.isfinite(scores)
+    back = taken & first_copies(idx, ok) & ok & (scores >= buf.scores[idx])
     slot = jnp.where(back, idx, buf.capacity)  # the others: out of range, dropped
     put = lambda a, v: a.at[slot].set(v, mode="drop")  # noqa: E731
     return buf.replace(
@@ -224,10 +225,13 @@ def put_back(
     )
 
 
-def first_copies(idx: jax.Array) -> jax.Array:
-    """``(n,) bool``: entry ``i`` of ``idx (n,)`` is the first with its value."""
+def first_copies(idx: jax.Array, valid: jax.Array | None = None) -> jax.Array:
+    """``(n,) bool``: entry ``i`` of ``idx (n,)`` is the first with its value among the
+    ``valid (n,) bool`` entries (default: all)."""
     n = idx.shape[0]
     same = idx[:, None] == idx[None, :]
+    if valid is not None:
+        same = same & valid[None, :]
     return ~jnp.any(same & (jnp.arange(n)[None, :] < jnp.arange(n)[:, None]), axis=1)
 
 
@@ -305,7 +309,8 @@ def insert(
 
     def one(b: LevelBuffer, x: tuple) -> tuple[LevelBuffer, jax.Array]:
         i, level, score, best, mut, parent = x
-        earlier = _equal(levels, level, ignore) & (jnp.arange(n) < i)  # copies before it
+        # a copy of this level earlier in the batch that has a score took its place
+        earlier = _equal(levels, level, ignore) & (jnp.arange(n) < i) & jnp.isfinite(scores)
         valid = jnp.isfinite(score) & ~jnp.any(earlier)
         dup = _equal(b.levels, level, ignore) & b.filled
         is_dup = jnp.any(dup)
