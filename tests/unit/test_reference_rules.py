@@ -47,6 +47,17 @@ def small(preset: str, tmp_path: Path, **changes: object) -> TrainConfig:
     return dataclasses.replace(cfg, **changes)
 
 
+def four_slots(scores: list[float], **fields: object) -> B.LevelBuffer:
+    """A full buffer of the levels ``maze(0..3)`` with these scores (and other fields)."""
+    return B.create(maze(0), 4).replace(
+        levels=stack([maze(i) for i in range(4)]),
+        scores=jnp.array(scores, jnp.float32),
+        filled=jnp.ones((4,), jnp.bool_),
+        clock=jnp.int32(4),
+        **fields,
+    )
+
+
 # ---------------------------------------------------------------------- the PLR∥ buffer fix
 def test_parallel_rescoring_keeps_the_new_level_in_a_slot_it_just_took(tmp_path: Path) -> None:
     """Capacity 4, scores [.9, .8, .7, .1]; slot 3 was replayed this cycle. A new level with
@@ -101,14 +112,8 @@ def test_a_taken_slot_goes_back_to_a_replayed_level_that_scores_higher(
     algo = make_curriculum(small("maze-pplr", tmp_path))
     algo = dataclasses.replace(algo, config=dataclasses.replace(
         algo.config, staleness_coef=0.0, buffer_size=4, taken_slot=rule))  # fmt: skip
-    buf = B.create(maze(0), 4).replace(
-        levels=stack([maze(i) for i in range(4)]),
-        scores=jnp.array([0.9, 0.8, 0.7, 0.1], jnp.float32),
-        max_returns=jnp.array([0.5, 0.5, 0.5, 0.6], jnp.float32),
-        mutations=jnp.array([0, 0, 0, 2], jnp.int32),
-        filled=jnp.ones((4,), jnp.bool_),
-        clock=jnp.int32(4),
-    )
+    buf = four_slots([0.9, 0.8, 0.7, 0.1], max_returns=jnp.array([0.5, 0.5, 0.5, 0.6]),
+                     mutations=jnp.array([0, 0, 0, 2], jnp.int32))  # fmt: skip
     idx = jnp.array([3], jnp.int32)
     scores = {"new": jnp.array([0.3]), "replay": jnp.array([replay_score])}
     best = {"new": jnp.array([0.0]), "replay": jnp.array([0.95])}
@@ -192,13 +197,7 @@ def test_mutation_parents_and_the_mutation_counter(tmp_path: Path) -> None:
     for count, step in (("mutations", 1), ("edits", algo.config.n_edits)):
         a = dataclasses.replace(algo, n_envs=1, config=dataclasses.replace(
             algo.config, mutation_count=count, staleness_coef=0.0))  # fmt: skip
-        buf = B.create(maze(0), 4).replace(
-            levels=stack([maze(i) for i in range(4)]),
-            scores=jnp.array([0.9, 0.8, 0.5, 0.1], jnp.float32),
-            mutations=jnp.array([0, 0, 3, 0], jnp.int32),
-            filled=jnp.ones((4,), jnp.bool_),
-            clock=jnp.int32(4),
-        )
+        buf = four_slots([0.9, 0.8, 0.5, 0.1], mutations=jnp.array([0, 0, 3, 0], jnp.int32))
         blocks = {"new": stack([maze(4)]), "replay": stack([maze(2)]),
                   "children": stack([maze(2, direction=1)])}  # fmt: skip
         out, _ = a._update_buffer(
