@@ -84,6 +84,51 @@ def test_observation_hand_computed():
     assert int(obs["agent"].direction[0]) == 0
 
 
+def _view_cell_by_cell(walls, goal, agent, d, v):
+    """The view read one cell at a time, as MiniGrid defines it: row ``r`` is ``v-1-r``
+    cells ahead, column ``c`` is ``c - v//2`` cells to the right; off the grid is wall."""
+    h, w = walls.shape
+    f = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]])[d]
+    right = np.array([-f[1], f[0]])
+    obj = np.zeros((v, v), np.uint8)
+    col = np.zeros((v, v), np.uint8)
+    for r in range(v):
+        for c in range(v):
+            x, y = np.asarray(agent) + (v - 1 - r) * f + (c - v // 2) * right
+            if not (0 <= x < w and 0 <= y < h) or walls[y, x]:
+                obj[r, c], col[r, c] = 2, 5
+            elif (x, y) == tuple(goal):
+                obj[r, c], col[r, c] = 8, 1
+            else:
+                obj[r, c] = 1
+    return np.stack([obj, col, np.zeros_like(obj)], -1)
+
+
+@pytest.mark.parametrize("h,w,v", [(13, 13, 5), (4, 7, 3), (9, 5, 7), (3, 3, 7)])
+def test_observation_equals_the_view_read_cell_by_cell(h, w, v):
+    """Random walls, agents in every direction, goals on and off the grid (the editor's
+    unplaced goal): the sliced and turned view is the cell-by-cell one."""
+    rng = np.random.default_rng(h * 100 + w * 10 + v)
+    env = MazeEnv(height=h, width=w, view_size=v)
+    observe = jax.jit(env.observe)
+    for _ in range(40):
+        walls = rng.random((h, w)) < 0.4
+        agent = (int(rng.integers(w)), int(rng.integers(h)))
+        goal = (int(rng.integers(-1, w + 1)), int(rng.integers(-1, h + 1)))
+        d = int(rng.integers(4))
+        state = env.reset_state(
+            KEY,
+            MazeLevel(
+                walls=jnp.asarray(walls),
+                goal_pos=jnp.array(goal),
+                agent_pos=jnp.array(agent),
+                agent_dir=jnp.int32(d),
+            ),
+        )
+        image = np.asarray(observe(state)["agent"].image[0])
+        np.testing.assert_array_equal(image, _view_cell_by_cell(walls, goal, agent, d, v))
+
+
 def test_normalized_observation():
     env = MazeEnv(height=3, width=4, normalize_obs=True)
     raw = MazeEnv(height=3, width=4)

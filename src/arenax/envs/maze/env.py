@@ -225,19 +225,27 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
 
     # ------------------------------------------------------------- observation
     def observe(self, state: MazeState) -> dict[str, MazeObs]:
+        """The egocentric view: the ``v x v`` box of the grid in front of the agent, cut
+        from the grid padded with wall (one contiguous slice, not 25 scattered reads: the
+        observation is most of a step's cost) and turned so that the agent looks up."""
         v = self.view_size
         h, w = state.walls.shape
-        # view cell (row r, col c): ahead = v-1-r cells forward, c - v//2 cells to the right
-        ahead = np.broadcast_to((v - 1 - np.arange(v))[:, None], (v, v))
-        right = np.broadcast_to((np.arange(v) - v // 2)[None, :], (v, v))
-        f = jnp.asarray(DIR_TO_VEC)[state.agent_dir]
-        r = jnp.asarray(DIR_TO_VEC)[(state.agent_dir + 1) % 4]
-        x = state.agent_pos[0] + f[0] * ahead + r[0] * right
-        y = state.agent_pos[1] + f[1] * ahead + r[1] * right
-        inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
-        flat = jnp.clip(y, 0, h - 1) * w + jnp.clip(x, 0, w - 1)
-        wall = ~inside | state.walls.reshape(-1)[flat]
-        goal = (x == state.goal_pos[0]) & (y == state.goal_pos[1])
+        pad, half = v - 1, v // 2
+        # the grid as codes (0 empty, 1 wall, 2 goal), walls around it read as wall; a
+        # goal off the grid falls on that border and stays wall, as in MiniGrid
+        ys = np.arange(h + 2 * pad)[:, None] - pad
+        xs = np.arange(w + 2 * pad)[None, :] - pad
+        walls = jnp.pad(state.walls, pad, constant_values=True)
+        goal = (xs == state.goal_pos[0]) & (ys == state.goal_pos[1])
+        code = jnp.where(walls, 1, jnp.where(goal, 2, 0)).astype(jnp.uint8)
+        # top-left corner of the box seen facing +x, +y, -x, -y (padded coordinates)
+        x, y, d = state.agent_pos[0] + pad, state.agent_pos[1] + pad, state.agent_dir
+        x0 = jnp.stack([x, x - half, x - pad, x - half])[d]
+        y0 = jnp.stack([y - half, y, y - half, y - pad])[d]
+        box = jax.lax.dynamic_slice(code, (y0, x0), (v, v))
+        # view row r is v-1-r cells ahead, column c is c-half cells to the right
+        view = jnp.stack([jnp.rot90(box, 1), jnp.rot90(box, 2), jnp.rot90(box, 3), box])[d]
+        wall, goal = view == 1, view == 2
         obj = jnp.where(wall, WALL[0], jnp.where(goal, GOAL[0], EMPTY[0]))
         col = jnp.where(wall, WALL[1], jnp.where(goal, GOAL[1], EMPTY[1]))
         image = jnp.stack([obj, col, jnp.zeros_like(obj)], axis=-1).astype(jnp.uint8)
