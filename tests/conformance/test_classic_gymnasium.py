@@ -85,6 +85,18 @@ def test_default_levels_are_gymnasiums_constants() -> None:
     assert mc["gravity"] == pytest.approx(0.0025)
 
 
+def test_observation_spaces_are_gymnasiums() -> None:
+    """Bounds, shape and dtype of every game's observation, through the Gymnasium export's
+    space conversion (Pendulum ``[1, 1, 8]``, CartPole ``inf`` only for velocities...)."""
+    from arenax.interop.levels import to_gym_space
+
+    for name, (cls, gid) in FAMILIES.items():
+        ours = to_gym_space(cls().observation_space("agent"))
+        theirs = gymnasium.make(gid).observation_space
+        assert ours == theirs, (name, ours, theirs)
+        assert all(np.isfinite(ours.high)) or name == "cartpole", name
+
+
 def _action(env: gymnasium.Env, name: str, rng: np.random.Generator, episode: int) -> object:
     """Random actions; in every other episode, where random play never reaches the goal,
     energy pumping instead (acrobot: torque with the second joint's velocity; mountain
@@ -130,6 +142,7 @@ def test_replays_gymnasium_step_by_step(name: str, which: str) -> None:
         o, _, r, te, tr, _ = step(jax.random.key(t), state, {"agent": act})
         where = f"{name} ({which}) step {t}, episode {episodes}, t={time}"
         np.testing.assert_allclose(o["agent"][0], obs, rtol=1e-5, atol=1e-5, err_msg=where)
+        assert ours.observation_space("agent").contains(o["agent"][0]), where
         np.testing.assert_allclose(r["agent"][0], reward, rtol=1e-5, atol=1e-5, err_msg=where)
         assert bool(te) == term, where
         assert bool(tr) == trunc, where

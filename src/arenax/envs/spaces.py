@@ -52,10 +52,11 @@ class MultiDiscrete:
 
 @dataclasses.dataclass(frozen=True)
 class Box:
-    """An array with element-wise bounds."""
+    """An array with element-wise bounds: ``low``/``high`` are one number for every
+    element, or (observations of a 1-D ``shape``) a tuple of one bound per element."""
 
-    low: float
-    high: float
+    low: float | tuple[float, ...]
+    high: float | tuple[float, ...]
     shape: tuple[int, ...]
     dtype: Any = jnp.float32
 
@@ -64,14 +65,17 @@ class Box:
             return jax.random.randint(
                 key, (*shape, *self.shape), int(self.low), int(self.high) + 1
             ).astype(self.dtype)
-        return jax.random.uniform(
-            key, (*shape, *self.shape), minval=self.low, maxval=self.high
-        ).astype(self.dtype)
+        low, high = np.asarray(self.low, np.float32), np.asarray(self.high, np.float32)
+        return jax.random.uniform(key, (*shape, *self.shape), minval=low, maxval=high).astype(
+            self.dtype
+        )
 
     def contains(self, x: Any) -> bool:
         x = np.asarray(x)
         shape_ok = x.shape[x.ndim - len(self.shape) :] == self.shape
-        return shape_ok and bool(np.all((x >= self.low) & (x <= self.high)))
+        # bounds in the space's dtype (float32(-1.2) is below the float -1.2)
+        low, high = (np.asarray(b).astype(np.dtype(self.dtype)) for b in (self.low, self.high))
+        return shape_ok and bool(np.all((x >= low) & (x <= high)))
 
 
 @dataclasses.dataclass(frozen=True)

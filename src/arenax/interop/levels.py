@@ -80,7 +80,11 @@ def to_gym_space(space: Any) -> Any:
     if isinstance(space, spaces.MultiDiscrete):
         return gym.spaces.MultiDiscrete(np.asarray(space.nvec, np.int64))
     if isinstance(space, spaces.Box):
-        return gym.spaces.Box(space.low, space.high, space.shape, np.dtype(space.dtype))
+        dtype = np.dtype(space.dtype)
+        low, high = (
+            np.broadcast_to(np.asarray(b, dtype), space.shape) for b in (space.low, space.high)
+        )
+        return gym.spaces.Box(low, high, space.shape, dtype)
     if isinstance(space, spaces.Dict):
         return gym.spaces.Dict({n: to_gym_space(s) for n, s in space.spaces})
     raise TypeError(f"no Gymnasium space for {type(space).__name__}")

@@ -82,6 +82,9 @@ class AcrobotEnv(ClassicEnv):
     def __post_init__(self) -> None:
         check_on_init(self, "acrobot")
 
+    def obs_high(self) -> tuple[float, ...]:
+        return (1.0, 1.0, 1.0, 1.0, MAX_VEL_1, MAX_VEL_2)
+
     def action_space(self, team: str = "agent") -> spaces.Discrete:
         return spaces.Discrete(3)
 

@@ -75,6 +75,11 @@ class CartPoleEnv(ClassicEnv):
     def __post_init__(self) -> None:
         check_on_init(self, "cartpole")
 
+    def obs_high(self) -> tuple[float, ...]:
+        # Gymnasium's: twice the termination bounds, so the ending observation is inside
+        theta = self.theta_threshold_deg * 2 * math.pi / 360
+        return (2 * self.x_threshold, math.inf, 2 * theta, math.inf)
+
     def action_space(self, team: str = "agent") -> spaces.Discrete:
         return spaces.Discrete(2)
 

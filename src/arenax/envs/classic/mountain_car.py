@@ -68,6 +68,12 @@ class _MountainCar(ClassicEnv):
     def obs(self, s: jax.Array) -> jax.Array:
         return s
 
+    def obs_low(self) -> tuple[float, ...]:
+        return (MIN_POSITION, -MAX_SPEED)
+
+    def obs_high(self) -> tuple[float, ...]:
+        return (MAX_POSITION, MAX_SPEED)
+
 
 @dataclasses.dataclass(frozen=True)
 class MountainCarEnv(_MountainCar):

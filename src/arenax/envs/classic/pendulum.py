@@ -70,6 +70,9 @@ class PendulumEnv(ClassicEnv):
     def __post_init__(self) -> None:
         check_on_init(self, "pendulum")
 
+    def obs_high(self) -> tuple[float, ...]:
+        return (1.0, 1.0, self.max_speed)
+
     def action_space(self, team: str = "agent") -> spaces.Box:
         return spaces.Box(-self.max_torque, self.max_torque, (1,), jnp.float32)
 

@@ -16,6 +16,7 @@ episode runs on). Single-agent: one team ``"agent"`` with one agent, so observat
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
@@ -176,7 +177,17 @@ class ClassicEnv(Environment[Any, ClassicState]):
 
     # --- the environment contract ----------------------------------------------------------
     def observation_space(self, team: str = "agent") -> spaces.Box:
-        return spaces.Box(-np.inf, np.inf, (self.obs_dim,), jnp.float32)
+        """Gymnasium's bounds of the observation (:meth:`obs_high`, symmetric unless a
+        family overrides :meth:`obs_low`)."""
+        return spaces.Box(self.obs_low(), self.obs_high(), (self.obs_dim,), jnp.float32)
+
+    def obs_high(self) -> tuple[float, ...]:
+        """Upper bound of each observed value (Gymnasium's; ``inf`` where it has none)."""
+        return (math.inf,) * self.obs_dim
+
+    def obs_low(self) -> tuple[float, ...]:
+        """Lower bound of each observed value (default: ``-obs_high``)."""
+        return tuple(-h for h in self.obs_high())
 
     def reset_state(self, key: jax.Array, level: L) -> ClassicState:
         return ClassicState(s=self.start(key, level), time=jnp.int32(0), level=level)
