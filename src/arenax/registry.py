@@ -265,12 +265,25 @@ def list_mutators() -> list[str]:
     return sorted(MUTATORS)
 
 
+def family_suites() -> dict[str, dict[str, tuple[str, ...]]]:
+    """Held-out suites of each family: ``{family: {suite: level names}}`` (a suite's name
+    is looked up within its family, so two families may both have ``arenas``)."""
+    return {n: dict(f.suites()) for n, f in FAMILIES.items() if f.suites is not None}
+
+
 def list_suites() -> dict[str, tuple[str, ...]]:
-    """Held-out suites and the levels in each, of every family (and registered dicts)."""
-    out: dict[str, tuple[str, ...]] = {}
-    for f in FAMILIES.values():
-        if f.suites is not None:
-            out.update(f.suites())
+    """Held-out suites and the levels in each, of every family (and registered dicts). A
+    suite name that more than one family uses is listed as ``family/suite`` for each."""
+    per_family = family_suites()
+    count: dict[str, int] = {}
+    for suites in per_family.values():
+        for name in suites:
+            count[name] = count.get(name, 0) + 1
+    out = {
+        (name if count[name] == 1 else f"{family}/{name}"): levels
+        for family, suites in per_family.items()
+        for name, levels in suites.items()
+    }
     return {**out, **{n: tuple(levels) for n, levels in USER_SUITES.items()}}
 
 

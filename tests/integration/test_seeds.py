@@ -5,6 +5,7 @@ evaluation summarise over seeds."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 from pathlib import Path
 
@@ -39,7 +40,7 @@ pytestmark = pytest.mark.slow  # every test here trains
     ],
 )
 def test_each_seed_trains_what_its_own_run_trains(
-    tmp_path: Path, preset: str, changes: dict
+    tmp_path: Path, preset: str, changes: dict, monkeypatch, capsys
 ) -> None:
     stack = train(tiny_preset(preset, tmp_path / "stack", 6, seeds=2, seed=4, **changes))
     for i, seed in enumerate((4, 5)):
@@ -52,6 +53,19 @@ def test_each_seed_trains_what_its_own_run_trains(
         assert (folder / "config.json").is_file() and (folder / "checkpoints").is_dir()
     if preset == "maze-accel":  # the seeds did not run the same cycles
         assert [len(r) for r in stack.seed_rows] == [3, 4]
+    if preset == "tag-grid":  # a Tag evaluation summarises over seeds too
+        run = tmp_path / "stack" / preset
+        argv = ["arenax", "eval", str(run), "--episodes", "4", "--opponents", "trained"]
+        monkeypatch.setattr("sys.argv", argv)
+        capsys.readouterr()
+        cli.main()
+        out = capsys.readouterr().out
+        per_seed = []
+        for s in (4, 5):
+            with (run / f"seed{s}" / "eval_tag.csv").open() as f:
+                per_seed.append(float(next(csv.DictReader(f))["any_tag"]))
+        mean = sum(per_seed) / 2
+        assert f"over 2 seeds: P(tag)/trained-vs-trained {mean:.3f} [" in out, out
 
 
 def test_a_stack_resumes_exactly_and_each_seed_is_a_run_of_its_own(

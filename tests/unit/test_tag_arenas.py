@@ -166,3 +166,19 @@ def test_heldout_arenas_are_valid_and_fixed(size: int) -> None:
     assert A.resolve_arenas("rooms, arenas")[0] == "rooms"
     with pytest.raises(ValueError, match="unknown arena 'x'"):
         A.resolve_arenas("x")
+
+
+def test_both_tag_games_list_their_own_held_out_arenas():
+    """Both Tag games call their held-out suite ``arenas``: the registry lists each under
+    its family (neither hides the other), and ``render`` finds either by ``family/arenas``."""
+    import arenax
+    from arenax.cli.render import _levels_of
+    from arenax.envs.tag import discs
+
+    suites = arenax.list_suites()
+    assert suites["grid-tag/arenas"] == A.HELDOUT_ARENAS and "maze" in A.HELDOUT_ARENAS
+    assert suites["tag/arenas"] == discs.HELDOUT_ARENAS and "ring" in discs.HELDOUT_ARENAS
+    assert "arenas" not in suites
+    assert arenax.registry.family_suites()["grid-tag"] == {"arenas": A.HELDOUT_ARENAS}
+    assert _levels_of("grid-tag/arenas")[0].name == "grid-tag"
+    assert _levels_of("tag/arenas")[0].name == "tag"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import tyro
@@ -72,19 +72,26 @@ class EvalArgs:
             yield from dir_problem(self.run_dir, "run_dir")
 
 
-def _eval_one(args: EvalArgs) -> list:
+def _eval_one(args: EvalArgs) -> Any:
     from arenax.eval.report import evaluate_run
 
-    report = evaluate_run(
+    return evaluate_run(
         args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
         args.out, args.gif_dir, console, tuple(args.opponents), args.cvar_alpha,
         args.cvar_levels, args.cvar_episodes, args.cvar_solvable,
     )  # fmt: skip
-    return report.rows
+
+
+# how the over-seeds line names a family's summary value (others: the key without "eval/")
+SUMMARY_LABELS = {
+    "eval/solved": "held-out solved rate (mean over levels)",
+    "eval/return": "held-out return (mean over levels)",
+}
 
 
 def eval_command(argv: Sequence[str]) -> None:
-    """Evaluate a run (each seed of a run of several, then the mean over seeds)."""
+    """Evaluate a run (each seed of a run of several, then the mean over seeds of every
+    summary value of the family's evaluation)."""
     from arenax.eval.plots import seed_dirs
     from arenax.stats import mean_ci
 
@@ -94,17 +101,18 @@ def eval_command(argv: Sequence[str]) -> None:
     if not seeds:
         _eval_one(args)
         return
-    solved = []
+    summaries = []
     for d in seeds:
         console.rule(f"{Path(args.run_dir).name}: {d.name}")
         out = args.out.with_stem(f"{args.out.stem}-{d.name}") if args.out else None
         gifs = args.gif_dir / d.name if args.gif_dir else None
-        rows = _eval_one(dataclasses.replace(args, run_dir=d, out=out, gif_dir=gifs))
-        if rows and hasattr(rows[0], "solved"):
-            solved.append(float(np.mean([r.solved for r in rows])))
-    if solved:
-        m, lo, hi = mean_ci(np.asarray(solved))
+        report = _eval_one(dataclasses.replace(args, run_dir=d, out=out, gif_dir=gifs))
+        summaries.append(report.summary)
+    for key in summaries[0]:
+        values = [s[key] for s in summaries if key in s]
+        m, lo, hi = mean_ci(np.asarray(values))
+        label = SUMMARY_LABELS.get(key, key.removeprefix("eval/"))
         console.print(
-            f"over {len(solved)} seeds: held-out solved rate (mean over levels) {m:.3f} "
-            f"[{lo:.3f}, {hi:.3f}] (95% interval across seeds)"
+            f"over {len(values)} seeds: {label} {m:.3f} [{lo:.3f}, {hi:.3f}] "
+            "(95% interval across seeds)"
         )

@@ -61,7 +61,11 @@ def list_command(argv: Sequence[str]) -> None:
         table.add_row(f"environment {name}", arenax.registry.family(name).summary)
     table.add_row("generators", ", ".join(arenax.list_generators()))
     table.add_row("mutators", ", ".join(arenax.list_mutators()))
-    for name, levels in arenax.list_suites().items():
+    for family, suites in arenax.registry.family_suites().items():
+        for name, levels in suites.items():
+            label = name if name.startswith(f"{family}/") else f"{name} ({family})"
+            table.add_row(f"suite {label}", ", ".join(levels))
+    for name, levels in arenax.registry.USER_SUITES.items():
         table.add_row(f"suite {name}", ", ".join(levels))
     table.add_row("presets", ", ".join(all_presets()))
     console.print(table)

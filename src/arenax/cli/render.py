@@ -78,20 +78,23 @@ class RenderArgs:
 
 
 def _levels_of(source: str) -> Any:
-    """``(family, kind)`` of a source: ``"generator"`` or ``"heldout"``; ``None``: unknown."""
+    """``(family, kind, spec)`` of a source: ``kind`` ``"generator"`` or ``"heldout"``,
+    ``spec`` the name within the family (``grid-tag/arenas`` names the grid's ``arenas``,
+    a plain ``arenas`` the first family that has it); ``None``: unknown."""
     from arenax.registry import FAMILIES
 
     for family in FAMILIES.values():
         if source in family.generators and family.named is not None:
-            return family, "generator"
+            return family, "generator", source
     for family in FAMILIES.values():
         if family.heldout is None:
             continue
-        try:
-            family.heldout(family.env(), source)
-        except (ValueError, KeyError):
-            continue
-        return family, "heldout"
+        for spec in (source, source.removeprefix(f"{family.name}/")):
+            try:
+                family.heldout(family.env(), spec)
+            except (ValueError, KeyError):
+                continue
+            return family, "heldout", spec
     return None
 
 
@@ -120,7 +123,7 @@ def _gallery(args: RenderArgs) -> None:
     from arenax.envs.maze import render as pictures
     from arenax.eval.report import level_pictures
 
-    family, kind = _levels_of(args.source)
+    family, kind, spec = _levels_of(args.source)
     env = _game(family, args.preset)
     key = jax.random.key(args.seed)
     if kind == "generator":
@@ -129,7 +132,7 @@ def _gallery(args: RenderArgs) -> None:
         levels = [jax.tree.map(lambda x, i=i: x[i], batch) for i in range(args.n)]
         envs, names = [env] * args.n, [f"#{i}" for i in range(args.n)]
     else:
-        heldout = family.heldout(env, args.source)
+        heldout = family.heldout(env, spec)
         levels = [jax.jit(h.sample)(key) for h in heldout.values()]
         envs, names = [h.env or env for h in heldout.values()], list(heldout)
     images, captions = [], []

@@ -204,6 +204,15 @@ def results_table(results: list[MatchResult], title: str) -> Table:
     return table
 
 
+def summarize(results: list[MatchResult]) -> dict[str, float]:
+    """Per matchup, the chance that the runners are tagged at least once in an episode,
+    mean over arenas (each arena weighs the same): ``eval/P(tag)/<taggers>-vs-<runners>``."""
+    out: dict[str, list[float]] = {}
+    for r in results:
+        out.setdefault(f"eval/P(tag)/{r.taggers}-vs-{r.runners}", []).append(r.any_tag)
+    return {k: float(np.mean(v)) for k, v in out.items()}
+
+
 def evaluate_run(req: Evaluation) -> Report:
     """The Tag families' evaluation (their records' ``evaluate``): every matchup of
     drivers (:func:`matchups`) for ``req.episodes`` episodes, on starts of the run's own
@@ -240,7 +249,7 @@ def evaluate_run(req: Evaluation) -> Report:
     mode = "greedy" if req.greedy else "sampled"
     where = "held-out starts" if not req.suite else "episodes per arena"
     title = f"Tag, {req.episodes} {where} per matchup ({mode})"
-    report = Report(results, results_table(results, title), "tag")
+    report = Report(results, results_table(results, title), "tag", summarize(results))
     if req.cvar_alpha > 0:
         rob = [
             arena_robustness(env, policies, params, req.generate, req.cvar_levels,
