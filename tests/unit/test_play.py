@@ -56,3 +56,37 @@ def test_screens_show_the_map_and_the_view() -> None:
     assert view[-2] == "# # . # ."
     assert view[-3].split()[2] == "G"
     assert "step 0/50" in frame(env, state, 0.0)
+
+
+def test_terminal_is_restored_before_the_closing_line(monkeypatch) -> None:
+    """Played in a (pseudo-)terminal: the raw mode ends before the last line is printed
+    (else the shell prompt that follows is staircased)."""
+    import os
+    import pty
+    import termios
+    import tty
+
+    from arenax.cli import play as cli_play
+
+    master, slave = pty.openpty()
+    stdin = os.fdopen(slave, "r")
+    cooked = termios.tcgetattr(slave)
+    real_setraw = tty.setraw
+
+    def setraw_then_type_q(fd: int, *args) -> None:  # raw mode discards earlier input
+        real_setraw(fd, *args)
+        os.write(master, b"q")
+
+    monkeypatch.setattr(tty, "setraw", setraw_then_type_q)
+    seen = []
+    monkeypatch.setattr("sys.stdin", stdin)
+    monkeypatch.setattr("sys.stdout", open(os.devnull, "w"))  # noqa: SIM115
+    monkeypatch.setattr(
+        cli_play.console, "print", lambda *a, **k: seen.append(termios.tcgetattr(slave))
+    )
+    try:
+        cli_play.play_command([])
+    finally:
+        stdin.close()
+        os.close(master)
+    assert seen and all(attrs == cooked for attrs in seen)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 from collections.abc import Iterator, Sequence
@@ -111,7 +112,8 @@ def play_command(argv: Sequence[str]) -> None:
         keys = P.scripted_keys(sys.stdin.read())
     else:
         keys = P.terminal_keys()
-    out = P.play(env, level, keys, show, args.record)
+    with contextlib.closing(keys):  # a raw terminal is restored before the last line
+        out = P.play(env, level, keys, show, args.record)
     console.print(f"{out['steps']} steps, return {out['return']:.3f}"
                   + (", goal reached" if out["solved"] else ""))  # fmt: skip
     if args.record:
