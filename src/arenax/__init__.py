@@ -22,8 +22,8 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """``arenax.train`` (callable: train a preset), ``arenax.load_run``, ``arenax.configure``
-    and ``arenax.Run`` are imported on first use (the training stack is heavy to import)."""
+    """`arenax.train` (callable: train a preset), `arenax.load_run`, `arenax.configure`
+    and `arenax.Run` are imported on first use (the training stack is heavy to import)."""
     if name == "train":
         import arenax.train
 

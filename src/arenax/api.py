@@ -10,11 +10,11 @@ a run, act with its policies, evaluate it.
     actor = run.actor()                         # the trained student
     report = run.evaluate(suite="SixteenRooms", episodes=20)
 
-Options are named as on the command line: the run's own fields (``total_steps``,
-``n_envs``, ``seed``, ``out_dir``…), and one dictionary per part — ``env={...}``, one per
-team (``agent={...}``, ``tagger={...}``; the network's options are the team's own, its
-learner's under ``"ppo"``), and the curriculum's under its name (``plr={...}``,
-``accel={...}``, ``dr={...}``…). Every option is checked before anything compiles.
+Options are named as on the command line: the run's own fields (`total_steps`,
+`n_envs`, `seed`, `out_dir`…), and one dictionary per part — `env={...}`, one per
+team (`agent={...}`, `tagger={...}`; the network's options are the team's own, its
+learner's under `"ppo"`), and the curriculum's under its name (`plr={...}`,
+`accel={...}`, `dr={...}`…). Every option is checked before anything compiles.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from arenax.options import ConfigError
 
 
 def _changed(obj: Any, changes: Mapping[str, Any], where: str) -> Any:
-    """``obj`` (a dataclass) with ``changes``; a nested dataclass field takes a dict. An
-    unknown name is a one-line :class:`ConfigError` listing the known ones."""
+    """`obj` (a dataclass) with `changes`; a nested dataclass field takes a dict. An
+    unknown name is a one-line `ConfigError` listing the known ones."""
     if not isinstance(changes, Mapping):
         raise ConfigError(f"{where}={changes!r}: expected a dict of options")
     names = {f.name: f for f in dataclasses.fields(obj) if f.init}
@@ -66,7 +66,7 @@ def _changed(obj: Any, changes: Mapping[str, Any], where: str) -> Any:
 
 
 def configure(preset: Any, **options: Any) -> Any:
-    """A :class:`~arenax.train.TrainConfig` from a preset (a name or a config) and options
+    """A `TrainConfig` from a preset (a name or a config) and options
     named as on the command line (see the module docstring), checked."""
     from arenax.train import all_presets, validate
 
@@ -115,10 +115,10 @@ def configure(preset: Any, **options: Any) -> Any:
 class Actor:
     """A trained team's policy, callable on that team's observations.
 
-    ``act(obs, key, carry)`` takes a batch of observations of one team — leaves
-    ``(B, ...)`` (an env's ``obs[team]`` is one env's ``(A, ...)``) — and returns
-    ``(actions (B,) or (B, heads) or (B, dim), carry)``; pass ``carry=None`` at the start of
-    episodes (or ``first (B,) bool`` to reset some of them), and the returned carry on the
+    `act(obs, key, carry)` takes a batch of observations of one team — leaves
+    `(B, ...)` (an env's `obs[team]` is one env's `(A, ...)`) — and returns
+    `(actions (B,) or (B, heads) or (B, dim), carry)`; pass `carry=None` at the start of
+    episodes (or `first (B,) bool` to reset some of them), and the returned carry on the
     next call (recurrent networks)."""
 
     team: str
@@ -156,22 +156,22 @@ def _act(policy: Any, params: Any, obs: Any, key: jax.Array, carry: Any, first: 
 @dataclasses.dataclass
 class Run:
     """A training run on disk: its folder, config and metrics; its trained policies
-    (:meth:`actor`) and evaluation (:meth:`evaluate`) from its latest checkpoint."""
+    (`actor`) and evaluation (`evaluate`) from its latest checkpoint."""
 
     run_dir: Path
     config: Any
     rows: list[dict[str, Any]]
-    """The metrics rows (``metrics.jsonl``), one per cycle (several seeds: per seed)."""
+    """The metrics rows (`metrics.jsonl`), one per cycle (several seeds: per seed)."""
 
     @property
     def metrics(self) -> dict[str, np.ndarray]:
-        """The metrics as columns: ``{name: (rows,) array}`` (NaN where a row lacks it)."""
+        """The metrics as columns: `{name: (rows,) array}` (NaN where a row lacks it)."""
         names = list(dict.fromkeys(k for r in self.rows for k in r))
         return {k: np.asarray([r.get(k, np.nan) for r in self.rows], np.float64) for k in names}
 
     def actor(self, team: str | None = None, checkpoint: int | None = None,
               greedy: bool = False) -> Actor:  # fmt: skip
-        """The policy that drives ``team`` (default: the first) at ``checkpoint`` (default:
+        """The policy that drives `team` (default: the first) at `checkpoint` (default:
         the latest)."""
         from arenax.eval.report import load_players
 
@@ -183,9 +183,9 @@ class Run:
 
     def evaluate(self, suite: str = "", episodes: int = 100, quiet: bool = False,
                  **options: Any) -> Any:  # fmt: skip
-        """The family's evaluation of the latest checkpoint (as ``arenax eval``): a
-        :class:`~arenax.envs.family.Report` (``summary``, ``rows``, ``table``); writes
-        ``eval_<name>.csv`` in the run folder."""
+        """The family's evaluation of the latest checkpoint (as `arenax eval`): a
+        `Report` (`summary`, `rows`, `table`); writes
+        `eval_<name>.csv` in the run folder."""
         from arenax.eval.report import evaluate_run
 
         console = Console(quiet=True) if quiet else None
@@ -193,9 +193,9 @@ class Run:
 
 
 def train(preset: Any, quiet: bool = False, **options: Any) -> Run:
-    """Train ``preset`` (a name or a :class:`~arenax.train.TrainConfig`) with ``options``
-    (see the module docstring); ``quiet``: print nothing (no progress bar or notes).
-    Returns the :class:`Run`."""
+    """Train `preset` (a name or a `TrainConfig`) with `options`
+    (see the module docstring); `quiet`: print nothing (no progress bar or notes).
+    Returns the `Run`."""
     from arenax.train import train as train_config
 
     if quiet:
@@ -207,7 +207,7 @@ def train(preset: Any, quiet: bool = False, **options: Any) -> Run:
 
 
 def load_run(run_dir: str | Path) -> Run:
-    """A run folder (``config.json``, ``metrics.jsonl``, checkpoints) as a :class:`Run`."""
+    """A run folder (`config.json`, `metrics.jsonl`, checkpoints) as a `Run`."""
     from arenax.train.config import load_config
     from arenax.train.logging import read_jsonl
 

@@ -1,4 +1,4 @@
-"""Throughput measurements shared by ``benchmarks/`` scripts and ``arenax bench``."""
+"""Throughput measurements shared by `benchmarks/` scripts and `arenax bench`."""
 
 from __future__ import annotations
 
@@ -26,17 +26,17 @@ class EnvBenchArgs:
     """Environment throughput: random-action rollouts with auto-reset (any family)."""
 
     env: str = "maze"
-    """The family (``arenax list``)."""
+    """The family (`arenax list`)."""
     case: str = ""
     """One of the family's benchmark cases (default: its first; none: its defaults)."""
     batches: Annotated[tuple[int, ...], PositiveInts()] = (1, 16, 64, 256, 1024, 4096)
     """Numbers of parallel environments to measure."""
     steps: Annotated[int, IntIn(1, 100_000)] = 256
-    """Steps per jitted rollout (one ``lax.scan``)."""
+    """Steps per jitted rollout (one `lax.scan`)."""
     repeats: Annotated[int, IntIn(1, 1000)] = 5
     """Timed rollouts after a warm-up one; the best is reported."""
     reset: Literal["batch", "replay"] = "batch"
-    """Auto-reset mode: ``batch`` (next of 4 pre-sampled levels per env) or ``replay``."""
+    """Auto-reset mode: `batch` (next of 4 pre-sampled levels per env) or `replay`."""
 
     def problems(self) -> Iterator[Problem]:
         if self.env not in arenax.list_envs():
@@ -51,7 +51,7 @@ class EnvBenchArgs:
 
 
 def device_peak_bytes() -> int | None:
-    """Peak bytes in use on the default device so far (``None`` on backends without
+    """Peak bytes in use on the default device so far (`None` on backends without
     memory statistics, e.g. the CPU)."""
     stats = jax.devices()[0].memory_stats() or {}
     return stats.get("peak_bytes_in_use")
@@ -72,7 +72,7 @@ def _checksum(tree: Any) -> jax.Array:
 
 
 def _rollout_fn(env: Any, steps: int, batch: int) -> Any:
-    """A jitted rollout of uniformly random actions of every team of ``env``."""
+    """A jitted rollout of uniformly random actions of every team of `env`."""
 
     def rollout(key: jax.Array, state: Any) -> tuple[Any, jax.Array]:
         def step(carry: tuple, t: jax.Array) -> tuple[tuple, None]:
@@ -166,7 +166,7 @@ class TrainBenchArgs:
     """Recurrent cores to compare (lstm, gru, ff, s5; student and teacher alike), one row
     each; empty keeps the preset's."""
     seeds: tuple[int, ...] = (1,)
-    """Runs stacked in one program (``--seeds``), one row each: env steps/s are summed
+    """Runs stacked in one program (`--seeds`), one row each: env steps/s are summed
     over the seeds."""
 
 
@@ -183,7 +183,7 @@ def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
 
 
 def student_forward_flops(cfg, batch: int) -> float:
-    """Analytic multiply-add FLOPs (x2) of one student forward pass over ``batch`` samples:
+    """Analytic multiply-add FLOPs (x2) of one student forward pass over `batch` samples:
     conv, input projection, recurrent matmul, heads. (XLA's cost analysis counts a loop body
     once, so it cannot be used for scanned recurrences.)"""
     m, v = cfg.teams["agent"].network, cfg.env.view_size
@@ -206,7 +206,7 @@ def update_flops(cfg) -> float:
 
 
 def update_flop_rate(cfg) -> tuple[float, float]:
-    """``(GFLOP per PPO update, achieved GFLOP/s)`` of one cycle's update alone (1 device)."""
+    """`(GFLOP per PPO update, achieved GFLOP/s)` of one cycle's update alone (1 device)."""
     import dataclasses as dc
 
     from arenax.curricula import DRConfig
@@ -322,11 +322,11 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
 # --------------------------------------------------------------------------- batch sizing
 @dataclasses.dataclass(frozen=True)
 class TuneArgs:
-    """Options of ``arenax tune``: the ladder of batch sizes and its limits."""
+    """Options of `arenax tune`: the ladder of batch sizes and its limits."""
 
     vary: Literal["envs", "agents"] = "envs"
     """What the ladder doubles: environments per cycle, or agents per environment (the
-    family's ``agents_option``: runners of continuous Tag, taggers of grid Tag)."""
+    family's `agents_option`: runners of continuous Tag, taggers of grid Tag)."""
     start: Annotated[int, IntIn(1, 2**24)] = 8
     """First rung (rounded up to what devices and minibatches need)."""
     max: Annotated[int, IntIn(1, 2**24)] = 65536
@@ -339,12 +339,12 @@ class TuneArgs:
     """Refuse a rung whose compiled program needs more than this fraction of the memory."""
     memory_limit_mib: Annotated[float, In(0.0, 1e9)] = 0.0
     """The memory to fit in (MiB); 0: the device's (a CPU: the host's), as training
-    checks it (:func:`arenax.train.loop.device_memory`)."""
+    checks it (`arenax.train.loop.device_memory`)."""
     gain: Annotated[float, In(0.0, 10.0)] = 0.1
     """Knee rule: the suggestion is the first rung after which doubling gains less than
     this fraction of throughput."""
     stop_at_knee: bool = True
-    """Stop climbing once a doubling gains less than ``gain`` (the knee is found)."""
+    """Stop climbing once a doubling gains less than `gain` (the knee is found)."""
 
     def problems(self) -> Iterator[Problem]:
         if isinstance(self.start, int) and isinstance(self.max, int) and self.start > self.max:
@@ -353,7 +353,7 @@ class TuneArgs:
 
 def knee(sizes: list[int], sps: list[float], gain: float = 0.1) -> int:
     """The first size after which the next (doubled) size raises throughput by less than
-    ``gain`` (a fraction); the largest size when every doubling pays."""
+    `gain` (a fraction); the largest size when every doubling pays."""
     if not sizes:
         raise ValueError("knee: no measured sizes")
     for i in range(len(sizes) - 1):
@@ -363,7 +363,7 @@ def knee(sizes: list[int], sps: list[float], gain: float = 0.1) -> int:
 
 
 def _rung(cfg: Any, vary: str, value: int) -> Any:
-    """``cfg`` with the varied quantity set to ``value``."""
+    """`cfg` with the varied quantity set to `value`."""
     if vary == "envs":
         return dataclasses.replace(cfg, n_envs=value)
     option = cfg.family.agents_option
@@ -373,13 +373,13 @@ def _rung(cfg: Any, vary: str, value: int) -> Any:
 
 
 def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, Any]:
-    """Measure one compiled cycle of ``cfg`` over a ladder of batch sizes: compile time,
+    """Measure one compiled cycle of `cfg` over a ladder of batch sizes: compile time,
     XLA's memory estimate, cycle time and env (agent) steps/s. A rung whose compiled program
-    would not fit ``memory_fraction`` of the memory is never run (the ladder stops there:
-    no probing by crashing); the ladder also stops past ``budget_s`` per cycle, ``max``,
-    or (``stop_at_knee``) once a doubling gains less than ``gain``. Each rung is printed as
+    would not fit `memory_fraction` of the memory is never run (the ladder stops there:
+    no probing by crashing); the ladder also stops past `budget_s` per cycle, `max`,
+    or (`stop_at_knee`) once a doubling gains less than `gain`. Each rung is printed as
     it is measured; on Ctrl-C the table so far is kept. Prints the table and returns
-    ``{"rows", "suggested", "stopped"}`` (the knee, see :func:`knee`)."""
+    `{"rows", "suggested", "stopped"}` (the knee, see `knee`)."""
     from arenax.train.loop import device_memory
     from arenax.train.parallel import make_mesh
 
@@ -422,7 +422,7 @@ def _climb(
     cfg: Any, args: TuneArgs, value: int, limit: int, mesh: Any, table: Table,
     rows: list[dict[str, Any]], console: Console, metric_of: Callable[[dict], float],
 ) -> str:  # fmt: skip
-    """The ladder of :func:`tune`: measure rungs into ``rows`` and ``table`` (a line per
+    """The ladder of `tune`: measure rungs into `rows` and `table` (a line per
     rung as it is measured) until a stop; returns why it stopped."""
     from arenax.options import ConfigError
     from arenax.train.build import make_curriculum, make_env

@@ -1,11 +1,11 @@
-"""Hand-written action distributions: categorical over the last axis of ``logits``,
-multi-discrete heads, and a diagonal Gaussian for continuous (``Box``) actions.
+"""Hand-written action distributions: categorical over the last axis of `logits`,
+multi-discrete heads, and a diagonal Gaussian for continuous (`Box`) actions.
 
-Categoricals work on unnormalised logits of shape ``(..., n)`` and are safe with ``-inf``
+Categoricals work on unnormalised logits of shape `(..., n)` and are safe with `-inf`
 logits (masked actions). Multi-discrete actions are a tuple of heads: log-probs and
-entropies add up over heads. The Gaussian reads ``(..., 2d)`` parameters (mean, log std).
-Every distribution object has ``sample``, ``log_prob``, ``entropy`` and ``mode`` over its
-parameters (called ``logits`` throughout, whatever they parameterise).
+entropies add up over heads. The Gaussian reads `(..., 2d)` parameters (mean, log std).
+Every distribution object has `sample`, `log_prob`, `entropy` and `mode` over its
+parameters (called `logits` throughout, whatever they parameterise).
 """
 
 from __future__ import annotations
@@ -20,20 +20,20 @@ import numpy as np
 
 
 def log_softmax(logits: jax.Array) -> jax.Array:
-    """Normalised log-probabilities ``(..., n)``."""
+    """Normalised log-probabilities `(..., n)`."""
     return jax.nn.log_softmax(logits, axis=-1)
 
 
 def log_prob(logits: jax.Array, action: jax.Array) -> jax.Array:
-    """``log p(action)``: logits ``(..., n)``, action ``(...) int`` -> ``(...) float32``."""
+    """`log p(action)`: logits `(..., n)`, action `(...) int` -> `(...) float32`."""
     logp = log_softmax(logits)
     return jnp.take_along_axis(logp, action[..., None].astype(jnp.int32), axis=-1)[..., 0]
 
 
 def entropy(logits: jax.Array) -> jax.Array:
-    """``-sum_a p(a) log p(a)`` over the last axis: ``(..., n) -> (...)``.
+    """`-sum_a p(a) log p(a)` over the last axis: `(..., n) -> (...)`.
 
-    Actions with zero probability contribute 0 (not ``0 * -inf = nan``).
+    Actions with zero probability contribute 0 (not `0 * -inf = nan`).
     """
     logp = log_softmax(logits)
     p = jnp.exp(logp)
@@ -41,18 +41,18 @@ def entropy(logits: jax.Array) -> jax.Array:
 
 
 def sample(key: jax.Array, logits: jax.Array) -> jax.Array:
-    """One action per row by the Gumbel-max trick: ``(..., n) -> (...) int32``."""
+    """One action per row by the Gumbel-max trick: `(..., n) -> (...) int32`."""
     g = jax.random.gumbel(key, logits.shape, logits.dtype)
     return jnp.argmax(logits + g, axis=-1).astype(jnp.int32)
 
 
 def mode(logits: jax.Array) -> jax.Array:
-    """Greedy action (lowest index on ties): ``(..., n) -> (...) int32``."""
+    """Greedy action (lowest index on ties): `(..., n) -> (...) int32`."""
     return jnp.argmax(logits, axis=-1).astype(jnp.int32)
 
 
 def kl(logits_p: jax.Array, logits_q: jax.Array) -> jax.Array:
-    """``KL(p || q)`` over the last axis: ``(...)``."""
+    """`KL(p || q)` over the last axis: `(...)`."""
     lp, lq = log_softmax(logits_p), log_softmax(logits_q)
     p = jnp.exp(lp)
     return jnp.sum(jnp.where(p > 0, p * (lp - lq), 0.0), axis=-1)
@@ -60,30 +60,30 @@ def kl(logits_p: jax.Array, logits_q: jax.Array) -> jax.Array:
 
 # ---------------------------------------------------------------- multi-discrete
 def multi_log_prob(logits: Sequence[jax.Array], action: jax.Array) -> jax.Array:
-    """Sum of head log-probs: ``logits[i] (..., n_i)``, ``action (..., n_heads)``."""
+    """Sum of head log-probs: `logits[i] (..., n_i)`, `action (..., n_heads)`."""
     return sum(log_prob(lg, action[..., i]) for i, lg in enumerate(logits))
 
 
 def multi_entropy(logits: Sequence[jax.Array]) -> jax.Array:
-    """Sum of head entropies ``(...)``."""
+    """Sum of head entropies `(...)`."""
     return sum(entropy(lg) for lg in logits)
 
 
 def multi_sample(key: jax.Array, logits: Sequence[jax.Array]) -> jax.Array:
-    """Independent sample per head: ``(..., n_heads) int32``."""
+    """Independent sample per head: `(..., n_heads) int32`."""
     keys = jax.random.split(key, len(logits))
     return jnp.stack([sample(k, lg) for k, lg in zip(keys, logits, strict=True)], axis=-1)
 
 
 def multi_mode(logits: Sequence[jax.Array]) -> jax.Array:
-    """Greedy action per head: ``(..., n_heads) int32``."""
+    """Greedy action per head: `(..., n_heads) int32`."""
     return jnp.stack([mode(lg) for lg in logits], axis=-1)
 
 
 # ---------------------------------------------------------------- distribution objects
 @dataclasses.dataclass(frozen=True)
 class Categorical:
-    """One categorical head over all of ``logits (..., n)``; actions ``(...) int32``."""
+    """One categorical head over all of `logits (..., n)`; actions `(...) int32`."""
 
     def sample(self, key: jax.Array, logits: jax.Array) -> jax.Array:
         return sample(key, logits)
@@ -100,8 +100,8 @@ class Categorical:
 
 @dataclasses.dataclass(frozen=True)
 class MultiCategorical:
-    """Independent heads of sizes ``heads`` laid side by side in ``logits (..., sum(heads))``;
-    actions ``(..., len(heads)) int32``. Log-probs and entropies add up over heads."""
+    """Independent heads of sizes `heads` laid side by side in `logits (..., sum(heads))`;
+    actions `(..., len(heads)) int32`. Log-probs and entropies add up over heads."""
 
     heads: tuple[int, ...]
 
@@ -126,16 +126,16 @@ LOG_2PI = float(np.log(2 * np.pi))
 
 @dataclasses.dataclass(frozen=True)
 class DiagGaussian:
-    """A diagonal Gaussian over actions ``(..., dim) float32``; parameters
-    ``(..., 2 dim)``: the mean, then the log standard deviation (clipped to
-    ``[min_log_std, max_log_std]``).
+    """A diagonal Gaussian over actions `(..., dim) float32`; parameters
+    `(..., 2 dim)`: the mean, then the log standard deviation (clipped to
+    `[min_log_std, max_log_std]`).
 
-    With ``squash``, the action is ``low + (tanh(u) + 1) (high - low) / 2`` for a Gaussian
-    ``u``, and its log-density carries the change of variables:
-    ``log p(a) = log N(u) - Σ log(1 - tanh(u)²) - dim · log((high - low) / 2)``, with
-    ``u = atanh(y)`` recovered from the action (``y`` clipped to ``±(1 - 1e-6)``). Without it
-    the action is ``u`` itself (the environment clips it to its bounds, as Gymnasium's do).
-    ``entropy`` is the Gaussian's, ``Σ (log σ + ½ log 2πe)`` (with ``squash``: of ``u``,
+    With `squash`, the action is `low + (tanh(u) + 1) (high - low) / 2` for a Gaussian
+    `u`, and its log-density carries the change of variables:
+    `log p(a) = log N(u) - Σ log(1 - tanh(u)²) - dim · log((high - low) / 2)`, with
+    `u = atanh(y)` recovered from the action (`y` clipped to `±(1 - 1e-6)`). Without it
+    the action is `u` itself (the environment clips it to its bounds, as Gymnasium's do).
+    `entropy` is the Gaussian's, `Σ (log σ + ½ log 2πe)` (with `squash`: of `u`,
     before the squashing; the squashed entropy has no closed form).
     """
 
@@ -151,7 +151,7 @@ class DiagGaussian:
         return 2 * self.dim
 
     def split(self, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """``(mean, log_std)``, each ``(..., dim)``."""
+        """`(mean, log_std)`, each `(..., dim)`."""
         mean, log_std = logits[..., : self.dim], logits[..., self.dim :]
         return mean, jnp.clip(log_std, self.min_log_std, self.max_log_std)
 
@@ -186,7 +186,7 @@ class DiagGaussian:
         return self._to_action(self.split(logits)[0])
 
     def kl(self, logits_p: jax.Array, logits_q: jax.Array) -> jax.Array:
-        """``KL(p || q)`` of the Gaussians (of ``u``: squashing does not change it)."""
+        """`KL(p || q)` of the Gaussians (of `u`: squashing does not change it)."""
         mp, lp = self.split(logits_p)
         mq, lq = self.split(logits_q)
         var_ratio = jnp.exp(2 * (lp - lq))
@@ -219,8 +219,8 @@ Distribution = Categorical | MultiCategorical | DiagGaussian | Deterministic
 
 
 def for_space(space: Any, squash: bool = False) -> Distribution:
-    """The action distribution of a ``Discrete``, ``MultiDiscrete`` or float ``Box`` space
-    (a diagonal Gaussian over its elements; ``squash``: tanh onto the box's bounds)."""
+    """The action distribution of a `Discrete`, `MultiDiscrete` or float `Box` space
+    (a diagonal Gaussian over its elements; `squash`: tanh onto the box's bounds)."""
     nvec = getattr(space, "nvec", None)
     if nvec is not None:
         return MultiCategorical(tuple(int(n) for n in np.asarray(nvec).reshape(-1)))

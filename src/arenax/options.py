@@ -1,16 +1,16 @@
 """Options: frozen dataclasses whose fields carry their own checks.
 
 Every option is defined once, in the dataclass of the thing it configures (the environment,
-the network, the learner, the curriculum), with its docstring (tyro's ``--help`` text) and
+the network, the learner, the curriculum), with its docstring (tyro's `--help` text) and
 its allowed values:
 
-* a ``Literal[...]`` type lists the allowed values;
-* ``Annotated[T, rule]`` attaches a rule (:class:`Positive`, :class:`AtLeast`,
-  :class:`In`, :class:`PositiveInts`) to one field;
-* a ``problems()`` method yields the rules that tie several fields of the owner together.
+* a `Literal[...]` type lists the allowed values;
+* `Annotated[T, rule]` attaches a rule (`Positive`, `AtLeast`,
+  `In`, `PositiveInts`) to one field;
+* a `problems()` method yields the rules that tie several fields of the owner together.
 
-:func:`check` walks a (nested) options dataclass and raises :class:`ConfigError` for the
-first broken rule, named by its path: ``runner.ppo.gamma=2.0: must be in [0.0, 1.0]``.
+`check` walks a (nested) options dataclass and raises `ConfigError` for the
+first broken rule, named by its path: `runner.ppo.gamma=2.0: must be in [0.0, 1.0]`.
 Options objects are plain values (building one never fails, so a config can be assembled
 and checked as a whole, with full paths); the runtime objects built from them (environments)
 check themselves on construction with the same rules.
@@ -34,7 +34,7 @@ class ConfigError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Problem:
-    """One broken rule: ``field`` (dotted path inside the owner), its ``value``, the ``rule``."""
+    """One broken rule: `field` (dotted path inside the owner), its `value`, the `rule`."""
 
     field: str
     value: Any
@@ -54,8 +54,8 @@ def _is_number(v: Any) -> bool:
 
 
 class Rule:
-    """A rule on one value: ``rule(value)`` returns ``None`` when it holds, else what is
-    allowed (``"must be a positive integer"``)."""
+    """A rule on one value: `rule(value)` returns `None` when it holds, else what is
+    allowed (`"must be a positive integer"`)."""
 
     def __call__(self, v: Any) -> str | None:
         raise NotImplementedError
@@ -67,7 +67,7 @@ INT_MAX = 2**31 - 1
 
 @dataclasses.dataclass(frozen=True)
 class Positive(Rule):
-    """An integer in ``[1, 2**31 - 1]``."""
+    """An integer in `[1, 2**31 - 1]`."""
 
     def __call__(self, v: Any) -> str | None:
         if _is_int(v) and 1 <= v <= INT_MAX:
@@ -77,7 +77,7 @@ class Positive(Rule):
 
 @dataclasses.dataclass(frozen=True)
 class AtLeast(Rule):
-    """An integer in ``[lo, 2**31 - 1]``."""
+    """An integer in `[lo, 2**31 - 1]`."""
 
     lo: int
 
@@ -91,7 +91,7 @@ class AtLeast(Rule):
 
 @dataclasses.dataclass(frozen=True)
 class IntIn(Rule):
-    """An integer in ``[lo, hi]``."""
+    """An integer in `[lo, hi]`."""
 
     lo: int
     hi: int
@@ -103,7 +103,7 @@ class IntIn(Rule):
 
 @dataclasses.dataclass(frozen=True)
 class OrNone(Rule):
-    """``None``, or a value the inner rule accepts."""
+    """`None`, or a value the inner rule accepts."""
 
     rule: Rule
 
@@ -113,7 +113,7 @@ class OrNone(Rule):
 
 @dataclasses.dataclass(frozen=True)
 class In(Rule):
-    """A finite number in ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``)."""
+    """A finite number in `[lo, hi]` (`(lo, hi]` with `lo_open`)."""
 
     lo: float
     hi: float
@@ -157,7 +157,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _field_problems(obj: Any) -> Iterator[Problem]:
-    """Rules attached to single fields: ``Literal`` values and ``Annotated`` rules."""
+    """Rules attached to single fields: `Literal` values and `Annotated` rules."""
     hints = _hints(type(obj))
     for f in dataclasses.fields(obj):
         if not f.init:
@@ -186,11 +186,11 @@ def _is_options(v: Any) -> bool:
 
 
 def problems(obj: Any) -> Iterator[Problem]:
-    """Every broken rule of ``obj`` and of the options dataclasses nested in it, in field
-    order, then ``obj.problems()``. A nested field's rules are named by its path: the
-    field's name, or the name ``obj.option_prefix(field)`` gives it (the command line's;
-    ``""``: its options are top-level ones; ``"/name"``: named from the top, whatever
-    holds it); a dict of options dataclasses names each by its key (``tagger.ppo.gamma``)."""
+    """Every broken rule of `obj` and of the options dataclasses nested in it, in field
+    order, then `obj.problems()`. A nested field's rules are named by its path: the
+    field's name, or the name `obj.option_prefix(field)` gives it (the command line's;
+    `""`: its options are top-level ones; `"/name"`: named from the top, whatever
+    holds it); a dict of options dataclasses names each by its key (`tagger.ppo.gamma`)."""
     yield from _field_problems(obj)
     name_of = getattr(obj, "option_prefix", lambda field: field)
     for f in dataclasses.fields(obj):
@@ -209,21 +209,21 @@ def problems(obj: Any) -> Iterator[Problem]:
 
 
 def check(obj: Any, prefix: str = "") -> None:
-    """Raise :class:`ConfigError` for the first broken rule of ``obj`` (see :func:`problems`)."""
+    """Raise `ConfigError` for the first broken rule of `obj` (see `problems`)."""
     for p in problems(obj):
         raise ConfigError(p.message(prefix))
 
 
 def check_on_init(obj: Any, owner: str) -> None:
     """For runtime objects that check themselves when built (environments): raise
-    ``ValueError("<owner>: <field>=<value> <rule>")`` for the first broken rule."""
+    `ValueError("<owner>: <field>=<value> <rule>")` for the first broken rule."""
     for p in problems(obj):
         raise ValueError(f"{owner}: {p.field.lstrip('/')}={p.value!r} {p.rule}")
 
 
 def fields_of(obj: Any, cls: type | None = None) -> dict[str, Any]:
-    """``{name: value}`` of a dataclass's init fields (one level, not recursive); with
-    ``cls``, only the fields ``cls`` defines (``obj`` combines several options classes)."""
+    """`{name: value}` of a dataclass's init fields (one level, not recursive); with
+    `cls`, only the fields `cls` defines (`obj` combines several options classes)."""
     names = None if cls is None else {f.name for f in dataclasses.fields(cls)}
     return {
         f.name: getattr(obj, f.name)
@@ -233,17 +233,17 @@ def fields_of(obj: Any, cls: type | None = None) -> dict[str, Any]:
 
 
 def build(cls: type[T], options: Any, **extra: Any) -> T:
-    """``cls`` built from the fields of ``options`` (an options dataclass whose fields are a
-    subset of ``cls``'s) plus ``extra``: e.g. a checked environment from its options."""
+    """`cls` built from the fields of `options` (an options dataclass whose fields are a
+    subset of `cls`'s) plus `extra`: e.g. a checked environment from its options."""
     return cls(**fields_of(options), **extra)
 
 
 def options_of(cls: type[T], name: str, doc: str, kind: str = "") -> type[T]:
-    """The options of a self-checking class ``cls`` (an environment) as a config dataclass.
+    """The options of a self-checking class `cls` (an environment) as a config dataclass.
 
-    The result has ``cls``'s fields, defaults, docstrings and rules (each defined once, on
-    ``cls``), and does not check itself when built: :func:`check` does, naming each
-    field's path. :func:`build` turns it into ``cls``. ``kind`` names it in a saved config
+    The result has `cls`'s fields, defaults, docstrings and rules (each defined once, on
+    `cls`), and does not check itself when built: `check` does, naming each
+    field's path. `build` turns it into `cls`. `kind` names it in a saved config
     (a family's name).
     """
     namespace = {"__post_init__": lambda self: None, "__doc__": doc, "__module__": cls.__module__,

@@ -1,15 +1,15 @@
-"""The registry of environment families (one :class:`~arenax.envs.family.Family` record
+"""The registry of environment families (one `Family` record
 each), their named level generators and mutators, and held-out suites.
 
-Example::
+Example:
 
     env = arenax.make("maze", height=13, width=13)
     gen = arenax.make_generator("maze/dr", height=13, width=13, n_walls=60)
     level = gen(key)
 
-Built-in families register exactly as your own do, with :func:`register`: a record, or a
-name and an environment class (whose ``generate``, ``mutate``, ``default_level``,
-``heldout_levels`` and ``in_range`` methods, where present, fill in the record). A
+Built-in families register exactly as your own do, with `register`: a record, or a
+name and an environment class (whose `generate`, `mutate`, `default_level`,
+`heldout_levels` and `in_range` methods, where present, fill in the record). A
 registered family trains with every curriculum its record supports.
 """
 
@@ -37,11 +37,11 @@ from arenax.options import build, options_of
 
 #: every registered family, by name
 FAMILIES: dict[str, Family] = {}
-#: named level generators ``fn(key, **params) -> level`` and mutators
-#: ``fn(key, level, n_edits, **params) -> level`` of every family
+#: named level generators `fn(key, **params) -> level` and mutators
+#: `fn(key, level, n_edits, **params) -> level` of every family
 GENERATORS: dict[str, Callable[..., Any]] = {}
 MUTATORS: dict[str, Callable[..., Any]] = {}
-#: held-out suites registered as ``{level name: level}`` (:func:`register_suite`)
+#: held-out suites registered as `{level name: level}` (`register_suite`)
 USER_SUITES: dict[str, dict[str, Any]] = {}
 
 
@@ -53,10 +53,10 @@ def _check_new(kind: str, name: str, known: dict[str, Any], overwrite: bool) -> 
 
 
 def family_of(name: str, cls: Callable[..., Environment]) -> Family:
-    """A record for an environment class (or factory) ``cls``: its options are its fields
-    (a dataclass), and its methods fill in the optional parts — ``mutate(key, level,
-    n_edits)`` (ACCEL), ``default_level()`` (ACCEL's new levels: the default with one edit),
-    ``heldout_levels()`` and ``in_range(level)`` (evaluation)."""
+    """A record for an environment class (or factory) `cls`: its options are its fields
+    (a dataclass), and its methods fill in the optional parts — `mutate(key, level,
+    n_edits)` (ACCEL), `default_level()` (ACCEL's new levels: the default with one edit),
+    `heldout_levels()` and `in_range(level)` (evaluation)."""
     if not callable(cls):
         raise TypeError(f"register({name!r}, ...): family must be a class or a factory")
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
@@ -100,9 +100,9 @@ def family_of(name: str, cls: Callable[..., Environment]) -> Family:
 def register(
     family: Family | str, cls: Callable[..., Environment] | None = None, overwrite: bool = False
 ) -> Family:
-    """Register an environment family: a :class:`~arenax.envs.family.Family` record, or a
-    name and an environment class (see :func:`family_of`). ``arenax.make(name, **options)``
-    then builds it, ``TrainConfig(env=<its options>)`` trains on it and ``arenax eval``
+    """Register an environment family: a `Family` record, or a
+    name and an environment class (see `family_of`). `arenax.make(name, **options)`
+    then builds it, `TrainConfig(env=<its options>)` trains on it and `arenax eval`
     evaluates it. Built-in families cannot be replaced. Returns the record."""
     if isinstance(family, str):
         if cls is None:
@@ -131,22 +131,22 @@ def register(
 
 
 def register_generator(name: str, fn: Callable[..., Any], overwrite: bool = False) -> None:
-    """Register a level generator ``fn(key, **params) -> level`` (``make_generator``)."""
+    """Register a level generator `fn(key, **params) -> level` (`make_generator`)."""
     _check_new("generator", name, GENERATORS, overwrite)
     GENERATORS[name] = fn
 
 
 def register_mutator(name: str, fn: Callable[..., Any], overwrite: bool = False) -> None:
-    """Register a level mutator ``fn(key, level, n_edits, **params) -> level``."""
+    """Register a level mutator `fn(key, level, n_edits, **params) -> level`."""
     _check_new("mutator", name, MUTATORS, overwrite)
     MUTATORS[name] = fn
 
 
 def register_suite(name: str, levels: Any, overwrite: bool = False) -> None:
-    """Register a held-out suite: for mazes a sequence of :class:`HeldoutMaze` objects or
-    maze names (then ``arenax eval RUN --suite name`` evaluates on it; maze level files can
-    also be passed to ``--suite`` directly by path); for other families a dict ``{level
-    name: level}`` (``arenax.list_suites()``; pass it to ``arenax.interop`` exports)."""
+    """Register a held-out suite: for mazes a sequence of `HeldoutMaze` objects or
+    maze names (then `arenax eval RUN --suite name` evaluates on it; maze level files can
+    also be passed to `--suite` directly by path); for other families a dict `{level
+    name: level}` (`arenax.list_suites()`; pass it to `arenax.interop` exports)."""
     if isinstance(levels, dict):
         _check_new("suite", name, USER_SUITES, overwrite)
         if not levels:
@@ -163,7 +163,7 @@ def register_suite(name: str, levels: Any, overwrite: bool = False) -> None:
 
 
 def suite_levels(name: str) -> dict[str, Any]:
-    """The levels of a registered non-maze suite ``{level name: level}``."""
+    """The levels of a registered non-maze suite `{level name: level}`."""
     if name not in USER_SUITES:
         raise _unknown("suite", name, USER_SUITES)
     return USER_SUITES[name]
@@ -174,14 +174,14 @@ def _unknown(kind: str, name: str, known: dict[str, Any]) -> ValueError:
 
 
 def family(name: str) -> Family:
-    """The record of family ``name`` (a one-line error naming the known ones)."""
+    """The record of family `name` (a one-line error naming the known ones)."""
     if name not in FAMILIES:
         raise _unknown("environment", name, FAMILIES)
     return FAMILIES[name]
 
 
 def family_of_options(options: Any) -> Family:
-    """The record whose options ``options`` are (a run's ``env``)."""
+    """The record whose options `options` are (a run's `env`)."""
     kind = getattr(type(options), "KIND", "")
     if kind in FAMILIES and isinstance(options, FAMILIES[kind].options or ()):
         return FAMILIES[kind]
@@ -192,7 +192,7 @@ def family_of_options(options: Any) -> Family:
 
 
 def make(name: str, **params: Any) -> Environment:
-    """Build the environment family ``name`` with static ``params`` (its options)."""
+    """Build the environment family `name` with static `params` (its options)."""
     rec = family(name)
     if rec.options is None:
         return rec.make(None)
@@ -206,7 +206,7 @@ def make(name: str, **params: Any) -> Environment:
 
 
 def make_generator(name: str, **params: Any) -> Callable[[Any], Any]:
-    """A ``key -> level`` function from generator ``name`` with its parameters bound."""
+    """A `key -> level` function from generator `name` with its parameters bound."""
     if name not in GENERATORS:
         raise _unknown("generator", name, GENERATORS)
     fn = GENERATORS[name]
@@ -218,7 +218,7 @@ def make_generator(name: str, **params: Any) -> Callable[[Any], Any]:
 
 
 def make_mutator(name: str, **params: Any) -> Callable[..., Any]:
-    """A ``(key, level, n_edits) -> level`` function from mutator ``name``."""
+    """A `(key, level, n_edits) -> level` function from mutator `name`."""
     if name not in MUTATORS:
         raise _unknown("mutator", name, MUTATORS)
     return functools.partial(MUTATORS[name], **params)
@@ -228,10 +228,10 @@ PLUGINS_VARIABLE = "ARENAX_PLUGINS"
 
 
 def load_plugins(spec: str | None = None) -> list[str]:
-    """Import the modules named in ``spec`` (default: the ``ARENAX_PLUGINS`` environment
-    variable; comma-separated, e.g. ``examples.corridor``), which register their families,
+    """Import the modules named in `spec` (default: the `ARENAX_PLUGINS` environment
+    variable; comma-separated, e.g. `examples.corridor`), which register their families,
     generators, mutators and suites as they are imported. The current folder is searched
-    too. Raises ``ImportError`` naming the module that failed."""
+    too. Raises `ImportError` naming the module that failed."""
     spec = os.environ.get(PLUGINS_VARIABLE, "") if spec is None else spec
     names = [m.strip() for m in spec.split(",") if m.strip()]
     if names and os.getcwd() not in sys.path:
@@ -266,14 +266,14 @@ def list_mutators() -> list[str]:
 
 
 def family_suites() -> dict[str, dict[str, tuple[str, ...]]]:
-    """Held-out suites of each family: ``{family: {suite: level names}}`` (a suite's name
-    is looked up within its family, so two families may both have ``arenas``)."""
+    """Held-out suites of each family: `{family: {suite: level names}}` (a suite's name
+    is looked up within its family, so two families may both have `arenas`)."""
     return {n: dict(f.suites()) for n, f in FAMILIES.items() if f.suites is not None}
 
 
 def list_suites() -> dict[str, tuple[str, ...]]:
     """Held-out suites and the levels in each, of every family (and registered dicts). A
-    suite name that more than one family uses is listed as ``family/suite`` for each."""
+    suite name that more than one family uses is listed as `family/suite` for each."""
     per_family = family_suites()
     count: dict[str, int] = {}
     for suites in per_family.values():

@@ -39,8 +39,8 @@ def mean_ci(x: np.ndarray, z: float = 1.96) -> tuple[float, float, float]:
 
 
 def cvar(values: np.ndarray, alpha: float) -> float:
-    """Conditional value at risk: the mean of the worst ``ceil(alpha · n)`` values (the
-    lowest success rates). ``alpha = 1`` is the plain mean."""
+    """Conditional value at risk: the mean of the worst `ceil(alpha · n)` values (the
+    lowest success rates). `alpha = 1` is the plain mean."""
     x = np.sort(np.asarray(values, np.float64))
     if x.size == 0 or not 0.0 < alpha <= 1.0:
         raise ValueError(f"cvar: alpha={alpha} must be in (0, 1] and values non-empty")
@@ -49,11 +49,11 @@ def cvar(values: np.ndarray, alpha: float) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class Robustness:
-    """Success rates over a batch of sampled levels: the mean, and the CVaR at ``alpha``
-    (mean success of the worst ``alpha`` fraction of levels) with a 95% bootstrap interval
-    over those levels. As the SFL paper measures it (:func:`two_pass_robustness`), one
+    """Success rates over a batch of sampled levels: the mean, and the CVaR at `alpha`
+    (mean success of the worst `alpha` fraction of levels) with a 95% bootstrap interval
+    over those levels. As the SFL paper measures it (`two_pass_robustness`), one
     evaluation chooses the worst levels and a second, independent one measures them;
-    ``cvar_same`` is the first evaluation's figure for them (biased low: the levels were
+    `cvar_same` is the first evaluation's figure for them (biased low: the levels were
     chosen for failing in those very episodes)."""
 
     levels: int
@@ -76,8 +76,8 @@ class Robustness:
 def rate_robustness(
     wins: np.ndarray, alpha: float, key: jax.Array, opponent: str = ""
 ) -> Robustness:
-    """:class:`Robustness` of per-episode successes ``wins (n_levels, episodes)``; the
-    bootstrap (1000 resamples of the levels) draws from ``key``."""
+    """`Robustness` of per-episode successes `wins (n_levels, episodes)`; the
+    bootstrap (1000 resamples of the levels) draws from `key`."""
     n_levels, episodes = wins.shape
     rate = np.asarray(wins, np.float64).mean(axis=1)
     rng = np.random.default_rng(int(jax.random.randint(key, (), 0, 2**31 - 1)))
@@ -95,15 +95,15 @@ def two_pass_robustness(
     opponent: str = "",
     solvable_only: bool = False,
 ) -> Robustness:
-    """:class:`Robustness` as the SFL paper measures it (Rutherford et al. 2024): every level
-    is played once to rank the levels, the worst ``ceil(alpha · n)`` (lowest success rate;
+    """`Robustness` as the SFL paper measures it (Rutherford et al. 2024): every level
+    is played once to rank the levels, the worst `ceil(alpha · n)` (lowest success rate;
     ties: the lower index) are played again with independent episodes, and the CVaR is
     their success rate in that second evaluation.
 
     Args:
-        wins_of: ``(level indices (k,), key) -> per-episode successes (k, episodes)``.
+        wins_of: `(level indices (k,), key) -> per-episode successes (k, episodes)`.
         n_levels: levels of the first evaluation.
-        alpha: the worst fraction, in ``(0, 1]``.
+        alpha: the worst fraction, in `(0, 1]`.
         key: the two evaluations' and the bootstrap's randomness.
     """
     if not 0.0 < alpha <= 1.0:
@@ -130,8 +130,8 @@ def draw_levels(
     keep: Callable[[Any], jax.Array] | None = None,
     max_rounds: int = 64,
 ) -> Any:
-    """``n`` levels of ``generator`` (leaves ``(n, ...)``); with ``keep`` (``level -> ()
-    bool``), only levels it accepts, drawn in rounds of ``2 n`` until ``n`` are found."""
+    """`n` levels of `generator` (leaves `(n, ...)`); with `keep` (`level -> ()
+    bool`), only levels it accepts, drawn in rounds of `2 n` until `n` are found."""
     if keep is None:
         return jax.vmap(generator)(jax.random.split(key, n))
     found: list[Any] = []

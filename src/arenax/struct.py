@@ -1,7 +1,7 @@
 """Minimal immutable pytree dataclasses (no NN-library dependency).
 
-``@pytree_dataclass`` turns a class into a frozen dataclass registered with JAX; every
-field is a pytree child unless declared with ``static_field()``, which makes it part of
+`@pytree_dataclass` turns a class into a frozen dataclass registered with JAX; every
+field is a pytree child unless declared with `static_field()`, which makes it part of
 the tree structure (hashable, compile-time) instead.
 """
 
@@ -21,7 +21,7 @@ def static_field(**kwargs: Any) -> Any:
 
 
 def pytree_dataclass(cls: type[T]) -> type[T]:
-    """Frozen dataclass registered as a JAX pytree, with a ``replace(**changes)`` method."""
+    """Frozen dataclass registered as a JAX pytree, with a `replace(**changes)` method."""
     cls = dataclasses.dataclass(frozen=True)(cls)
     fields = dataclasses.fields(cls)
     data = [f.name for f in fields if not f.metadata.get("static", False)]

@@ -12,8 +12,8 @@ import numpy as np
 
 
 def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path:
-    """Turn on JAX's persistent compilation cache (default ``$ARENAX_CACHE`` or
-    ``~/.cache/arenax/jax``) so repeated runs skip XLA compilation."""
+    """Turn on JAX's persistent compilation cache (default `$ARENAX_CACHE` or
+    `~/.cache/arenax/jax`) so repeated runs skip XLA compilation."""
     path = Path(path or os.environ.get("ARENAX_CACHE") or Path.home() / ".cache/arenax/jax")
     path.mkdir(parents=True, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", str(path))
@@ -23,7 +23,7 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
 
 
 def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 8) -> Path:
-    """Write RGB frames ``(H, W, 3) uint8`` as a looping GIF (folders are created)."""
+    """Write RGB frames `(H, W, 3) uint8` as a looping GIF (folders are created)."""
     from PIL import Image
 
     if not frames:
@@ -36,7 +36,7 @@ def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 8) -> Pa
 
 
 def frame_indices(n: int, max_frames: int) -> list[int]:
-    """At most about ``max_frames`` evenly spaced indices of ``n`` states of an episode, the
+    """At most about `max_frames` evenly spaced indices of `n` states of an episode, the
     first and the last always among them (a GIF of a long episode)."""
     every = max(1, -(-n // max(max_frames, 1)))
     keep = list(range(0, n, every))
@@ -46,5 +46,5 @@ def frame_indices(n: int, max_frames: int) -> list[int]:
 
 
 def tree_bytes(tree: Any) -> int:
-    """Bytes of a pytree's arrays (or of their shapes and dtypes, e.g. from ``eval_shape``)."""
+    """Bytes of a pytree's arrays (or of their shapes and dtypes, e.g. from `eval_shape`)."""
     return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))

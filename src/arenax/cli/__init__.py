@@ -1,10 +1,10 @@
-"""The ``arenax`` command line: ``arenax COMMAND [OPTIONS]``, one module per command.
+"""The `arenax` command line: `arenax COMMAND [OPTIONS]`, one module per command.
 
 Every command checks its options before any work (the rules live with the options) and
-answers bad input with one line ``error: …`` and exit status 2; output paths are checked
+answers bad input with one line `error: …` and exit status 2; output paths are checked
 for writability before long work. A run interrupted by Ctrl-C / SIGTERM exits with 130 /
-143 after saving a checkpoint. ``ARENAX_DEBUG=1`` shows the traceback behind an error line.
-Families registered by the modules named in ``ARENAX_PLUGINS`` join the presets.
+143 after saving a checkpoint. `ARENAX_DEBUG=1` shows the traceback behind an error line.
+Families registered by the modules named in `ARENAX_PLUGINS` join the presets.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _usage() -> str:
 
 
 def command(name: str) -> Callable[[Sequence[str]], None]:
-    """The function of command ``name``."""
+    """The function of command `name`."""
     import importlib
 
     module, fn, _ = COMMANDS[name]
@@ -90,7 +90,7 @@ def run(name: str, args: Sequence[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``arenax`` console script."""
+    """Entry point of the `arenax` console script."""
     import arenax
     from arenax.registry import load_plugins
 

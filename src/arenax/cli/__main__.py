@@ -1,4 +1,4 @@
-"""``python -m arenax.cli``."""
+"""`python -m arenax.cli`."""
 
 from arenax.cli import main
 

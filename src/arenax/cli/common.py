@@ -25,7 +25,7 @@ class OptionError(ConfigError):
 
 
 def error(text: str, code: int = 2) -> typing.NoReturn:
-    """Print ``error: text`` and exit with ``code``."""
+    """Print `error: text` and exit with `code`."""
     console.print(f"[bold red]error:[/] {text}", highlight=False, soft_wrap=True)
     raise SystemExit(code)
 
@@ -54,7 +54,7 @@ def _describe(event: Any, prog: str) -> str:
 
 @contextlib.contextmanager
 def _one_line_errors(prog: str) -> Iterator[None]:
-    """tyro's parse failures as :class:`OptionError` (its error hook, where this tyro has
+    """tyro's parse failures as `OptionError` (its error hook, where this tyro has
     one; else tyro reports them itself)."""
     errors = getattr(tyro, "_errors", None)
     hook = getattr(errors, "on_parse_error", None)
@@ -71,7 +71,7 @@ def _one_line_errors(prog: str) -> Iterator[None]:
 
 def parse(cls: Any, args: Sequence[str], prog: str, default: Any = None,
           description: str | None = None) -> Any:  # fmt: skip
-    """``cls`` from ``args`` (tyro), then its rules checked: a bad value is one line."""
+    """`cls` from `args` (tyro), then its rules checked: a bad value is one line."""
     kwargs = {} if default is None else {"default": default}
     with _one_line_errors(prog):
         value = tyro.cli(cls, args=list(args), prog=prog, description=description, **kwargs)
@@ -79,7 +79,7 @@ def parse(cls: Any, args: Sequence[str], prog: str, default: Any = None,
 
 
 def checked(value: T) -> T:
-    """``value`` once its options' rules hold (:func:`arenax.options.check`)."""
+    """`value` once its options' rules hold (`arenax.options.check`)."""
     check(value)
     return value
 
@@ -110,7 +110,7 @@ def dir_problem(path: Path | None, field: str) -> Iterator[Problem]:
 
 
 def run_config(run_dir: Path) -> Any:
-    """The config a run directory was trained with, or ``None`` when it cannot be read."""
+    """The config a run directory was trained with, or `None` when it cannot be read."""
     from arenax.train.config import load_config
 
     try:
@@ -120,5 +120,5 @@ def run_config(run_dir: Path) -> Any:
 
 
 def debug() -> bool:
-    """``ARENAX_DEBUG=1``: show the traceback behind an error line."""
+    """`ARENAX_DEBUG=1`: show the traceback behind an error line."""
     return bool(os.environ.get("ARENAX_DEBUG"))

@@ -1,4 +1,4 @@
-"""``arenax eval``: a run's checkpoint through its family's evaluation (table + CSV)."""
+"""`arenax eval`: a run's checkpoint through its family's evaluation (table + CSV)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class EvalArgs:
     run_dir: tyro.conf.Positional[Path]
     """The run directory (holds config.json and checkpoints/)."""
     suite: str = ""
-    """Held-out levels or suites, comma-separated (``arenax list``; default: the family's —
+    """Held-out levels or suites, comma-separated (`arenax list`; default: the family's —
     every held-out maze; Tag: starts of the run's own generator)."""
     opponents: tuple[Literal["trained", "random", "scripted"], ...] = (
         "trained", "random", "scripted",
@@ -38,7 +38,7 @@ class EvalArgs:
     checkpoint: Annotated[int | None, OrNone(AtLeast(0))] = None
     """Cycle of the checkpoint to load (default: the latest)."""
     out: Path | None = None
-    """CSV to write (default: ``RUN_DIR/eval_<name>.csv``)."""
+    """CSV to write (default: `RUN_DIR/eval_<name>.csv`)."""
     gif_dir: Path | None = None
     """Also write one episode GIF per level (or matchup) into this folder."""
     cvar_alpha: Annotated[float, UNIT] = 0.0

@@ -1,4 +1,4 @@
-"""The small commands: ``arenax plot``, ``arenax list``, ``arenax bench``."""
+"""The small commands: `arenax plot`, `arenax list`, `arenax bench`."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from arenax.options import AtLeast, Problem, check
 
 @dataclasses.dataclass(frozen=True)
 class PlotArgs:
-    """Write learning-curve PNGs of a run (``RUN_DIR/plots`` by default)."""
+    """Write learning-curve PNGs of a run (`RUN_DIR/plots` by default)."""
 
     run_dir: tyro.conf.Positional[Path]
     """The run directory."""
     out: Path | None = None
-    """Folder for the PNGs (default: ``RUN_DIR/plots``)."""
+    """Folder for the PNGs (default: `RUN_DIR/plots`)."""
     window: Annotated[int, AtLeast(0)] = 0
     """Moving-average window in cycles (0: about 1/50 of the run)."""
 

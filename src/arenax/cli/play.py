@@ -1,4 +1,4 @@
-"""``arenax play``: play a maze yourself in the terminal, record the episode, replay it."""
+"""`arenax play`: play a maze yourself in the terminal, record the episode, replay it."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ class PlayArgs:
     quit), or replay a recorded episode."""
 
     level: str = "maze/dr"
-    """``maze/dr`` (a 13 x 13 DR level with 60 walls, drawn with --seed), a held-out maze
-    (``arenax list``), or a level file (.txt ASCII / .json)."""
+    """`maze/dr` (a 13 x 13 DR level with 60 walls, drawn with --seed), a held-out maze
+    (`arenax list`), or a level file (.txt ASCII / .json)."""
     run_dir: Path | None = None
     """Take the level from this PLR / ACCEL run's buffer instead (see --buffer-index)."""
     buffer_index: Annotated[int, AtLeast(0)] = 0
@@ -28,7 +28,7 @@ class PlayArgs:
     seed: Annotated[int, AtLeast(0)] = 0
     """Seed of generated and procedural levels."""
     keys: str = ""
-    """Play these keys instead of reading the terminal (``up,up,left,space,q``); standard
+    """Play these keys instead of reading the terminal (`up,up,left,space,q`); standard
     input is read the same way when it is not a terminal."""
     record: Path | None = None
     """Write the episode (level and actions) to this JSON file."""
@@ -53,7 +53,7 @@ class PlayArgs:
 
 
 def _play_level(args: PlayArgs) -> Any:
-    """``(env, level)`` that ``arenax play`` starts from."""
+    """`(env, level)` that `arenax play` starts from."""
     import jax
 
     from arenax.envs.maze import HELDOUT_MAZES
@@ -118,5 +118,3 @@ def play_command(argv: Sequence[str]) -> None:
                   + (", goal reached" if out["solved"] else ""))  # fmt: skip
     if args.record:
         console.print(f"wrote {args.record} (replay: arenax play --replay {args.record})")
-
-

@@ -1,5 +1,5 @@
-"""``arenax render``: pictures of levels (galleries) and GIFs of episodes, for every family
-that draws (its record's ``picture`` and ``frame``)."""
+"""`arenax render`: pictures of levels (galleries) and GIFs of episodes, for every family
+that draws (its record's `picture` and `frame`)."""
 
 from __future__ import annotations
 
@@ -23,15 +23,15 @@ class RenderArgs:
     game)."""
 
     run_dir: tyro.conf.Positional[Path | None] = None
-    """A run directory: with ``--buffer`` / ``--teacher``, draw its levels; without, a GIF
+    """A run directory: with `--buffer` / `--teacher`, draw its levels; without, a GIF
     of one episode played by its latest policies."""
     buffer: bool = False
     """Draw the highest-priority levels of RUN_DIR's replay buffer (PLR / ACCEL runs)."""
     teacher: bool = False
     """Draw levels RUN_DIR's current teacher builds (PAIRED-family runs)."""
     source: str = "maze/dr"
-    """A generator (``arenax list``), held-out levels or suites of a family (``classic``,
-    ``all``…), or a preset (a GIF of random play in its game)."""
+    """A generator (`arenax list`), held-out levels or suites of a family (`classic`,
+    `all`…), or a preset (a GIF of random play in its game)."""
     preset: str = ""
     """The game a generator draws for: this preset's (default: the family's defaults)."""
     n: Annotated[int, IntIn(1, 1024)] = 16
@@ -78,9 +78,9 @@ class RenderArgs:
 
 
 def _levels_of(source: str) -> Any:
-    """``(family, kind, spec)`` of a source: ``kind`` ``"generator"`` or ``"heldout"``,
-    ``spec`` the name within the family (``grid-tag/arenas`` names the grid's ``arenas``,
-    a plain ``arenas`` the first family that has it); ``None``: unknown."""
+    """`(family, kind, spec)` of a source: `kind` `"generator"` or `"heldout"`,
+    `spec` the name within the family (`grid-tag/arenas` names the grid's `arenas`,
+    a plain `arenas` the first family that has it); `None`: unknown."""
     from arenax.registry import FAMILIES
 
     for family in FAMILIES.values():
@@ -109,7 +109,7 @@ def _game(family: Any, preset: str) -> Any:
 
 
 def _px(env: Any, level: Any, tile: int) -> int:
-    """A level's picture size: ``tile`` pixels a cell where levels are grids, else 320."""
+    """A level's picture size: `tile` pixels a cell where levels are grids, else 320."""
     walls = getattr(level, "walls", None)
     if walls is not None:
         return tile * (max(walls.shape[-2:]) + 2)
@@ -161,7 +161,7 @@ def render_command(argv: Sequence[str]) -> None:
 
 
 def render(args: RenderArgs) -> None:
-    """What ``arenax render`` draws for ``args`` (checked)."""
+    """What `arenax render` draws for `args` (checked)."""
     import jax
 
     from arenax.eval import report

@@ -1,12 +1,12 @@
-"""``arenax train``, ``arenax resume`` and ``arenax tune``: presets as command lines.
+"""`arenax train`, `arenax resume` and `arenax tune`: presets as command lines.
 
-Each preset is a :class:`~arenax.train.TrainConfig` whose parts have concrete types, so
-``arenax train PRESET --help`` shows exactly what that run reads: its family's options
-(``--env.*``), each team's (``--<team>.*``: network, PPO or DDPG, sharing), its
-curriculum's (``--<curriculum>.*``), the run's own and the launch options.
-``--compat minimax`` applies the reference UED library's rules to the preset before the
-other options, which still win. ``--n-envs auto`` measures the batch sizes first
-(``arenax tune``) and trains at the knee.
+Each preset is a `TrainConfig` whose parts have concrete types, so
+`arenax train PRESET --help` shows exactly what that run reads: its family's options
+(`--env.*`), each team's (`--<team>.*`: network, PPO or DDPG, sharing), its
+curriculum's (`--<curriculum>.*`), the run's own and the launch options.
+`--compat minimax` applies the reference UED library's rules to the preset before the
+other options, which still win. `--n-envs auto` measures the batch sizes first
+(`arenax tune`) and trains at the knee.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from arenax.train.distributed import DistributedOptions
 
 
 def _team_type(preset: str, team: Any) -> type:
-    """``TeamConfig`` with the team's network and learner as concrete option groups (the
-    network's options are the team's own: ``--agent.hidden``)."""
+    """`TeamConfig` with the team's network and learner as concrete option groups (the
+    network's options are the team's own: `--agent.hidden`)."""
     from arenax.curricula import TeamConfig
     from arenax.rl.ddpg import DDPGConfig
     from arenax.rl.ppo import PPOConfig
@@ -51,7 +51,7 @@ def _team_type(preset: str, team: Any) -> type:
 
 
 def preset_type(name: str, preset: TrainConfig, extra: Sequence[tuple] = ()) -> type:
-    """``TrainConfig`` as ``arenax train <name>`` shows it (see the module docstring)."""
+    """`TrainConfig` as `arenax train <name>` shows it (see the module docstring)."""
     from arenax.train.presets import PRESET_DOCS
 
     team_cls = _team_type(name, next(iter(preset.teams.values())))
@@ -87,7 +87,7 @@ def preset_type(name: str, preset: TrainConfig, extra: Sequence[tuple] = ()) -> 
 
 
 def as_train_config(value: Any) -> TrainConfig:
-    """A parsed preset as a plain :class:`TrainConfig` (``n_envs`` may still be ``auto``)."""
+    """A parsed preset as a plain `TrainConfig` (`n_envs` may still be `auto`)."""
     from arenax.curricula import TeamConfig
 
     teams = {f.name: TeamConfig(**fields_of(getattr(value.teams, f.name), TeamConfig))
@@ -98,7 +98,7 @@ def as_train_config(value: Any) -> TrainConfig:
 
 
 def _compat(args: Sequence[str]) -> str:
-    """The ``--compat`` value among the arguments (the preset's defaults follow it)."""
+    """The `--compat` value among the arguments (the preset's defaults follow it)."""
     for i, a in enumerate(args):
         if a == "--compat" and i + 1 < len(args):
             return args[i + 1]
@@ -123,7 +123,7 @@ def _preset_help() -> str:
 
 
 def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ()) -> tuple[str, Any]:
-    """``(preset name, parsed config)`` of ``arenax <command> PRESET [options]``."""
+    """`(preset name, parsed config)` of `arenax <command> PRESET [options]`."""
     from arenax.train.presets import with_compat
 
     if not args or args[0] in ("-h", "--help"):
@@ -142,7 +142,7 @@ def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ())
 
 
 def _auto_envs(cfg: TrainConfig) -> TrainConfig:
-    """``n_envs="auto"``: the knee of a ladder of batch sizes (``arenax tune``)."""
+    """`n_envs="auto"`: the knee of a ladder of batch sizes (`arenax tune`)."""
     import jax
 
     from arenax.benchmarking import TuneArgs, tune
@@ -194,8 +194,8 @@ def start(cfg: TrainConfig) -> TrainConfig:
 
 
 def only_given_budget(cfg: TrainConfig, args: Sequence[str]) -> TrainConfig:
-    """The budget given on the command line is the run's budget: ``--total-steps`` alone
-    drops the preset's update budget (and ``--total-updates`` alone its step budget), so
+    """The budget given on the command line is the run's budget: `--total-steps` alone
+    drops the preset's update budget (and `--total-updates` alone its step budget), so
     the run, its progress bar and its learning-rate schedule end where the user said."""
     given = {a.split("=", 1)[0].replace("_", "-") for a in args if a.startswith("--")}
     steps, updates = "--total-steps" in given, "--total-updates" in given
@@ -207,7 +207,7 @@ def only_given_budget(cfg: TrainConfig, args: Sequence[str]) -> TrainConfig:
 
 
 def train_command(args: Sequence[str]) -> None:
-    """Train a preset (``arenax train PRESET --help`` lists its options)."""
+    """Train a preset (`arenax train PRESET --help` lists its options)."""
     _, value = parse_preset("train", args)
     cfg = start(only_given_budget(as_train_config(value), args))
     if cfg.n_envs == "auto":
@@ -233,16 +233,16 @@ def tune_command(args: Sequence[str]) -> None:
 class ResumeArgs:
     """Continue a run from its latest readable checkpoint with its saved config (same
     results as if it had never stopped); only the budget, devices and outputs may change
-    (each option as ``arenax train`` documents it)."""
+    (each option as `arenax train` documents it)."""
 
     run_dir: tyro.conf.Positional[Path]
     """The run directory."""
     total_steps: Annotated[int | None, OrNone(POSITIVE)] = None
-    """A new ``total_steps`` (default: the saved one)."""
+    """A new `total_steps` (default: the saved one)."""
     total_updates: Annotated[int | None, OrNone(POSITIVE)] = None
-    """A new ``total_updates`` (default: the saved one)."""
+    """A new `total_updates` (default: the saved one)."""
     devices: Annotated[int | None, OrNone(POSITIVE)] = None
-    """A new ``devices`` (default: the saved one)."""
+    """A new `devices` (default: the saved one)."""
     checkpoint: Annotated[int | None, OrNone(AtLeast(0))] = None
     """Resume from the checkpoint of this cycle (default: the newest readable one)."""
     progress: bool = True

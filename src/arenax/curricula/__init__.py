@@ -1,6 +1,6 @@
 """Curricula: which levels the players train on — DR, PLR / PLR⊥ / ACCEL and their
 parallel forms, SFL, PAIRED and its relatives — each written once over
-:class:`~arenax.curricula.players.Players`, and the options that choose them."""
+`Players`, and the options that choose them."""
 
 from arenax.curricula.common import Curriculum, Setup, TrainState
 from arenax.curricula.dr import DomainRandomisation, DRConfig
@@ -9,7 +9,7 @@ from arenax.curricula.players import Players, TeamConfig
 from arenax.curricula.plr import ACCELConfig, PLRConfig, ReplayCurriculum
 from arenax.curricula.sfl import SFLConfig, SFLCurriculum
 
-#: the curricula a run chooses from (``TrainConfig.curriculum``), by name
+#: the curricula a run chooses from (`TrainConfig.curriculum`), by name
 CURRICULA: dict[str, type] = {
     c.KIND: c for c in (DRConfig, PLRConfig, ACCELConfig, SFLConfig, PairedConfig)
 }

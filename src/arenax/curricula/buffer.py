@@ -13,16 +13,16 @@ Replay distribution over the *filled* entries (Jiang et al., "Prioritized Level 
 Each part falls back to uniform over the filled entries when all its weights are zero.
 Sampling a batch advances the clock by the batch size and stamps the sampled entries.
 
-Insertion (:func:`insert`): levels with a non-finite score (no finished episode) are never
+Insertion (`insert`): levels with a non-finite score (no finished episode) are never
 inserted; a level equal to one already in the buffer updates that entry instead of adding a
 copy; a level equal to an earlier one of the same batch that has a score is ignored (the
 first scored copy counts, as the reference library's first copy; rescoring a slot sampled
 twice keeps its first scored copy's too, on every backend); otherwise the level takes a free slot, or, when the buffer is full, replaces the entry of
 lowest replay probability if its score is at least that entry's. An inserted level is
 "just seen" (staleness 0), or inherits the staleness of the slot it takes
-(``inherit_staleness``, the reference library's rule).
+(`inherit_staleness`, the reference library's rule).
 
-Equality compares every field of two levels, or every field but those named in ``ignore``
+Equality compares every field of two levels, or every field but those named in `ignore`
 (the reference library ignores the maze agent's direction).
 """
 
@@ -41,17 +41,17 @@ PRIORITIZATIONS = ("rank", "proportional", "topk")
 
 @pytree_dataclass
 class LevelBuffer:
-    """A fixed-capacity buffer of ``C`` levels.
+    """A fixed-capacity buffer of `C` levels.
 
     Attributes:
-        levels: level pytree, leaves ``(C, ...)``.
-        scores: ``(C,) float32`` regret estimates.
-        last_seen: ``(C,) int32`` clock value when the entry was last sampled or scored.
-        max_returns: ``(C,) float32`` best episodic return seen on the level (MaxMC).
-        mutations: ``(C,) int32`` edits since the level's generated ancestor (ACCEL).
-        parents: ``(C,) int32`` slot of the parent when inserted as a child, else ``-1``.
-        filled: ``(C,) bool``.
-        clock: ``() int32``, levels sampled or scored so far.
+        levels: level pytree, leaves `(C, ...)`.
+        scores: `(C,) float32` regret estimates.
+        last_seen: `(C,) int32` clock value when the entry was last sampled or scored.
+        max_returns: `(C,) float32` best episodic return seen on the level (MaxMC).
+        mutations: `(C,) int32` edits since the level's generated ancestor (ACCEL).
+        parents: `(C,) int32` slot of the parent when inserted as a child, else `-1`.
+        filled: `(C,) bool`.
+        clock: `() int32`, levels sampled or scored so far.
     """
 
     levels: Any
@@ -99,7 +99,7 @@ def _normalise(w: jax.Array, filled: jax.Array) -> jax.Array:
 def score_weights(
     buf: LevelBuffer, temperature: float, prioritization: str = "rank", topk: int = 1
 ) -> jax.Array:
-    """``P_S``: ``(C,) float32``, zero on empty slots."""
+    """`P_S`: `(C,) float32`, zero on empty slots."""
     s = jnp.where(buf.filled, buf.scores, -jnp.inf)
     if prioritization == "rank":
         order = jnp.argsort(-s, stable=True)  # highest score first
@@ -118,7 +118,7 @@ def score_weights(
 
 
 def staleness_weights(buf: LevelBuffer) -> jax.Array:
-    """``P_C``: ``(C,) float32``, proportional to ``clock - last_seen``."""
+    """`P_C`: `(C,) float32`, proportional to `clock - last_seen`."""
     return _normalise((buf.clock - buf.last_seen).astype(jnp.float32), buf.filled)
 
 
@@ -129,7 +129,7 @@ def replay_probs(
     prioritization: str = "rank",
     topk: int = 1,
 ) -> jax.Array:
-    """The replay distribution ``P`` over slots ``(C,) float32`` (zero on empty slots)."""
+    """The replay distribution `P` over slots `(C,) float32` (zero on empty slots)."""
     p = (1.0 - staleness_coef) * score_weights(buf, temperature, prioritization, topk)
     return p + staleness_coef * staleness_weights(buf)
 
@@ -137,9 +137,9 @@ def replay_probs(
 def sample(
     buf: LevelBuffer, key: jax.Array, n: int, probs: jax.Array
 ) -> tuple[LevelBuffer, jax.Array]:
-    """Draw ``n`` slots from ``probs`` (with replacement); stamp them as just seen.
+    """Draw `n` slots from `probs` (with replacement); stamp them as just seen.
 
-    Returns ``(buffer, indices (n,) int32)``. The buffer must have a filled entry.
+    Returns `(buffer, indices (n,) int32)`. The buffer must have a filled entry.
     """
     idx = jax.random.choice(key, buf.capacity, (n,), replace=True, p=probs).astype(jnp.int32)
     clock = buf.clock + n
@@ -155,10 +155,10 @@ def sample_one_at_a_time(
     prioritization: str = "rank",
     topk: int = 1,
 ) -> tuple[LevelBuffer, jax.Array]:
-    """Draw ``n`` slots one after another, each from the replay distribution as the
+    """Draw `n` slots one after another, each from the replay distribution as the
     previous draws left it (a drawn slot is just seen, so its staleness weight drops to 0
-    for the next draws): the reference library's sampling. Returns ``(buffer, indices
-    (n,) int32)``; the clock advances by ``n`` as with :func:`sample`."""
+    for the next draws): the reference library's sampling. Returns `(buffer, indices
+    (n,) int32)`; the clock advances by `n` as with `sample`."""
     p_score = (1.0 - staleness_coef) * score_weights(buf, temperature, prioritization, topk)
 
     def draw(b: LevelBuffer, k: jax.Array) -> tuple[LevelBuffer, jax.Array]:
@@ -177,8 +177,8 @@ def update_scores(
     max_returns: jax.Array,
     skip: jax.Array | None = None,
 ) -> LevelBuffer:
-    """Rescore replayed slots ``idx (n,)``; non-finite scores keep the old one. The running
-    best returns never decrease. ``skip (n,) bool`` leaves those slots untouched (a slot
+    """Rescore replayed slots `idx (n,)`; non-finite scores keep the old one. The running
+    best returns never decrease. `skip (n,) bool` leaves those slots untouched (a slot
     that another level took since it was sampled). A slot sampled several times is
     rescored by its first copy only (deterministic on every backend)."""
     ok = jnp.isfinite(scores)
@@ -207,10 +207,10 @@ def put_back(
     is at least the new level's (finite scores, first copy of each slot).
 
     Args:
-        idx: ``(n,) int32`` the replayed slots; ``levels`` (leaves ``(n, ...)``),
-            ``scores``, ``max_returns`` ``(n,) float32``, ``mutations``, ``parents``
-            ``(n,) int32``: the replayed levels, their new scores and what they held.
-        taken: ``(n,) bool``, a new level took the slot since it was sampled.
+        idx: `(n,) int32` the replayed slots; `levels` (leaves `(n, ...)`),
+            `scores`, `max_returns` `(n,) float32`, `mutations`, `parents`
+            `(n,) int32`: the replayed levels, their new scores and what they held.
+        taken: `(n,) bool`, a new level took the slot since it was sampled.
     """
     ok = jnp.isfinite(scores)
     back = taken & first_copies(idx, ok) & ok & (scores >= buf.scores[idx])
@@ -226,8 +226,8 @@ def put_back(
 
 
 def first_copies(idx: jax.Array, valid: jax.Array | None = None) -> jax.Array:
-    """``(n,) bool``: entry ``i`` of ``idx (n,)`` is the first with its value among the
-    ``valid (n,) bool`` entries (default: all)."""
+    """`(n,) bool`: entry `i` of `idx (n,)` is the first with its value among the
+    `valid (n,) bool` entries (default: all)."""
     n = idx.shape[0]
     same = idx[:, None] == idx[None, :]
     if valid is not None:
@@ -236,7 +236,7 @@ def first_copies(idx: jax.Array, valid: jax.Array | None = None) -> jax.Array:
 
 
 def _compared(level: Any, ignore: tuple[str, ...]) -> list[jax.Array]:
-    """The leaves of ``level`` that equality compares (all, or all fields but ``ignore``)."""
+    """The leaves of `level` that equality compares (all, or all fields but `ignore`)."""
     if ignore and dataclasses.is_dataclass(level):
         return jax.tree.leaves(
             [getattr(level, f.name) for f in dataclasses.fields(level) if f.name not in ignore]
@@ -245,7 +245,7 @@ def _compared(level: Any, ignore: tuple[str, ...]) -> list[jax.Array]:
 
 
 def _equal(levels: Any, level: Any, ignore: tuple[str, ...] = ()) -> jax.Array:
-    """``(C,) bool``: which buffer levels equal ``level`` (every compared leaf identical)."""
+    """`(C,) bool`: which buffer levels equal `level` (every compared leaf identical)."""
     eq = [
         jnp.all((a == b[None]).reshape(a.shape[0], -1), axis=1)
         for a, b in zip(_compared(levels, ignore), _compared(level, ignore), strict=True)
@@ -257,8 +257,8 @@ def _equal(levels: Any, level: Any, ignore: tuple[str, ...] = ()) -> jax.Array:
 
 
 def stored_best(buf: LevelBuffer, levels: Any, ignore: tuple[str, ...] = ()) -> jax.Array:
-    """The best return the buffer holds for each of ``levels`` (leaves ``(n, ...)``) that
-    equals one of its entries, ``-inf`` for the others: ``(n,) float32``. A level already in
+    """The best return the buffer holds for each of `levels` (leaves `(n, ...)`) that
+    equals one of its entries, `-inf` for the others: `(n,) float32`. A level already in
     the buffer is scored against its running best, not as if never played."""
 
     def one(level: Any) -> jax.Array:
@@ -269,7 +269,7 @@ def stored_best(buf: LevelBuffer, levels: Any, ignore: tuple[str, ...] = ()) -> 
 
 
 def changed_slots(before: LevelBuffer, after: LevelBuffer) -> jax.Array:
-    """``(C,) bool``: slots whose level differs between two states of a buffer (a new level
+    """`(C,) bool`: slots whose level differs between two states of a buffer (a new level
     took them)."""
     return ~jax.vmap(lambda a, b: jnp.all(_equal(jax.tree.map(lambda x: x[None], a), b)))(
         before.levels, after.levels
@@ -290,18 +290,18 @@ def insert(
     inherit_staleness: bool = False,
     ignore: tuple[str, ...] = (),
 ) -> tuple[LevelBuffer, jax.Array]:
-    """Insert a batch of ``n`` levels one after another (see the module docstring).
+    """Insert a batch of `n` levels one after another (see the module docstring).
 
     Args:
-        levels: leaves ``(n, ...)``.
-        scores, max_returns: ``(n,) float32``.
-        mutations, parents: ``(n,) int32`` (default 0 and -1).
+        levels: leaves `(n, ...)`.
+        scores, max_returns: `(n,) float32`.
+        mutations, parents: `(n,) int32` (default 0 and -1).
         inherit_staleness: a level that takes an occupied slot keeps that slot's staleness,
             and an updated duplicate keeps its own (default: both are just seen).
         ignore: level fields that equality ignores.
 
     Returns:
-        ``(buffer, slots (n,) int32)``: where each level went, ``-1`` if it was not inserted.
+        `(buffer, slots (n,) int32)`: where each level went, `-1` if it was not inserted.
     """
     n = scores.shape[0]
     mutations = jnp.zeros((n,), jnp.int32) if mutations is None else mutations

@@ -2,8 +2,8 @@
 metrics.
 
 A curriculum owns one training *cycle*: choose levels -> roll out -> score -> update the
-learner(s) -> update its own state. The host loop (:mod:`arenax.train.loop`) owns the device
-mesh and the cycle keys and calls ``cycle`` inside ``jax.shard_map``.
+learner(s) -> update its own state. The host loop (`arenax.train.loop`) owns the device
+mesh and the cycle keys and calls `cycle` inside `jax.shard_map`.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ class TrainState:
     """Everything a run needs to continue (checkpointed as one pytree).
 
     Attributes:
-        learner: the policies' states, ``{policy name: LearnerState}`` (a team's policy is
+        learner: the policies' states, `{policy name: LearnerState}` (a team's policy is
             named after the team unless it shares one; PAIRED: the students' policy holds
             every student stacked on a leading axis, the protagonist first).
-        curriculum: the curriculum's own state (``{}`` for DR, the level buffer for PLR,
+        curriculum: the curriculum's own state (`{}` for DR, the level buffer for PLR,
             the teacher for PAIRED, the running environments for multi-team training).
-        cycle: ``() int32``, cycles done; the key of cycle ``c`` is ``fold_in(rng, c)``, so
+        cycle: `() int32`, cycles done; the key of cycle `c` is `fold_in(rng, c)`, so
             the run does not depend on how cycles are grouped into chunks.
-        rng: ``(2,) uint32``, raw data of the run's base key.
+        rng: `(2,) uint32`, raw data of the run's base key.
     """
 
     learner: dict[str, LearnerState]
@@ -63,12 +63,12 @@ class TrainState:
 
 @dataclasses.dataclass(frozen=True)
 class Setup:
-    """What a curriculum is built from (``config.curriculum(setup)``).
+    """What a curriculum is built from (`config.curriculum(setup)`).
 
     Attributes:
         players: the policies and how they act and learn.
         family: the game's family record (generators, mutators, editor, metrics…).
-        game: the whole game (a team played by scripts inside ``players.env`` is a team
+        game: the whole game (a team played by scripts inside `players.env` is a team
             here), built from the run's options.
         n_envs: environments per level block (global, over all devices).
         n_steps: rollout length per cycle.
@@ -85,7 +85,7 @@ class Setup:
     update_rounds: int = 1
 
     def level_metrics(self) -> Any:
-        """The family's level metrics of this game, or ``None``."""
+        """The family's level metrics of this game, or `None`."""
         f = self.family.level_metrics
         return None if f is None else f(self.game)
 
@@ -100,7 +100,7 @@ class Curriculum(Protocol):
     defaults).
 
     Attributes:
-        players: the :class:`~arenax.curricula.players.Players` it trains.
+        players: the `Players` it trains.
     """
 
     players: Any
@@ -112,8 +112,8 @@ class Curriculum(Protocol):
 
     @property
     def progress(self) -> dict[str, str]:
-        """The progress bar's fields, ``{label: metric}``: the first team's return, then
-        ``solved`` (one team) or the env's per-episode counters (several)."""
+        """The progress bar's fields, `{label: metric}`: the first team's return, then
+        `solved` (one team) or the env's per-episode counters (several)."""
         p = self.players
         if not p.several:
             return {"return": "return", "solved": "solved"}
@@ -121,29 +121,29 @@ class Curriculum(Protocol):
         return {f"{first} return": f"return/{first}", **{k: k for k in p.env.episode_sums}}
 
     def init(self, key: jax.Array) -> TrainState:
-        """The first train state of a run seeded by ``key``."""
+        """The first train state of a run seeded by `key`."""
         ...
 
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
-        """One cycle over this device's environments ``env_ids (n_local,)`` (global
-        indices); metrics are global (reduced over ``axis_name``) scalars, and ``*_steps``
+        """One cycle over this device's environments `env_ids (n_local,)` (global
+        indices); metrics are global (reduced over `axis_name`) scalars, and `*_steps`
         metrics count this cycle's steps."""
         ...
 
     def state_specs(self, axis: str) -> Any:
-        """Placement of the train state as a ``PartitionSpec`` prefix: replicated unless
+        """Placement of the train state as a `PartitionSpec` prefix: replicated unless
         the curriculum keeps per-device state (environments that persist between cycles)
-        split over the mesh axis ``axis``."""
+        split over the mesh axis `axis`."""
         return PartitionSpec()
 
     def team_policies(self) -> dict[str, Any]:
-        """``{team: the policy that drives it}`` (what evaluation plays)."""
+        """`{team: the policy that drives it}` (what evaluation plays)."""
         return self.players.policies()
 
     def team_params(self, state: TrainState) -> dict[str, Any]:
-        """``{team: the parameters that drive it}`` of a train state (what evaluation
+        """`{team: the parameters that drive it}` of a train state (what evaluation
         plays; PAIRED: the protagonist's)."""
         return self.players.params(state.learner)
 
@@ -151,8 +151,8 @@ class Curriculum(Protocol):
 def ended_means(
     done: jax.Array, values: dict[str, jax.Array], axis_name: str | None
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
-    """Count of ended episodes and the mean of each ``(T, N)`` value over them (over all
-    devices; NaN when none ended). ``done`` marks the steps that end an episode."""
+    """Count of ended episodes and the mean of each `(T, N)` value over them (over all
+    devices; NaN when none ended). `done` marks the steps that end an episode."""
     d = done.astype(jnp.float32)
     sums = psum({"n": jnp.sum(d), **{k: jnp.sum(d * v) for k, v in values.items()}}, axis_name)
     n = sums.pop("n")
@@ -162,8 +162,8 @@ def ended_means(
 def episode_metrics(episodes: dict[str, jax.Array], axis_name: str | None) -> dict[str, jax.Array]:
     """Means over the episodes that *ended* during a rollout (over all devices).
 
-    ``episodes`` holds ``(T, N)`` arrays ``done``, ``return``, ``success``, ``length``.
-    Returns ``episodes`` (count), ``return``, ``solved`` and ``episode_length`` (NaN when no
+    `episodes` holds `(T, N)` arrays `done`, `return`, `success`, `length`.
+    Returns `episodes` (count), `return`, `solved` and `episode_length` (NaN when no
     episode ended).
     """
     n, means = ended_means(
@@ -182,7 +182,7 @@ def level_batch_metrics(
     metrics_fn: Any, levels: Any, axis_name: str | None, prefix: str = "level/"
 ) -> dict[str, jax.Array]:
     """Means of a family's level metrics (e.g. walls, shortest path, solvable) over a batch
-    of levels with leading ``N`` (over all devices); ``shortest_path`` averages solvable
+    of levels with leading `N` (over all devices); `shortest_path` averages solvable
     levels only."""
     if metrics_fn is None:
         return {}
@@ -204,9 +204,9 @@ def replay_rollout(
     players: Any, params: dict[str, Any], key: jax.Array, levels: Any, ids: jax.Array,
     n_steps: int,
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, jax.Array]]:  # fmt: skip
-    """Every team plays this device's ``levels`` (leading ``n_local``, global indices
-    ``ids``) for ``n_steps``, each env replaying its level from zero recurrent states:
-    ``(trajectories {team}, initial carries {team}, episode statistics)``."""
+    """Every team plays this device's `levels` (leading `n_local`, global indices
+    `ids`) for `n_steps`, each env replaying its level from zero recurrent states:
+    `(trajectories {team}, initial carries {team}, episode statistics)`."""
     wrapped = EpisodeStats(AutoReplay(players.env))
     k_reset, k_roll = jax.random.split(key)
     carry0 = players.initial_carry(ids.shape[0])

@@ -1,6 +1,6 @@
 """Domain randomisation (DR): the players train on freshly generated levels.
 
-One cycle, episodes restarted every cycle (``episodes="restart"``, the maze's)::
+One cycle, episodes restarted every cycle (`episodes="restart"`, the maze's):
 
     levels  <- generate (n_steps + 1) fresh levels per environment
     rollout <- every env is reset onto its first level; the players act for n_steps steps;
@@ -8,15 +8,15 @@ One cycle, episodes restarted every cycle (``episodes="restart"``, the maze's)::
                generated inside the rollout)
     update  <- PPO of each learning policy on its teams' agents
 
-or, episodes continued across cycles (``episodes="continue"``: Tag, classic control, whose
-episodes are longer than a cycle)::
+or, episodes continued across cycles (`episodes="continue"`: Tag, classic control, whose
+episodes are longer than a cycle):
 
     levels  <- one fresh level per environment, where episodes that begin this cycle start
     rollout <- n_steps steps continuing where the last cycle stopped
     update  <- PPO of each learning policy on its teams' agents
 
 The environments' states of the second form persist in the train state, split over devices
-with the environment batch. With ``ppo.carry_over`` (the reference library's rule; one-team
+with the environment batch. With `ppo.carry_over` (the reference library's rule; one-team
 games, restarted episodes) the rollout starts from the recurrent state the previous cycle
 ended in, kept in the curriculum state the same way.
 """
@@ -44,7 +44,7 @@ from arenax.rl.rollout import per_env_keys, start_rollout
 
 @dataclasses.dataclass(frozen=True)
 class DRConfig:
-    """Options of domain randomisation (``--dr.*``)."""
+    """Options of domain randomisation (`--dr.*`)."""
 
     episodes: Literal["restart", "continue"] = "restart"
     """Episodes restart on fresh levels every cycle (a cycle holds whole episodes), or
@@ -60,15 +60,15 @@ class DRConfig:
 
 @dataclasses.dataclass(frozen=True)
 class DomainRandomisation(Curriculum):
-    """DR over ``players.env``'s levels from ``generator``.
+    """DR over `players.env`'s levels from `generator`.
 
     Attributes:
         players: the policies and how they act and learn.
         n_envs: global number of environments (over all devices).
         n_steps: rollout length per cycle.
-        generator: ``key -> level``.
+        generator: `key -> level`.
         config: the DR options.
-        level_metrics: optional ``level -> dict`` of family metrics to log.
+        level_metrics: optional `level -> dict` of family metrics to log.
     """
 
     players: Players
@@ -123,7 +123,7 @@ class DomainRandomisation(Curriculum):
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
-        """One DR cycle over this device's environments ``env_ids`` (global indices)."""
+        """One DR cycle over this device's environments `env_ids` (global indices)."""
         if self.continued:
             return self._continued_cycle(state, key, env_ids, axis_name)
         p = self.players

@@ -2,13 +2,13 @@
 from the env's generator (domain randomisation over, e.g., a classic-control family's
 physics), as one compiled cycle:
 
-1. collect ``n_steps`` steps of ``n_envs`` persistent envs with the actor plus exploration
-   noise (uniformly random actions before ``learning_starts`` env steps);
-2. store the ``n_envs × n_steps`` transitions in the on-device replay buffer (the next
+1. collect `n_steps` steps of `n_envs` persistent envs with the actor plus exploration
+   noise (uniformly random actions before `learning_starts` env steps);
+2. store the `n_envs × n_steps` transitions in the on-device replay buffer (the next
    observation is the one the step led to, before any reset; only termination stops the
    bootstrap, truncation does not);
-3. ``updates_per_cycle`` gradient steps (:func:`arenax.rl.ddpg.gradient_step`) on uniform
-   samples, once ``learning_starts`` env steps are stored.
+3. `updates_per_cycle` gradient steps (`arenax.rl.ddpg.gradient_step`) on uniform
+   samples, once `learning_starts` env steps are stored.
 
 Runs on one device (the buffer and the updates are not split over a mesh).
 """
@@ -41,15 +41,15 @@ from arenax.rl.rollout import per_env_keys, start_rollout
 
 @dataclasses.dataclass(frozen=True)
 class OffPolicyDR(Curriculum):
-    """DDPG / TD3 on a one-team game (one agent, a ``Box`` action), fresh levels from its
+    """DDPG / TD3 on a one-team game (one agent, a `Box` action), fresh levels from its
     generator (domain randomisation).
 
     Attributes:
-        game: the environment (one team of one agent, a ``Box`` action).
+        game: the environment (one team of one agent, a `Box` action).
         config: DDPG / TD3 options.
         n_envs: environments.
         n_steps: env steps per environment per cycle.
-        generator: ``key -> level`` (default: the env's).
+        generator: `key -> level` (default: the env's).
     """
 
     game: Environment
@@ -115,7 +115,7 @@ class OffPolicyDR(Curriculum):
 
     # ------------------------------------------------------------------ state
     def init(self, key: jax.Array) -> TrainState:
-        """Fresh networks (targets equal), an empty buffer and ``n_envs`` reset envs."""
+        """Fresh networks (targets equal), an empty buffer and `n_envs` reset envs."""
         k_actor, k_critic, k_levels, k_reset = jax.random.split(key, 4)
         ids = jnp.arange(self.n_envs, dtype=jnp.int32)
         levels = jax.vmap(self._generate)(per_env_keys(k_levels, ids))

@@ -1,6 +1,6 @@
 """Teacher-based autocurricula: PAIRED, population PAIRED and the minimax adversary.
 
-One cycle, as in the PAIRED paper's loop::
+One cycle, as in the PAIRED paper's loop:
 
     levels   <- the teacher builds one level per editor env (its whole episode)
     rollouts <- every student (protagonist, antagonist, or a population) plays copies of
@@ -10,11 +10,11 @@ One cycle, as in the PAIRED paper's loop::
                 population regret, or the negative return for the minimax adversary)
     teacher  <- the regret is the reward of the teacher's last step; PPO update
 
-Students share one architecture and are stacked along a leading axis and ``vmap``-ed, so a
+Students share one architecture and are stacked along a leading axis and `vmap`-ed, so a
 population costs one batched program. Each student and the teacher have their own
-optimiser (and learning rate). With ``carry_over`` in a learner's PPO options (the
+optimiser (and learning rate). With `carry_over` in a learner's PPO options (the
 reference library's rule) its rollouts start from the recurrent state its previous rollout
-ended in, kept in :class:`TeacherState`.
+ended in, kept in `TeacherState`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class TeacherConfig(EditorOptions, TeacherNetConfig):
 @dataclasses.dataclass(frozen=True)
 class PairedConfig:
     """Options of the teacher curricula PAIRED, the minimax adversary and population PAIRED
-    (``--paired.*``; the teacher's own options: ``--teacher.*``)."""
+    (`--paired.*`; the teacher's own options: `--teacher.*`)."""
 
     KIND: ClassVar[str] = "paired"
 
@@ -70,10 +70,10 @@ class PairedConfig:
     """The team whose policy the students are (default: the game's first; Tag: taggers).
     Every other team is played by one policy shared by every student's games."""
     teacher: Annotated[TeacherConfig, tyro.conf.arg(prefix_name=False)] = TeacherConfig()
-    """The teacher (``--teacher.*``)."""
+    """The teacher (`--teacher.*`)."""
 
     def curriculum(self, s: Setup) -> TeacherCurriculum:
-        """The teacher curriculum over the game: the family's ``editor`` is the teacher's
+        """The teacher curriculum over the game: the family's `editor` is the teacher's
         MDP; the teacher has its own network and PPO."""
         editor = s.family.need("editor", "PAIRED")(s.game, self.teacher)
         policy = TeacherPolicy.of(self.teacher, editor.action_space().n, editor.episode_length)
@@ -83,7 +83,7 @@ class PairedConfig:
                                  s.n_envs, s.n_steps, self.team, s.level_metrics())  # fmt: skip
 
     def option_prefix(self, field: str) -> str:
-        """The teacher's options are ``--teacher.*``."""
+        """The teacher's options are `--teacher.*`."""
         return "/teacher" if field == "teacher" else field
 
     def problems(self) -> Iterator[Problem]:
@@ -97,8 +97,8 @@ class PairedConfig:
 @pytree_dataclass
 class TeacherState:
     """The curriculum state of PAIRED: the teacher's learner state and the recurrent states
-    carried over between cycles (``{}`` unless a learner has ``carry_over``: then
-    ``"teacher" (N, ...)`` and/or ``"students" (n_students, N, ...)``)."""
+    carried over between cycles (`{}` unless a learner has `carry_over`: then
+    `"teacher" (N, ...)` and/or `"students" (n_students, N, ...)`)."""
 
     learner: LearnerState
     carry: dict[str, Any]
@@ -112,7 +112,7 @@ class TeacherState:
 @dataclasses.dataclass(frozen=True)
 class OneEpisode(Wrapper):
     """No reset: the episode fills the rollout exactly (the teacher's editing episode).
-    Adds ``info["final_obs"]`` like the auto-reset wrappers."""
+    Adds `info["final_obs"]` like the auto-reset wrappers."""
 
     def step_state(self, key: jax.Array, state: Any, action: Any) -> Any:
         state, reward, terminated, truncated, info = self.env.step_state(key, state, action)
@@ -121,10 +121,10 @@ class OneEpisode(Wrapper):
 
 @dataclasses.dataclass(frozen=True)
 class TeacherCurriculum(Curriculum):
-    """PAIRED-family curriculum over ``players``: the students are policies of ``team``
-    (stacked on a leading axis and ``vmap``-ed, the protagonist first); every other team is
+    """PAIRED-family curriculum over `players`: the students are policies of `team`
+    (stacked on a leading axis and `vmap`-ed, the protagonist first); every other team is
     played by its own policy, shared by every student's games, which learns from the
-    protagonist's games unless frozen. One cycle (the module docstring)::
+    protagonist's games unless frozen. One cycle (the module docstring):
 
         levels   <- the teacher builds one level per env (its whole episode)
         rollouts <- for each student: its team plays with the others (each env replays its
@@ -139,14 +139,14 @@ class TeacherCurriculum(Curriculum):
     Attributes:
         players: the policies and how they act and learn (the students' team's learner is
             every student's).
-        editor: the teacher's level-building environment (``decode(state) -> level``).
+        editor: the teacher's level-building environment (`decode(state) -> level`).
         teacher: the teacher's PPO learner.
         n_students: 2 for PAIRED, 1 for the minimax adversary, ≥ 3 for population PAIRED.
-        score: a :data:`~arenax.curricula.scores.TEACHER_SCORES` name.
+        score: a `TEACHER_SCORES` name.
         n_envs: levels per cycle (global).
         n_steps: student rollout length.
-        team: the students' team (``""``: the first).
-        level_metrics: optional ``level -> dict`` of family metrics to log.
+        team: the students' team (`""`: the first).
+        level_metrics: optional `level -> dict` of family metrics to log.
     """
 
     players: Players
@@ -176,7 +176,7 @@ class TeacherCurriculum(Curriculum):
 
     @property
     def others(self) -> dict[str, str]:
-        """``{team: policy name}`` of every other team."""
+        """`{team: policy name}` of every other team."""
         return {t: p for t, p in self.players.team_policy.items() if t != self.me}
 
     @property
@@ -233,14 +233,14 @@ class TeacherCurriculum(Curriculum):
         )  # fmt: skip
 
     def generate(self, params: Any, key: jax.Array, ids: jax.Array) -> tuple[Any, Any, Any]:
-        """The teacher builds one level per env ``ids``: ``(levels, traj, init carry)``."""
+        """The teacher builds one level per env `ids`: `(levels, traj, init carry)`."""
         return self._build(params, key, ids)[:3]
 
     def _build(
         self, params: Any, key: jax.Array, ids: jax.Array, carry: Any = None
     ) -> tuple[Any, Any, Any, Any]:
-        """:meth:`generate` starting from ``carry`` (carried over) or a zero state:
-        ``(levels, traj, start carry, end carry)``."""
+        """`generate` starting from `carry` (carried over) or a zero state:
+        `(levels, traj, start carry, end carry)`."""
         env = EpisodeStats(OneEpisode(self.editor))
         k_reset, k_roll = jax.random.split(key)
         n = ids.shape[0]
@@ -253,9 +253,11 @@ class TeacherCurriculum(Curriculum):
         levels = jax.vmap(self.editor.decode)(end.env_state.inner)
         return levels, traj, carry0, end.carry
 
-    def _student_metrics(self, eps: dict, stats: dict, axis_name: str | None) -> dict[str, jax.Array]:
+    def _student_metrics(
+        self, eps: dict, stats: dict, axis_name: str | None
+    ) -> dict[str, jax.Array]:
         """Each student's episode metrics and update statistics (the protagonist
-        unprefixed, then ``student<i>/``) and the cycle's step counts."""
+        unprefixed, then `student<i>/`) and the cycle's step counts."""
         p, out = self.players, {}
         for i in range(self.n_students):
             pre = "" if i == 0 else f"student{i}/"

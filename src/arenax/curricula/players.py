@@ -1,14 +1,14 @@
 """The players of a game: who drives each team, and how the learning teams learn.
 
-Teams are the only case: a single-agent environment is one team (``"agent"``) of one
-agent, and every curriculum is written once over :class:`Players`, which holds the
+Teams are the only case: a single-agent environment is one team (`"agent"`) of one
+agent, and every curriculum is written once over `Players`, which holds the
 policies (one per policy name; teams may share one), the rollout in which every acting team
 acts, the PPO update of each learning policy on its teams' agents, and the reduction of
 per-agent scores to one score per level.
 
 Naming, one rule for every curriculum: a game of several teams prefixes each policy's
-update statistics with its name (``tagger/loss``) and reports returns per team
-(``return/tagger``); a one-team game reports them plain (``loss``, ``return``, ``solved``).
+update statistics with its name (`tagger/loss`) and reports returns per team
+(`return/tagger`); a one-team game reports them plain (`loss`, `return`, `solved`).
 With several teams each learning policy's key is the cycle's key folded with its index;
 with one team it is the cycle's key itself.
 """
@@ -40,12 +40,12 @@ from arenax.rl.rollout import RolloutCarry, team_rollout
 
 @dataclasses.dataclass(frozen=True)
 class TeamConfig:
-    """How one team is played and trained (``--<team>.*``): its network, its learner,
+    """How one team is played and trained (`--<team>.*`): its network, its learner,
     and whether it shares, freezes or scripts its policy."""
 
     network: Any = MLPConfig()
     """The team's network: an MLP (vector observations) or the maze student (an image and
-    a direction); its options are the team's own on the command line (``--agent.hidden``)."""
+    a direction); its options are the team's own on the command line (`--agent.hidden`)."""
     ppo: PPOConfig = PPOConfig(
         lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=4, minibatches=4,
         clip_value=False,
@@ -65,16 +65,16 @@ class TeamConfig:
     KIND: ClassVar[str] = "team"
 
     def option_prefix(self, field: str) -> str:
-        """The network's options are the team's own (``--agent.hidden``)."""
+        """The network's options are the team's own (`--agent.hidden`)."""
         return "" if field == "network" else field
 
 
 class Played(NamedTuple):
     """A rollout of every acting team on one level per environment.
 
-    ``traj {team: Trajectory (T, N·A_team)}``; ``carry0 {team: carry}`` it started from;
-    ``advantages {team: (T, N·A_team)}`` (GAE with the team's policy's options, or
-    ``None``); ``episodes``: per-step episode statistics ``(T, N)``."""
+    `traj {team: Trajectory (T, N·A_team)}`; `carry0 {team: carry}` it started from;
+    `advantages {team: (T, N·A_team)}` (GAE with the team's policy's options, or
+    `None`); `episodes`: per-step episode statistics `(T, N)`."""
 
     traj: dict[str, Trajectory]
     carry0: dict[str, Any]
@@ -88,13 +88,13 @@ class Players:
 
     Attributes:
         env: the game as the players see it (teams played by scripts are inside it).
-        learners: ``{policy name: Learner}``.
-        team_policy: ``{team: policy name}`` of every acting team.
+        learners: `{policy name: Learner}`.
+        team_policy: `{team: policy name}` of every acting team.
         frozen: policies that act but do not learn.
-        bootstrap_truncation: ``{team: bool}``: value targets bootstrap through the time
+        bootstrap_truncation: `{team: bool}`: value targets bootstrap through the time
             limit (else it is terminal).
-        score_team: the team whose results score a level (replay curricula, SFL; ``""``:
-            the first team), or ``"both"``: the mean of every team's finite scores.
+        score_team: the team whose results score a level (replay curricula, SFL; `""`:
+            the first team), or `"both"`: the mean of every team's finite scores.
     """
 
     env: Environment
@@ -127,7 +127,7 @@ class Players:
 
     @property
     def scorer(self) -> str:
-        """The team whose results score levels (``"both"``: every team's)."""
+        """The team whose results score levels (`"both"`: every team's)."""
         return self.score_team or self.teams[0]
 
     @property
@@ -139,15 +139,15 @@ class Players:
         return tuple(t for t in self.teams if self.team_policy[t] == policy)
 
     def learner(self, team: str) -> Learner:
-        """The learner of the policy that drives ``team``."""
+        """The learner of the policy that drives `team`."""
         return self.learners[self.team_policy[team]]
 
     def policies(self) -> dict[str, Any]:
-        """``{team: the policy that drives it}``."""
+        """`{team: the policy that drives it}`."""
         return {t: self.learner(t).policy for t in self.teams}
 
     def params(self, states: dict[str, Any]) -> dict[str, Any]:
-        """``{team: its parameters}`` from ``{policy name: LearnerState | params}``."""
+        """`{team: its parameters}` from `{policy name: LearnerState | params}`."""
         return {
             t: getattr(states[self.team_policy[t]], "params", states[self.team_policy[t]])
             for t in self.teams
@@ -158,17 +158,17 @@ class Players:
         return f"{policy}/" if self.several else ""
 
     def key_of(self, key: jax.Array, i: int) -> jax.Array:
-        """The key of the ``i``-th policy (see the module docstring)."""
+        """The key of the `i`-th policy (see the module docstring)."""
         return jax.random.fold_in(key, i) if self.several else key
 
     # ------------------------------------------------------------------ acting
     def initial_carry(self, n: int) -> dict[str, Any]:
-        """Every team's recurrent state for ``n`` environments ``(n·A_team, ...)``."""
+        """Every team's recurrent state for `n` environments `(n·A_team, ...)`."""
         return {t: self.learner(t).policy.initial_carry(n * self.env.num_agents(t))
                 for t in self.teams}  # fmt: skip
 
     def init(self, key: jax.Array, obs: dict[str, Any]) -> dict[str, LearnerState]:
-        """Fresh parameters of every policy, shaped by one env's ``obs[team] (A, ...)``."""
+        """Fresh parameters of every policy, shaped by one env's `obs[team] (A, ...)`."""
         return {
             name: learner.init(self.key_of(key, i), jax.tree.map(lambda x: x[None],
                                                                  obs[self.teams_of(name)[0]]))
@@ -179,8 +179,8 @@ class Players:
         self, env: Environment, params: dict[str, Any], key: jax.Array, start: RolloutCarry,
         n_steps: int, env_ids: jax.Array,
     ) -> tuple[dict[str, Trajectory], RolloutCarry, dict[str, Any]]:  # fmt: skip
-        """``n_steps`` steps of ``env`` (this game wrapped: auto-reset, episode statistics)
-        with every team acting; ``params`` per policy name."""
+        """`n_steps` steps of `env` (this game wrapped: auto-reset, episode statistics)
+        with every team acting; `params` per policy name."""
         boot = {t: self.bootstrap_truncation.get(t, bootstraps(self.learner(t).config, self.env))
                 for t in self.teams}  # fmt: skip
         return team_rollout(
@@ -192,8 +192,8 @@ class Players:
         self, states: dict[str, Any], trajs: dict[str, Trajectory], carry0: dict[str, Any],
         key: jax.Array, axis_name: str | None,
     ) -> tuple[dict[str, Any], dict[str, jax.Array]]:  # fmt: skip
-        """PPO of each learning policy on the trajectories ``trajs[team] (T, N·A_team)`` of
-        the teams it drives (concatenated), from their initial carries ``carry0``."""
+        """PPO of each learning policy on the trajectories `trajs[team] (T, N·A_team)` of
+        the teams it drives (concatenated), from their initial carries `carry0`."""
         out, metrics = dict(states), {}
         for i, name in enumerate(self.learning):
             teams = self.teams_of(name)
@@ -218,8 +218,8 @@ class Players:
 
     def agent_steps(self, trajs: dict[str, Trajectory], n_envs: int, n_steps: int,
                     axis_name: str | None) -> dict[str, jax.Array]:  # fmt: skip
-        """Many-agent step counts of a rollout: ``agent_steps`` (agents in the game, step by
-        step) and ``agent_slot_steps`` (every agent slot); none for a one-team game."""
+        """Many-agent step counts of a rollout: `agent_steps` (agents in the game, step by
+        step) and `agent_slot_steps` (every agent slot); none for a one-team game."""
         if not self.several:
             return {}
         in_game = sum(jnp.sum(trajs[t].mask) for t in self.teams)
@@ -243,9 +243,9 @@ class Players:
         self, kind: str, played: Played, max_returns: jax.Array,
         optimal: jax.Array | None = None,
     ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
-        """Each level's ``(score, best return)``, ``(n,)`` each: the mean over the scoring
+        """Each level's `(score, best return)`, `(n,)` each: the mean over the scoring
         team's agents of their regret estimates and the best of their best returns; with
-        ``score_team="both"``, the mean of the teams' finite scores."""
+        `score_team="both"`, the mean of the teams' finite scores."""
         if self.scorer == "both":
             per = [self._team_scores(kind, t, played, max_returns, optimal) for t in self.teams]
             return finite_mean(jnp.stack([s for s, _ in per]), 0, -jnp.inf), per[0][1]
@@ -253,10 +253,10 @@ class Players:
 
     def _team_scores(self, kind: str, team: str, played: Played, max_returns: jax.Array,
                      optimal: jax.Array | None) -> tuple[jax.Array, jax.Array]:  # fmt: skip
-        """One team's per-level ``(score, best return)``. The level's best return is one
+        """One team's per-level `(score, best return)`. The level's best return is one
         figure for all its agents (the stored best and the best any agent reached in this
         rollout), so MaxMC scores every agent, and a new level as a replayed one, against
-        the same reference. Steps an agent did not act (``mask``) do not count."""
+        the same reference. Steps an agent did not act (`mask`) do not count."""
         tr, a = played.traj[team], self.env.num_agents(team)
         n = max_returns.shape[0]
         _, agent_best = episode_returns(tr.reward, tr.done, tr.mask)
@@ -268,15 +268,15 @@ class Players:
         return finite_mean(scores.reshape(n, a), 1, -jnp.inf), best
 
     def team_returns(self, team: str, traj: Trajectory) -> tuple[jax.Array, jax.Array]:
-        """Per level, ``team``'s ``(mean, best)`` episode return over its agents (0 when
+        """Per level, `team`'s `(mean, best)` episode return over its agents (0 when
         none ended an episode): what teacher scores read."""
         return team_episode_returns(traj.reward, traj.done, self.env.num_agents(team), traj.mask)
 
 
 def team_episode_metrics(episodes: dict[str, Any], axis_name: str | None) -> dict[str, jax.Array]:
-    """Means over the episodes that ended in a rollout (over all devices): ``episodes``,
-    ``episode_length``, ``return/<team>`` (per-agent episode reward, averaged over the
-    team) and each per-episode counter (Tag: ``tagged``, runners tagged per episode). NaN
+    """Means over the episodes that ended in a rollout (over all devices): `episodes`,
+    `episode_length`, `return/<team>` (per-agent episode reward, averaged over the
+    team) and each per-episode counter (Tag: `tagged`, runners tagged per episode). NaN
     when no episode ended."""
     values = {
         "episode_length": episodes["length"],

@@ -1,6 +1,6 @@
 """Replay-based autocurricula: PLR, robust PLR (PLR⊥), ACCEL, and PLR∥ / ACCEL∥.
 
-Sequential forms (PLR, PLR⊥, ACCEL), one cycle::
+Sequential forms (PLR, PLR⊥, ACCEL), one cycle:
 
     if buffer warm (fill >= min_fill) and coin(replay_prob):          # replay cycle
         levels  <- sample the buffer (P = (1-ρ) P_score + ρ P_staleness)
@@ -15,7 +15,7 @@ Sequential forms (PLR, PLR⊥, ACCEL), one cycle::
         student <- PPO update, except for robust PLR / ACCEL
         buffer  <- insert levels by score
 
-Parallel forms (PLR∥, ACCEL∥), one cycle::
+Parallel forms (PLR∥, ACCEL∥), one cycle:
 
     replay  <- buffer warm (and, with parallel_replay="coin", coin(replay_prob))
     blocks  <- [new | replayed | children of the replayed (ACCEL∥)], side by side
@@ -58,7 +58,7 @@ from arenax.utils import tree_bytes
 
 @dataclasses.dataclass(frozen=True)
 class PLRConfig:
-    """Options of the replay curricula PLR, PLR⊥ and PLR∥ (``--plr.*``)."""
+    """Options of the replay curricula PLR, PLR⊥ and PLR∥ (`--plr.*`)."""
 
     KIND: ClassVar[str] = "plr"
 
@@ -66,7 +66,7 @@ class PLRConfig:
     """Level score: MaxMC, positive value loss, L1 value loss, or the shortest-path oracle regret."""
     replay_prob: Annotated[float, UNIT] = 0.5
     """Probability of a replay cycle once the buffer is warm (sequential forms; the
-    parallel forms with ``parallel_replay="coin"``)."""
+    parallel forms with `parallel_replay="coin"`)."""
     buffer_size: Annotated[int, POSITIVE] = 4000
     """Level buffer capacity."""
     staleness_coef: Annotated[float, UNIT] = 0.3
@@ -89,22 +89,22 @@ class PLRConfig:
     """Staleness of a level when it enters the buffer: zero (just seen), or inherited from
     the entry it replaces (the reference UED library's rule)."""
     duplicate_ignores: tuple[str, ...] = ()
-    """Level fields that duplicate detection ignores (the reference ignores ``agent_dir``:
+    """Level fields that duplicate detection ignores (the reference ignores `agent_dir`:
     two mazes that differ only in the agent's direction are one level)."""
     sampling: Literal["batch", "one_at_a_time"] = "batch"
     """Replay levels drawn as one batch from the cycle's replay distribution, or one at a
     time with each draw's staleness counted before the next (the reference's rule)."""
     parallel_replay: Literal["always", "coin"] = "always"
     """PLR∥ / ACCEL∥ once the buffer is warm: replay (and, robust, train) on every cycle,
-    or on a coin of ``replay_prob`` as the reference does; its other cycles fill every
+    or on a coin of `replay_prob` as the reference does; its other cycles fill every
     block with fresh levels (and, robust, do not train)."""
     taken_slot: Literal["keep_new", "higher_score"] = "keep_new"
     """PLR∥ / ACCEL∥: a replayed slot that a new level took in the same cycle keeps the new
-    level (``keep_new``), or goes back to the replayed level when its new score is at least
-    the new level's (``higher_score``, the reference UED library's rule)."""
+    level (`keep_new`), or goes back to the replayed level when its new score is at least
+    the new level's (`higher_score`, the reference UED library's rule)."""
     score_team: str = ""
     """Games of several teams: the team whose regret estimate scores levels (default: the
-    first, Tag's taggers), or ``both``: the mean of the teams' scores (``pvl`` / ``l1_vl``)."""
+    first, Tag's taggers), or `both`: the mean of the teams' scores (`pvl` / `l1_vl`)."""
 
     @property
     def accel(self) -> bool:
@@ -117,8 +117,8 @@ class PLRConfig:
         return 1 if not self.parallel else (3 if self.accel else 2)
 
     def curriculum(self, s: Setup) -> ReplayCurriculum:
-        """The replay curriculum over the game; what it needs of the family: ``empty``
-        levels (``new_levels="empty"``), a ``mutator`` (ACCEL), ``optimal_return`` (the
+        """The replay curriculum over the game; what it needs of the family: `empty`
+        levels (`new_levels="empty"`), a `mutator` (ACCEL), `optimal_return` (the
         oracle regret)."""
         f, game = s.family, s.game
         generator = game.generate
@@ -134,14 +134,16 @@ class PLRConfig:
     def problems(self) -> Iterator[Problem]:
         ints = isinstance(self.topk, int) and isinstance(self.buffer_size, int)
         if ints and self.topk > self.buffer_size:
-            yield Problem("topk", self.topk, f"must be <= {self.KIND}.buffer_size={self.buffer_size}")
+            yield Problem(
+                "topk", self.topk, f"must be <= {self.KIND}.buffer_size={self.buffer_size}"
+            )
         if self.score_team == "both" and self.score == "max_mc":
             yield Problem("score_team", self.score_team, "both teams' scores combine for pvl and l1_vl (MaxMC keeps one best return per level)")  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
 class ACCELConfig(PLRConfig):
-    """Options of ACCEL and ACCEL∥ (``--accel.*``): replay as PLR⊥, and edit replayed
+    """Options of ACCEL and ACCEL∥ (`--accel.*`): replay as PLR⊥, and edit replayed
     levels into new ones (the family's mutator)."""
 
     n_edits: Annotated[int, POSITIVE] = 20
@@ -152,11 +154,11 @@ class ACCELConfig(PLRConfig):
     """ACCEL∥ before the buffer is warm: the third block holds mutations of fresh levels, or
     more fresh levels (the reference's rule)."""
     mutation_parents: Annotated[int, IntIn(0, 2**31 - 1)] = 0
-    """``mutation_criterion`` easy / hard: how many of the replayed levels are mutated (their
+    """`mutation_criterion` easy / hard: how many of the replayed levels are mutated (their
     children share the batch equally); 0: half of them, two children each (the reference's
-    ``mutation_subsample_size`` is 4 in its configs)."""
+    `mutation_subsample_size` is 4 in its configs)."""
     mutation_count: Literal["edits", "mutations"] = "edits"
-    """A level's mutation counter (``buffer/weighted_mutations``, the gallery's ``m``) counts
+    """A level's mutation counter (`buffer/weighted_mutations`, the gallery's `m`) counts
     edits since its generated ancestor, or mutations (the reference's counter: +1 each)."""
 
     KIND: ClassVar[str] = "accel"
@@ -176,11 +178,11 @@ def _where(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class Blocks:
-    """The layout of a parallel cycle's batch: named blocks of ``n`` levels side by side.
+    """The layout of a parallel cycle's batch: named blocks of `n` levels side by side.
 
-    Each device rolls out its ``n_local`` environments of every block: locally the batch is
-    ``[block 0 | block 1 | ...]``, ``n_local`` columns each. Environment ``i`` of block
-    ``b`` has the global index ``b * n + i`` (its random stream).
+    Each device rolls out its `n_local` environments of every block: locally the batch is
+    `[block 0 | block 1 | ...]`, `n_local` columns each. Environment `i` of block
+    `b` has the global index `b * n + i` (its random stream).
     """
 
     names: tuple[str, ...]
@@ -188,44 +190,44 @@ class Blocks:
     n_local: int
 
     def local(self, blocks: dict[str, Any], ids: jax.Array) -> Any:
-        """This device's levels of every block, concatenated: leaves ``(B * n_local, ...)``."""
+        """This device's levels of every block, concatenated: leaves `(B * n_local, ...)`."""
         return jax.tree.map(
             lambda *xs: jnp.concatenate(xs), *[_take(blocks[b], ids) for b in self.names]
         )
 
     def env_ids(self, ids: jax.Array) -> jax.Array:
-        """Global indices of this device's environments of every block ``(B * n_local,)``."""
+        """Global indices of this device's environments of every block `(B * n_local,)`."""
         return jnp.concatenate([ids + i * self.n for i in range(len(self.names))])
 
     def concat(self, per_block: dict[str, jax.Array]) -> jax.Array:
-        """Per-block local arrays ``(n_local, ...)`` laid out like the batch."""
+        """Per-block local arrays `(n_local, ...)` laid out like the batch."""
         return jnp.concatenate([per_block[b] for b in self.names])
 
     def part(self, tree: Any, name: str, axis: int = 0, per_env: int = 1) -> Any:
-        """Block ``name``'s columns of a local batch (environment axis ``axis``; with
-        ``per_env`` columns per environment, e.g. a team's agents, environment-major)."""
+        """Block `name`'s columns of a local batch (environment axis `axis`; with
+        `per_env` columns per environment, e.g. a team's agents, environment-major)."""
         i, w = self.names.index(name), self.n_local * per_env
         sl = slice(i * w, (i + 1) * w)
         return jax.tree.map(lambda a: a[(slice(None),) * axis + (sl,)], tree)
 
     def gather(self, x: jax.Array, axis_name: str | None) -> dict[str, jax.Array]:
-        """A local per-environment array ``(B * n_local,)`` -> each block's global ``(n,)``."""
+        """A local per-environment array `(B * n_local,)` -> each block's global `(n,)`."""
         return {b: all_gather(self.part(x, b), axis_name) for b in self.names}
 
 
 @dataclasses.dataclass(frozen=True)
 class ReplayCurriculum(Curriculum):
-    """PLR / PLR⊥ / ACCEL and their parallel forms over ``players.env``'s levels.
+    """PLR / PLR⊥ / ACCEL and their parallel forms over `players.env`'s levels.
 
     Attributes:
         players: the policies and how they act and learn.
         n_envs: levels per block (global, over all devices).
         n_steps: rollout length.
-        config: the replay options (:class:`ACCELConfig`: replayed levels are mutated).
-        generator: ``key -> level`` for new levels.
-        mutator: ``(key, level) -> level`` applying ``config.n_edits`` edits (ACCEL).
-        level_metrics: optional ``level -> dict`` of family metrics to log.
-        optimal_return: ``level -> ()`` best achievable return (oracle regret only).
+        config: the replay options (`ACCELConfig`: replayed levels are mutated).
+        generator: `key -> level` for new levels.
+        mutator: `(key, level) -> level` applying `config.n_edits` edits (ACCEL).
+        level_metrics: optional `level -> dict` of family metrics to log.
+        optimal_return: `level -> ()` best achievable return (oracle regret only).
     """
 
     players: Players
@@ -252,11 +254,11 @@ class ReplayCurriculum(Curriculum):
 
     # ------------------------------------------------------------------ pieces
     def _new_levels(self, key: jax.Array) -> Any:
-        """``n_envs`` new levels (global batch, same on every device)."""
+        """`n_envs` new levels (global batch, same on every device)."""
         return jax.vmap(self.generator)(jax.random.split(key, self.n_envs))
 
     def _children(self, key: jax.Array, parents: Any, scores: jax.Array) -> tuple[Any, jax.Array]:
-        """``n_envs`` mutated children and the index of each child's parent in ``parents``."""
+        """`n_envs` mutated children and the index of each child's parent in `parents`."""
         n, c = self.n_envs, self.config
         if c.mutation_criterion == "all":
             pick = jnp.arange(n)
@@ -268,16 +270,16 @@ class ReplayCurriculum(Curriculum):
         return kids, pick
 
     def _play(self, states: dict[str, Any], key: jax.Array, levels: Any, ids: jax.Array) -> Played:
-        """Every team plays this device's ``levels`` (leading ``n_local``, global indices
-        ``ids``), each env replaying its level, with advantages per team."""
+        """Every team plays this device's `levels` (leading `n_local`, global indices
+        `ids`), each env replaying its level, with advantages per team."""
         trajs, carry0, episodes = replay_rollout(
             self.players, states, key, levels, ids, self.n_steps
         )
         return Played(trajs, carry0, self.players.advantages(trajs), episodes)
 
     def _score(self, played: Played, levels: Any, max_returns: jax.Array) -> tuple:
-        """``(scores, best returns)`` of the levels just played (``max_returns``: the best
-        return seen on each level before; ``-inf`` for levels never played)."""
+        """`(scores, best returns)` of the levels just played (`max_returns`: the best
+        return seen on each level before; `-inf` for levels never played)."""
         optimal = None
         if self.config.score == "oracle_regret":
             optimal = jax.vmap(self.optimal_return)(levels)
@@ -299,7 +301,7 @@ class ReplayCurriculum(Curriculum):
         return self.config.n_edits if self.config.mutation_count == "edits" else 1
 
     def _sample(self, buf: B.LevelBuffer, key: jax.Array) -> tuple[B.LevelBuffer, jax.Array]:
-        """``n_envs`` replay slots (see ``PLRConfig.sampling``); stamps them as seen."""
+        """`n_envs` replay slots (see `PLRConfig.sampling`); stamps them as seen."""
         c = self.config
         if c.sampling == "one_at_a_time":
             return B.sample_one_at_a_time(buf, key, self.n_envs, c.staleness_coef,
@@ -315,8 +317,8 @@ class ReplayCurriculum(Curriculum):
         return B.replay_probs(buf, c.staleness_coef, c.temperature, c.prioritization, c.topk)
 
     def _block(self, layout: Blocks, played: Played, name: str) -> Played:
-        """Block ``name``'s part of a parallel cycle's rollout: each team's columns are its
-        agents, environment-major, so a block is ``n_local × agents`` of them."""
+        """Block `name`'s part of a parallel cycle's rollout: each team's columns are its
+        agents, environment-major, so a block is `n_local × agents` of them."""
         a = {t: self.env.num_agents(t) for t in played.traj}
         return Played(
             {t: layout.part(x, name, 1, a[t]) for t, x in played.traj.items()},
@@ -338,7 +340,9 @@ class ReplayCurriculum(Curriculum):
             **stats,
             **level_batch_metrics(self.level_metrics, levels_local, axis_name),
             **B.buffer_metrics(buf, self._probs(buf)),
-            "buffer/bytes_per_level": jnp.float32(tree_bytes(jax.tree.map(lambda x: x[0], buf.levels))),
+            "buffer/bytes_per_level": jnp.float32(
+                tree_bytes(jax.tree.map(lambda x: x[0], buf.levels))
+            ),
             "replay": replay.astype(jnp.float32),
             "updated": updated.astype(jnp.float32),
             "env_steps": env_steps.astype(jnp.int32),
@@ -351,11 +355,11 @@ class ReplayCurriculum(Curriculum):
         scores: dict[str, jax.Array], best: dict[str, jax.Array], replayed: jax.Array,
     ) -> tuple[B.LevelBuffer, jax.Array]:  # fmt: skip
         """A parallel cycle's buffer update: insert the new levels; rescore the replayed
-        slots ``idx`` — except a slot a new level has just taken, which keeps the new level's
-        own score and best return (``taken_slot="keep_new"``) or goes back to the replayed
-        level if it scores at least as high (``"higher_score"``) — or, on a cycle that did
-        not replay (``replayed`` false: cold buffer, or the coin), insert the replay block as
-        more new levels; insert the children of the replayed levels (``parent``: each
+        slots `idx` — except a slot a new level has just taken, which keeps the new level's
+        own score and best return (`taken_slot="keep_new"`) or goes back to the replayed
+        level if it scores at least as high (`"higher_score"`) — or, on a cycle that did
+        not replay (`replayed` false: cold buffer, or the coin), insert the replay block as
+        more new levels; insert the children of the replayed levels (`parent`: each
         child's index in the replay block). Returns the buffer and the fraction of replayed
         slots that new levels took."""
         c = self.config

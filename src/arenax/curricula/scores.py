@@ -2,16 +2,16 @@
 
 All scores are per level (per env), averaged over the episodes that *ended* during the
 rollout; the incomplete trailing episode is ignored. A level with no ended episode scores
-``-inf`` (never inserted into a buffer). With a ``mask`` (many-agent games: 1 where the
+`-inf` (never inserted into a buffer). With a `mask` (many-agent games: 1 where the
 agent acted), only the steps an agent acted count: the stretch after an agent left the game
 (a tagged runner) until the env's episode ends is not an episode of that agent.
 
-* ``pvl``  positive value loss: per episode, mean over its steps of ``max(A_t, 0)`` (GAE).
-* ``l1_vl`` L1 value loss: per episode, mean of ``|A_t|``.
-* ``max_mc`` MaxMC: per episode, mean of ``R_max - V(s_t)`` where ``R_max`` is the level's
+* `pvl`  positive value loss: per episode, mean over its steps of `max(A_t, 0)` (GAE).
+* `l1_vl` L1 value loss: per episode, mean of `|A_t|`.
+* `max_mc` MaxMC: per episode, mean of `R_max - V(s_t)` where `R_max` is the level's
   best episodic return so far (the buffer's running best, updated with this rollout's
   returns; never decreasing).
-* ``oracle_regret``: optimal return (from the family's shortest path) minus the mean
+* `oracle_regret`: optimal return (from the family's shortest path) minus the mean
   return of the ended episodes.
 """
 
@@ -26,7 +26,7 @@ SCORES = ("max_mc", "pvl", "l1_vl", "oracle_regret")
 def episode_ids(done: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Episode index of every step and whether that episode ended inside the rollout.
 
-    ``done (T, N) bool`` -> ``(ids (T, N) int32, complete (T, N) bool)``.
+    `done (T, N) bool` -> `(ids (T, N) int32, complete (T, N) bool)`.
     """
     ended_before = jnp.cumsum(done, axis=0) - done  # dones strictly before t
     ids = ended_before.astype(jnp.int32)
@@ -37,9 +37,9 @@ def episode_ids(done: jax.Array) -> tuple[jax.Array, jax.Array]:
 def _episode_sums(
     values: jax.Array, done: jax.Array, mask: jax.Array | None = None
 ) -> tuple[jax.Array, jax.Array]:
-    """Per env and episode index, the sum of ``values (T, N)`` over the acting steps
-    (``mask (T, N)``, default all) of *ended* episodes and their counts: ``(sums, counts)``,
-    both ``(T, N)`` (row = episode); an episode without an acting step has count 0."""
+    """Per env and episode index, the sum of `values (T, N)` over the acting steps
+    (`mask (T, N)`, default all) of *ended* episodes and their counts: `(sums, counts)`,
+    both `(T, N)` (row = episode); an episode without an acting step has count 0."""
     t, n = values.shape
     ids, complete = episode_ids(done)
     if mask is not None:
@@ -60,8 +60,8 @@ def _mean_over_episodes(per_episode: jax.Array, has: jax.Array) -> jax.Array:
 def per_episode_mean(
     values: jax.Array, done: jax.Array, mask: jax.Array | None = None
 ) -> jax.Array:
-    """Mean over ended episodes of the per-episode mean of ``values (T, N)`` over their
-    acting steps -> ``(N,)`` (``-inf`` where no episode ended)."""
+    """Mean over ended episodes of the per-episode mean of `values (T, N)` over their
+    acting steps -> `(N,)` (`-inf` where no episode ended)."""
     sums, counts = _episode_sums(values, done, mask)
     has = counts > 0
     return _mean_over_episodes(sums / jnp.maximum(counts, 1.0), has)
@@ -70,15 +70,15 @@ def per_episode_mean(
 def episode_returns(
     rewards: jax.Array, done: jax.Array, mask: jax.Array | None = None
 ) -> tuple[jax.Array, jax.Array]:
-    """``(mean, max)`` undiscounted return over ended episodes with an acting step
-    (``mask``), ``(N,)`` each (``-inf`` when no episode ended)."""
+    """`(mean, max)` undiscounted return over ended episodes with an acting step
+    (`mask`), `(N,)` each (`-inf` when no episode ended)."""
     rets, counts = _episode_sums(rewards, done, mask)
     has = counts > 0
     return _mean_over_episodes(rets, has), jnp.max(jnp.where(has, rets, -jnp.inf), axis=0)
 
 
 def finite_mean(x: jax.Array, axis: int, empty: float) -> jax.Array:
-    """Mean over ``axis`` of the finite entries of ``x``; ``empty`` where none is finite."""
+    """Mean over `axis` of the finite entries of `x`; `empty` where none is finite."""
     ok = jnp.isfinite(x)
     count = jnp.sum(ok, axis=axis)
     total = jnp.sum(jnp.where(ok, x, 0.0), axis=axis)
@@ -88,8 +88,8 @@ def finite_mean(x: jax.Array, axis: int, empty: float) -> jax.Array:
 def team_episode_returns(
     rewards: jax.Array, done: jax.Array, agents: int, mask: jax.Array | None = None
 ) -> tuple[jax.Array, jax.Array]:
-    """Per level, a team's ``(mean, best)`` undiscounted episode return, ``(n,)`` each, from
-    its agents' ``(T, n·agents)`` rewards, flags and ``mask`` (env-major): the mean over the
+    """Per level, a team's `(mean, best)` undiscounted episode return, `(n,)` each, from
+    its agents' `(T, n·agents)` rewards, flags and `mask` (env-major): the mean over the
     agents that ended an episode of their mean returns, and the best of their best returns;
     0 for both when none of them ended an episode."""
     mean, best = episode_returns(rewards, done, mask)
@@ -111,15 +111,15 @@ def level_scores(
     """Score of each env's level.
 
     Args:
-        kind: one of :data:`SCORES`.
-        rewards, values, advantages: ``(T, N) float32`` (advantages from GAE).
-        done: ``(T, N) bool``.
-        max_returns: ``(N,)`` running best returns of the levels (``-inf`` for new levels).
-        optimal_returns: ``(N,)`` optimal returns (``oracle_regret`` only).
-        mask: ``(T, N)``, 1 where the agent acted (default: every step).
+        kind: one of `SCORES`.
+        rewards, values, advantages: `(T, N) float32` (advantages from GAE).
+        done: `(T, N) bool`.
+        max_returns: `(N,)` running best returns of the levels (`-inf` for new levels).
+        optimal_returns: `(N,)` optimal returns (`oracle_regret` only).
+        mask: `(T, N)`, 1 where the agent acted (default: every step).
 
     Returns:
-        ``(scores (N,), best returns (N,))``; the best returns include this rollout's.
+        `(scores (N,), best returns (N,))`; the best returns include this rollout's.
     """
     mean_ret, best_ret = episode_returns(rewards, done, mask)
     prev = jnp.full_like(best_ret, -jnp.inf) if max_returns is None else max_returns
@@ -147,16 +147,16 @@ def teacher_score(kind: str, mean_returns: jax.Array, best_returns: jax.Array) -
     """Regret estimate of each level from its students' returns.
 
     Args:
-        kind: ``paired``: antagonist's (student 1) best episodic return − protagonist's
-            (student 0) mean return, clipped at 0; ``mean_relative``: antagonist's mean −
-            protagonist's mean, clipped at 0; ``population``: max over students of their best
-            return − mean over students of their mean return; ``neg_return``: − mean return
+        kind: `paired`: antagonist's (student 1) best episodic return − protagonist's
+            (student 0) mean return, clipped at 0; `mean_relative`: antagonist's mean −
+            protagonist's mean, clipped at 0; `population`: max over students of their best
+            return − mean over students of their mean return; `neg_return`: − mean return
             over students (the minimax adversary).
-        mean_returns, best_returns: ``(S, N)`` per student and level, over the episodes that
+        mean_returns, best_returns: `(S, N)` per student and level, over the episodes that
             ended (use 0 for a student with no ended episode).
 
     Returns:
-        ``(N,) float32``.
+        `(N,) float32`.
     """
     if kind == "paired":
         return jnp.maximum(best_returns[1] - mean_returns[0], 0.0)

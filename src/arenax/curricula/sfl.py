@@ -1,9 +1,9 @@
 """Sampling for learnability (SFL; Rutherford et al., "No Regrets: Investigating and
 Improving Regret Approximations for Curriculum Discovery", 2024).
 
-Instead of a regret estimate, SFL keeps the levels whose success rate ``p`` under the
-current policy is closest to one half: their *learnability* ``p (1 − p)`` is highest.
-One cycle::
+Instead of a regret estimate, SFL keeps the levels whose success rate `p` under the
+current policy is closest to one half: their *learnability* `p (1 − p)` is highest.
+One cycle:
 
     every refresh_every cycles (and on the first):
         new     <- sample_levels fresh levels (the generator: DR)
@@ -17,8 +17,8 @@ One cycle::
     rollout <- the student plays them (each env replays its level), n_steps steps
     student <- PPO update
 
-Success is the environment's ``info["success"]`` (the maze: the goal reached; grid Tag:
-the runner tagged: a family's ``team_success``). Multi-device:
+Success is the environment's `info["success"]` (the maze: the goal reached; grid Tag:
+the runner tagged: a family's `team_success`). Multi-device:
 the sampled levels and the buffer are global (replicated keys); every device plays its
 slice of the sampled levels and the success rates are all-gathered before the selection.
 """
@@ -49,13 +49,13 @@ from arenax.utils import tree_bytes
 
 @dataclasses.dataclass(frozen=True)
 class SFLConfig:
-    """Options of sampling for learnability (``--sfl.*``)."""
+    """Options of sampling for learnability (`--sfl.*`)."""
 
     KIND: ClassVar[str] = "sfl"
 
     def curriculum(self, s: Setup) -> SFLCurriculum:
         """SFL over the game; a level's success rate is the scoring team's (the family's
-        ``team_success``)."""
+        `team_success`)."""
         players, family = s.players, s.family
         success = functools.partial(family.success, players.env, players.scorer)
         return SFLCurriculum(players, s.n_envs, s.n_steps, self, s.game.generate, success,
@@ -69,7 +69,7 @@ class SFLConfig:
     buffer_size: Annotated[int, POSITIVE] = 100
     """Levels kept: those of highest learnability p (1 − p)."""
     sample_levels: Annotated[int, POSITIVE] = 256
-    """Fresh levels evaluated per refresh (``sample_levels × episodes`` divisible by the
+    """Fresh levels evaluated per refresh (`sample_levels × episodes` divisible by the
     devices)."""
     episodes: Annotated[int, POSITIVE] = 4
     """Episodes (parallel copies) per sampled level that estimate its success rate p."""
@@ -85,13 +85,13 @@ class SFLConfig:
     A level with no finished episode has p = 0."""
     sample_chunks: Annotated[int, POSITIVE] = 1
     """The sampled levels are played in this many chunks one after another, to bound
-    memory (the paper: 5 chunks of 5,000; ``sample_levels × episodes`` divisible by it
+    memory (the paper: 5 chunks of 5,000; `sample_levels × episodes` divisible by it
     times the devices)."""
 
 
 @pytree_dataclass
 class SFLBuffer:
-    """The selected levels ``(K, ...)``, their success rates and learnability ``(K,)``."""
+    """The selected levels `(K, ...)`, their success rates and learnability `(K,)`."""
 
     levels: Any
     success: jax.Array
@@ -99,31 +99,31 @@ class SFLBuffer:
 
 
 def learnability(success: jax.Array) -> jax.Array:
-    """``p (1 − p)``: 1/4 at p = 1/2, 0 for levels always or never solved."""
+    """`p (1 − p)`: 1/4 at p = 1/2, 0 for levels always or never solved."""
     return success * (1.0 - success)
 
 
 def first_episode_success(done: jax.Array, success: jax.Array) -> jax.Array:
-    """Per env ``(N,)``: the outcome of the first episode of a rollout's ``(T, N)`` flags
-    — 1 if it ended solved, else 0 (also when it did not end); ``success`` may also be a
+    """Per env `(N,)`: the outcome of the first episode of a rollout's `(T, N)` flags
+    — 1 if it ended solved, else 0 (also when it did not end); `success` may also be a
     fraction in [0, 1] (many-agent games: the share of independent trials won, see
-    a family's ``team_success``). Only first episodes count, so a
+    a family's `team_success`). Only first episodes count, so a
     copy that solves fast and starts again does not weigh more than one that fails."""
     first = done & (jnp.cumsum(done.astype(jnp.int32), axis=0) == 1)
     return jnp.sum(jnp.where(first, success, 0), axis=0).astype(jnp.float32)
 
 
 def counted_success(done: jax.Array, success: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
-    """Per env ``(N,)``: the successes among the first ``k`` finished episodes of a
-    rollout's ``(T, N)`` flags (``success`` may be a fraction, see
-    :func:`first_episode_success`) and how many finished, at most ``k``."""
+    """Per env `(N,)`: the successes among the first `k` finished episodes of a
+    rollout's `(T, N)` flags (`success` may be a fraction, see
+    `first_episode_success`) and how many finished, at most `k`."""
     counted = done & (jnp.cumsum(done.astype(jnp.int32), axis=0) <= k)
     wins = jnp.sum(jnp.where(counted, success, 0), axis=0).astype(jnp.float32)
     return wins, jnp.sum(counted, axis=0).astype(jnp.float32)
 
 
 def select(levels: Any, success: jax.Array, k: int) -> SFLBuffer:
-    """The ``k`` levels of highest learnability (ties: the lower index), as a buffer."""
+    """The `k` levels of highest learnability (ties: the lower index), as a buffer."""
     score = learnability(success)
     _, idx = jax.lax.top_k(score, k)
     return SFLBuffer(jax.tree.map(lambda x: x[idx], levels), success[idx], score[idx])
@@ -135,18 +135,18 @@ def _take(tree: Any, idx: jax.Array) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class SFLCurriculum(Curriculum):
-    """SFL over ``players.env``'s levels (see the module docstring).
+    """SFL over `players.env`'s levels (see the module docstring).
 
     Attributes:
         players: the policies and how they act and learn.
         n_envs: environments per cycle (global, over all devices).
         n_steps: rollout length.
         config: the SFL options.
-        generator: ``key -> level`` for fresh levels.
-        success: ``episodes -> (T, N)``: the scoring team's outcome of the episodes ending
-            at each step, in [0, 1] (default: ``episodes["success"]``; many-agent games:
-            the family's ``team_success``).
-        level_metrics: optional ``level -> dict`` of family metrics to log.
+        generator: `key -> level` for fresh levels.
+        success: `episodes -> (T, N)`: the scoring team's outcome of the episodes ending
+            at each step, in [0, 1] (default: `episodes["success"]`; many-agent games:
+            the family's `team_success`).
+        level_metrics: optional `level -> dict` of family metrics to log.
         n_devices: devices the sampled levels are split over.
     """
 
@@ -178,8 +178,8 @@ class SFLCurriculum(Curriculum):
         return TrainState.create(key, self.players.init(k_params, obs), buf)
 
     def _play(self, states: Any, key: jax.Array, levels: Any, ids: jax.Array, steps: int) -> Played:
-        """This device's ``levels`` played ``steps`` steps by every team, each env replaying
-        its level (``advantages`` unused: ``None``)."""
+        """This device's `levels` played `steps` steps by every team, each env replaying
+        its level (`advantages` unused: `None`)."""
         trajs, carry0, episodes = replay_rollout(self.players, states, key, levels, ids, steps)
         return Played(trajs, carry0, None, episodes)
 
@@ -188,7 +188,7 @@ class SFLCurriculum(Curriculum):
 
     @property
     def eval_steps(self) -> int:
-        """Steps of a refresh's rollout: ``eval_steps``, or the env's time limit (every copy
+        """Steps of a refresh's rollout: `eval_steps`, or the env's time limit (every copy
         ends its first episode)."""
         return self.config.eval_steps or self.env.time_limit
 

@@ -1,18 +1,18 @@
 """The environment contract shared by every arenax family.
 
 An environment is a *static* object (its constructor arguments are compile-time constants,
-the object is hashable and can be passed to ``jax.jit`` as a static argument) exposing pure
+the object is hashable and can be passed to `jax.jit` as a static argument) exposing pure
 functions over explicit state:
 
     obs, state = env.reset(key, level)
     obs, state, reward, terminated, truncated, info = env.step(key, state, action)
 
-``obs``, ``action`` and ``reward`` are dicts keyed by *team name*; every leaf carries a
-leading agent axis ``(n_agents, ...)`` (a single-agent env is one team of one agent).
-``terminated``/``truncated`` are per-env boolean scalars. Environments never auto-reset
-inside ``step``; see :mod:`arenax.envs.wrappers`.
+`obs`, `action` and `reward` are dicts keyed by *team name*; every leaf carries a
+leading agent axis `(n_agents, ...)` (a single-agent env is one team of one agent).
+`terminated`/`truncated` are per-env boolean scalars. Environments never auto-reset
+inside `step`; see `arenax.envs.wrappers`.
 
-Each family splits ``step``/``reset`` into ``reset_state``, ``step_state`` and ``observe``
+Each family splits `step`/`reset` into `reset_state`, `step_state` and `observe`
 so that wrappers can select the post-reset state first and compute the observation once.
 """
 
@@ -32,15 +32,15 @@ Reward = dict[str, jax.Array]
 
 
 class Environment(Generic[Level, State]):
-    """Base class: subclasses implement ``reset_state``, ``step_state``, ``observe``.
+    """Base class: subclasses implement `reset_state`, `step_state`, `observe`.
 
     Subclasses are frozen dataclasses of static parameters.
     """
 
     #: team names in a fixed order
     teams: tuple[str, ...] = ("agent",)
-    #: scalar ``info`` counters that :class:`~arenax.envs.wrappers.EpisodeStats` sums per
-    #: episode (Tag: ``("tagged",)``)
+    #: scalar `info` counters that `EpisodeStats` sums per
+    #: episode (Tag: `("tagged",)`)
     episode_sums: tuple[str, ...] = ()
     #: agents observe the step count, so the time limit is part of the state (a learner
     #: treats truncation as terminal by default)
@@ -48,29 +48,29 @@ class Environment(Generic[Level, State]):
 
     # --- to implement -----------------------------------------------------------------
     def reset_state(self, key: jax.Array, level: Level) -> State:
-        """Initial state of an episode on ``level``."""
+        """Initial state of an episode on `level`."""
         raise NotImplementedError
 
     def step_state(
         self, key: jax.Array, state: State, action: Action
     ) -> tuple[State, Reward, jax.Array, jax.Array, dict[str, Any]]:
-        """Advance one step: ``(state, reward, terminated, truncated, info)``."""
+        """Advance one step: `(state, reward, terminated, truncated, info)`."""
         raise NotImplementedError
 
     def observe(self, state: State) -> Obs:
-        """Observation of every team from ``state``."""
+        """Observation of every team from `state`."""
         raise NotImplementedError
 
     def observation_space(self, team: str) -> Any:
-        """Space of one agent's observation in ``team``."""
+        """Space of one agent's observation in `team`."""
         raise NotImplementedError
 
     def action_space(self, team: str) -> Any:
-        """Space of one agent's action in ``team``."""
+        """Space of one agent's action in `team`."""
         raise NotImplementedError
 
     def num_agents(self, team: str) -> int:
-        """Size of the leading agent axis of ``team``."""
+        """Size of the leading agent axis of `team`."""
         return 1
 
     def generate(self, key: jax.Array) -> Level:
@@ -79,7 +79,7 @@ class Environment(Generic[Level, State]):
 
     def level_problems(self, level: Level) -> list[str]:
         """What is wrong with one concrete level handed in from outside (a file, an
-        export's fixed levels), as short phrases; ``[]`` if nothing. The default finds
+        export's fixed levels), as short phrases; `[]` if nothing. The default finds
         non-finite numbers; families add their own rules (physics, positions)."""
         out = []
         for path, leaf in jax.tree_util.tree_leaves_with_path(level):
@@ -90,8 +90,8 @@ class Environment(Generic[Level, State]):
 
     @property
     def time_limit(self) -> int:
-        """Steps after which an episode is truncated: the family's ``max_steps``
-        (Gymnasium's and MiniGrid's name) or ``episode_length`` (WarpDrive's)."""
+        """Steps after which an episode is truncated: the family's `max_steps`
+        (Gymnasium's and MiniGrid's name) or `episode_length` (WarpDrive's)."""
         for name in ("max_steps", "episode_length"):
             if isinstance(getattr(self, name, None), int):
                 return int(getattr(self, name))
@@ -99,13 +99,13 @@ class Environment(Generic[Level, State]):
 
     # --- composed API -----------------------------------------------------------------
     def reset(self, key: jax.Array, level: Level) -> tuple[Obs, State]:
-        """Start an episode on ``level``: ``(obs, state)``."""
+        """Start an episode on `level`: `(obs, state)`."""
         state = self.reset_state(key, level)
         return self.observe(state), state
 
     def step(
         self, key: jax.Array, state: State, action: Action
     ) -> tuple[Obs, State, Reward, jax.Array, jax.Array, dict[str, Any]]:
-        """One step, no auto-reset: ``(obs, state, reward, terminated, truncated, info)``."""
+        """One step, no auto-reset: `(obs, state, reward, terminated, truncated, info)`."""
         state, reward, terminated, truncated, info = self.step_state(key, state, action)
         return self.observe(state), state, reward, terminated, truncated, info

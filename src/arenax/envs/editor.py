@@ -14,8 +14,8 @@ from arenax.struct import pytree_dataclass
 
 @pytree_dataclass
 class EditorObs:
-    """Teacher observation: image ``(1, H+2, W+2, 3) uint8``, time ``(1,) int32``,
-    noise ``(1, noise_dim) float32``."""
+    """Teacher observation: image `(1, H+2, W+2, 3) uint8`, time `(1,) int32`,
+    noise `(1, noise_dim) float32`."""
 
     image: jax.Array
     time: jax.Array

@@ -1,11 +1,11 @@
 """Zero-shot evaluation of a one-team game on its held-out levels: the default evaluation
 of a family record (classic control, a family registered from scratch).
 
-Each level is played for ``episodes`` independent episodes from the family's reset
+Each level is played for `episodes` independent episodes from the family's reset
 distribution, to termination or the time limit, with sampled (or greedy) actions of the
-trained policy (any object with the policy contract: ``apply``, ``dist``,
-``initial_carry``). Reported per level, with 95% intervals: the mean return (normal
-approximation) and the solved rate (Wilson; the env's ``info["success"]``, else its
+trained policy (any object with the policy contract: `apply`, `dist`,
+`initial_carry`). Reported per level, with 95% intervals: the mean return (normal
+approximation) and the solved rate (Wilson; the env's `info["success"]`, else its
 termination). A family without held-out levels is evaluated on levels of the run's own
 generator, and the table's title says so.
 """
@@ -52,8 +52,8 @@ def play_level(
     episodes: int,
     greedy: bool = False,
 ) -> dict[str, jax.Array]:
-    """``episodes`` episodes of one level by the env's one agent: ``return``, ``solved``,
-    ``length``, each ``(E,)``."""
+    """`episodes` episodes of one level by the env's one agent: `return`, `solved`,
+    `length`, each `(E,)`."""
     team = env.teams[0]
     k_reset, k_play = jax.random.split(key)
     state = jax.vmap(env.reset_state, (0, None))(jax.random.split(k_reset, episodes), level)
@@ -107,8 +107,8 @@ def evaluate_levels(
     greedy: bool = False,
     levels: dict[str, Heldout] | None = None,
 ) -> list[LevelResult]:
-    """Every level of ``levels`` (default: the env's ``heldout_levels()``), level ``i``
-    with ``fold_in(key, i)``; see the module docstring."""
+    """Every level of `levels` (default: the env's `heldout_levels()`), level `i`
+    with `fold_in(key, i)`; see the module docstring."""
     if levels is None:
         if not hasattr(env, "heldout_levels"):
             raise ValueError(f"{type(env).__name__} has no heldout_levels: name the levels")
@@ -162,7 +162,7 @@ def results_table(results: list[LevelResult], title: str) -> Table:
 
 
 def generated_levels(generate: Any, key: jax.Array, n: int = 8) -> dict[str, Heldout]:
-    """``n`` levels of a generator as held-out levels ``gen#0 …`` (a family without
+    """`n` levels of a generator as held-out levels `gen#0 …` (a family without
     held-out levels)."""
     keys = jax.random.split(key, n)
     return {
@@ -172,7 +172,7 @@ def generated_levels(generate: Any, key: jax.Array, n: int = 8) -> dict[str, Hel
 
 
 def evaluate(req: Evaluation, heldout: dict[str, Heldout] | None = None) -> Report:
-    """The default evaluation of a family record: every held-out level (``heldout``; none:
+    """The default evaluation of a family record: every held-out level (`heldout`; none:
     8 levels of the run's generator) played by the trained team."""
     env = req.env
     if len(env.teams) != 1:

@@ -1,14 +1,14 @@
 """The family record: everything the rest of arenax needs of an environment family.
 
-A family is registered once (:func:`arenax.register`), built-in or plugin alike, as a
-:class:`Family`. Its only required parts are a name and ``make`` (options -> environment);
+A family is registered once (`arenax.register`), built-in or plugin alike, as a
+`Family`. Its only required parts are a name and `make` (options -> environment);
 everything else is optional, and the code that needs a part says so in one line when it is
-missing (ACCEL needs ``mutator``, PAIRED an ``editor``, the oracle regret
-``optimal_return``…). Code outside a family's own package never branches on its name: it
+missing (ACCEL needs `mutator`, PAIRED an `editor`, the oracle regret
+`optimal_return`…). Code outside a family's own package never branches on its name: it
 reads the record.
 
 Every level-level piece is a function of the *built* environment, so it sees the
-environment's options (sizes, ranges, time limits)::
+environment's options (sizes, ranges, time limits):
 
     env = family.make(options)                  # a checked Environment
     new = family.empty(env)                     # key -> level   (ACCEL's starting levels)
@@ -35,15 +35,15 @@ LevelFn = Callable[[jax.Array], Any]
 
 @dataclasses.dataclass(frozen=True)
 class Heldout:
-    """A named held-out level: ``sample(key) -> level`` (a fixed layout may still draw its
-    starts or direction), played with ``env`` when it needs an environment of its own (a
-    maze of another size or step limit; ``None``: the run's environment).
+    """A named held-out level: `sample(key) -> level` (a fixed layout may still draw its
+    starts or direction), played with `env` when it needs an environment of its own (a
+    maze of another size or step limit; `None`: the run's environment).
 
     Attributes:
         name: the level's name.
-        sample: ``key -> level``.
-        env: the environment to play it in, or ``None``.
-        in_range: whether the training generator could draw it (``None``: not known).
+        sample: `key -> level`.
+        env: the environment to play it in, or `None`.
+        in_range: whether the training generator could draw it (`None`: not known).
     """
 
     name: str
@@ -57,13 +57,13 @@ def _fixed(level: Any) -> LevelFn:
 
 
 def heldout_from_levels(levels: Mapping[str, Any]) -> dict[str, Heldout]:
-    """Held-out levels from a plain ``{name: level}`` dict."""
+    """Held-out levels from a plain `{name: level}` dict."""
     return {name: Heldout(name, _fixed(level)) for name, level in levels.items()}
 
 
 def resolve(spec: str, suites: Mapping[str, tuple[str, ...]], known: tuple[str, ...]) -> list[str]:
-    """Level names of ``spec``: suite names and level names, comma-separated (each level
-    once, in order). Raises ``ValueError`` naming what is unknown and what is allowed."""
+    """Level names of `spec`: suite names and level names, comma-separated (each level
+    once, in order). Raises `ValueError` naming what is unknown and what is allowed."""
     out: list[str] = []
     for part in (p.strip() for p in spec.split(",")):
         if not part:
@@ -80,24 +80,24 @@ def resolve(spec: str, suites: Mapping[str, tuple[str, ...]], known: tuple[str, 
 
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
-    """What ``arenax eval`` asks of a family's evaluation (built from a run's checkpoint).
+    """What `arenax eval` asks of a family's evaluation (built from a run's checkpoint).
 
     Attributes:
         env: the run's game with every team (a team scripted in training is a team here).
-        policies, params: ``{team: policy}`` and ``{team: parameters}`` of the trained
-            teams (a policy has the contract of :mod:`arenax.rl.policy`: ``apply``,
-            ``dist``, ``initial_carry``); a team without one is played by the family's
+        policies, params: `{team: policy}` and `{team: parameters}` of the trained
+            teams (a policy has the contract of `arenax.rl.policy`: `apply`,
+            `dist`, `initial_carry`); a team without one is played by the family's
             scripted players.
-        generate: ``key -> level``, the run's training generator.
-        suite: held-out levels to play (a spec of names and suites); ``""``: the family's
-            default, or levels of ``generate`` when it has no held-out levels.
+        generate: `key -> level`, the run's training generator.
+        suite: held-out levels to play (a spec of names and suites); `""`: the family's
+            default, or levels of `generate` when it has no held-out levels.
         episodes: episodes per level (or per matchup).
         greedy: argmax actions instead of sampling.
         key: the evaluation's key (never a training key).
         gif_dir: write a GIF of one episode per level (or matchup) here, if given.
         opponents: many-agent games: the drivers the trained teams meet.
-        cvar_alpha, cvar_levels, cvar_episodes: robustness on levels of ``generate``:
-            the success rate's CVaR over the worst ``cvar_alpha`` of ``cvar_levels``
+        cvar_alpha, cvar_levels, cvar_episodes: robustness on levels of `generate`:
+            the success rate's CVaR over the worst `cvar_alpha` of `cvar_levels`
             levels (0: not asked), chosen on one evaluation and measured on a second.
         cvar_solvable: only solvable levels (families that know which are).
     """
@@ -124,11 +124,11 @@ class Report:
 
     Attributes:
         rows: one result dataclass per line of the table (the CSV's rows).
-        table: a ``rich`` table of them (its title completed by the caller).
-        name: the CSV's name in the run folder (``eval_<name>.csv``).
-        summary: scalar results logged during training (``eval/solved``…).
+        table: a `rich` table of them (its title completed by the caller).
+        name: the CSV's name in the run folder (`eval_<name>.csv`).
+        summary: scalar results logged during training (`eval/solved`…).
         notes: lines printed under the table.
-        extra: more CSVs, ``{name: rows}`` (``eval_<name>.csv``).
+        extra: more CSVs, `{name: rows}` (`eval_<name>.csv`).
     """
 
     rows: list[Any]
@@ -144,42 +144,42 @@ class Family:
     """One environment family (see the module docstring).
 
     Attributes:
-        name: the registry name (``arenax.make(name)``, ``--env`` of a run).
-        make: ``options -> Environment`` (checked: a bad value raises ``ValueError``).
-        options: the options dataclass ``make`` takes (a run's ``env``, ``--env.*``; its
-            fields are the family's static parameters); ``None``: no options.
-        summary: one line for ``arenax list``.
+        name: the registry name (`arenax.make(name)`, `--env` of a run).
+        make: `options -> Environment` (checked: a bad value raises `ValueError`).
+        options: the options dataclass `make` takes (a run's `env`, `--env.*`; its
+            fields are the family's static parameters); `None`: no options.
+        summary: one line for `arenax list`.
         generators, mutators: named level functions for the registries
-            (``arenax.make_generator(name, **params)``: ``fn(key, **params) -> level``;
-            ``make_mutator``: ``fn(key, level, n_edits, **params) -> level``).
-        empty: ``env -> (key -> level)``: the levels ACCEL starts from (open fields).
-        mutator: ``(env, n_edits) -> ((key, level) -> level)``: ACCEL's edits.
-        editor: ``(env, editor options) -> Environment``: the teacher's level-building
-            MDP of PAIRED (team ``"teacher"``; ``decode(state) -> level``).
-        level_metrics: ``env -> (level -> {name: () array})``, logged as ``level/<name>``.
-        optimal_return: ``env -> (level -> ())``: the best return (oracle regret).
-        team_success: ``(env, team, episodes) -> (T, N) float in [0, 1]``: a team's
-            outcome of the episodes ending at each step (``episodes`` as the rollout
-            reports them); default: the env's ``info["success"]`` for its first team.
-        heldout: ``(env, spec) -> {name: Heldout}``: held-out levels of a suite / names
-            spec (``ValueError`` for unknown names); ``None``: the family has none, and
+            (`arenax.make_generator(name, **params)`: `fn(key, **params) -> level`;
+            `make_mutator`: `fn(key, level, n_edits, **params) -> level`).
+        empty: `env -> (key -> level)`: the levels ACCEL starts from (open fields).
+        mutator: `(env, n_edits) -> ((key, level) -> level)`: ACCEL's edits.
+        editor: `(env, editor options) -> Environment`: the teacher's level-building
+            MDP of PAIRED (team `"teacher"`; `decode(state) -> level`).
+        level_metrics: `env -> (level -> {name: () array})`, logged as `level/<name>`.
+        optimal_return: `env -> (level -> ())`: the best return (oracle regret).
+        team_success: `(env, team, episodes) -> (T, N) float in [0, 1]`: a team's
+            outcome of the episodes ending at each step (`episodes` as the rollout
+            reports them); default: the env's `info["success"]` for its first team.
+        heldout: `(env, spec) -> {name: Heldout}`: held-out levels of a suite / names
+            spec (`ValueError` for unknown names); `None`: the family has none, and
             evaluation plays levels of its own generator.
-        suites: ``() -> {suite: level names}`` (``arenax list``).
+        suites: `() -> {suite: level names}` (`arenax list`).
         default_suite: the spec evaluation uses by default.
-        evaluate: ``Evaluation -> Report`` (``arenax eval``, evaluation during training);
-            ``None``: :func:`arenax.envs.evaluation.evaluate`, every held-out level (or
+        evaluate: `Evaluation -> Report` (`arenax eval`, evaluation during training);
+            `None`: `arenax.envs.evaluation.evaluate`, every held-out level (or
             levels of the run's generator) played by the trained teams.
-        scripted: ``(env, state, team) -> actions (A, ...)``: scripted players.
-        picture: ``(env, level, px) -> (H, W, 3) uint8``: a level as an image (galleries).
-        frame: ``(env, state, px) -> (H, W, 3) uint8``: a state as an image (GIFs).
-        caption: ``(env, level) -> str``: a level's caption in galleries.
-        benchmarks: ``{case: options}`` measured by ``arenax bench``.
-        problems: ``(options, curriculum options) -> Problem…``: the rules a curriculum
+        scripted: `(env, state, team) -> actions (A, ...)`: scripted players.
+        picture: `(env, level, px) -> (H, W, 3) uint8`: a level as an image (galleries).
+        frame: `(env, state, px) -> (H, W, 3) uint8`: a state as an image (GIFs).
+        caption: `(env, level) -> str`: a level's caption in galleries.
+        benchmarks: `{case: options}` measured by `arenax bench`.
+        problems: `(options, curriculum options) -> Problem…`: the rules a curriculum
             must keep with this family beyond what the record's parts say (named by path).
-        agents_option: the option that sets the number of agents (``arenax tune --tune.vary
-            agents``; ``""``: none).
-        named: ``(env, generator name) -> (key -> level)``: one of the family's named
-            generators bound to the env's options (galleries of ``arenax render``).
+        agents_option: the option that sets the number of agents (`arenax tune --tune.vary
+            agents`; `""`: none).
+        named: `(env, generator name) -> (key -> level)`: one of the family's named
+            generators bound to the env's options (galleries of `arenax render`).
     """
 
     name: str
@@ -208,21 +208,21 @@ class Family:
     named: Callable[[Environment, str], LevelFn] | None = None
 
     def env(self, options: Any = None) -> Environment:
-        """The environment of ``options`` (default: the options' defaults)."""
+        """The environment of `options` (default: the options' defaults)."""
         if options is None and self.options is not None:
             options = self.options()
         return self.make(options)
 
     def need(self, part: str, by: str) -> Any:
-        """The record's ``part``, or a one-line ``ValueError`` saying that ``by`` needs it."""
+        """The record's `part`, or a one-line `ValueError` saying that `by` needs it."""
         value = getattr(self, part)
         if value is None:
             raise ValueError(f"{by} needs the family's {part}; family {self.name!r} has none")
         return value
 
     def run_evaluation(self, request: Evaluation) -> Report:
-        """``request`` evaluated by the record's ``evaluate``, or by the default (every
-        held-out level of ``request.suite``, or levels of the run's generator)."""
+        """`request` evaluated by the record's `evaluate`, or by the default (every
+        held-out level of `request.suite`, or levels of the run's generator)."""
         if self.evaluate is not None:
             return self.evaluate(request)
         from arenax.envs.evaluation import evaluate
@@ -231,7 +231,7 @@ class Family:
         return evaluate(request, heldout)
 
     def success(self, env: Environment, team: str, episodes: dict[str, Any]) -> jax.Array:
-        """``team``'s outcome of the episodes ending at each step, ``(T, N)`` in [0, 1]."""
+        """`team`'s outcome of the episodes ending at each step, `(T, N)` in [0, 1]."""
         if self.team_success is not None:
             return self.team_success(env, team, episodes)
         return episodes["success"]

@@ -12,7 +12,7 @@ import numpy as np
 
 @dataclasses.dataclass(frozen=True)
 class Discrete:
-    """One integer action in ``[0, n)``."""
+    """One integer action in `[0, n)`."""
 
     n: int
     dtype: Any = jnp.int32
@@ -22,7 +22,7 @@ class Discrete:
         return ()
 
     def sample(self, key: jax.Array, shape: tuple[int, ...] = ()) -> jax.Array:
-        """Uniform samples of shape ``shape``."""
+        """Uniform samples of shape `shape`."""
         return jax.random.randint(key, shape, 0, self.n, dtype=self.dtype)
 
     def contains(self, x: Any) -> bool:
@@ -32,7 +32,7 @@ class Discrete:
 
 @dataclasses.dataclass(frozen=True)
 class MultiDiscrete:
-    """Several independent discrete heads; head ``i`` takes values in ``[0, nvec[i])``."""
+    """Several independent discrete heads; head `i` takes values in `[0, nvec[i])`."""
 
     nvec: tuple[int, ...]
     dtype: Any = jnp.int32
@@ -52,8 +52,8 @@ class MultiDiscrete:
 
 @dataclasses.dataclass(frozen=True)
 class Box:
-    """An array with element-wise bounds: ``low``/``high`` are one number for every
-    element, or (observations of a 1-D ``shape``) a tuple of one bound per element."""
+    """An array with element-wise bounds: `low`/`high` are one number for every
+    element, or (observations of a 1-D `shape`) a tuple of one bound per element."""
 
     low: float | tuple[float, ...]
     high: float | tuple[float, ...]

@@ -1,11 +1,11 @@
 """Wrappers: auto-reset to levels, and episode statistics.
 
 Auto-reset never generates a level inside a rollout: it either replays the level the
-episode started from (:class:`AutoReplay`, for curricula that score a level over several
+episode started from (`AutoReplay`, for curricula that score a level over several
 episodes) or moves on to the next level of a batch sampled *before* the rollout
-(:class:`AutoResetFromBatch`). On the step that ends an episode, the returned observation
-and state are those of the *new* episode; ``reward``, ``terminated``, ``truncated`` and
-``info`` describe the step that ended the old one, and ``info["final_obs"]`` is the
+(`AutoResetFromBatch`). On the step that ends an episode, the returned observation
+and state are those of the *new* episode; `reward`, `terminated`, `truncated` and
+`info` describe the step that ended the old one, and `info["final_obs"]` is the
 observation the old episode ended in (what a learner bootstraps from at a truncation; XLA
 drops it when unused).
 """
@@ -29,7 +29,7 @@ def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class Wrapper(Environment):
-    """Delegates everything to ``env``; subclasses override what they change."""
+    """Delegates everything to `env`; subclasses override what they change."""
 
     env: Environment
 
@@ -70,7 +70,7 @@ class Wrapper(Environment):
         return self.env.observe(state)
 
     def __getattr__(self, name: str) -> Any:
-        # reach static parameters of the wrapped env (``wrapped.max_steps``)
+        # reach static parameters of the wrapped env (`wrapped.max_steps`)
         if name == "env":
             raise AttributeError(name)
         return getattr(self.env, name)
@@ -78,7 +78,7 @@ class Wrapper(Environment):
 
 @pytree_dataclass
 class ReplayState:
-    """State of :class:`AutoReplay`: the inner state and the level being replayed."""
+    """State of `AutoReplay`: the inner state and the level being replayed."""
 
     inner: Any
     level: Any
@@ -106,9 +106,9 @@ class AutoReplay(Wrapper):
 
 
 def with_replay_level(state: Any, level: Any) -> Any:
-    """``state`` with the level of its :class:`AutoReplay` layer replaced: episodes that
-    start from now on start from ``level``. Walks through outer wrappers' states
-    (``.inner``); works on batched states too."""
+    """`state` with the level of its `AutoReplay` layer replaced: episodes that
+    start from now on start from `level`. Walks through outer wrappers' states
+    (`.inner`); works on batched states too."""
     if isinstance(state, ReplayState):
         return state.replace(level=level)
     if not hasattr(state, "inner"):
@@ -118,12 +118,12 @@ def with_replay_level(state: Any, level: Any) -> Any:
 
 @pytree_dataclass
 class BatchResetState:
-    """State of :class:`AutoResetFromBatch`.
+    """State of `AutoResetFromBatch`.
 
     Attributes:
         inner: the wrapped env's state.
-        levels: ``(K, ...)`` levels to play in order (wrapping around after the last).
-        cursor: ``() int32`` index of the level being played.
+        levels: `(K, ...)` levels to play in order (wrapping around after the last).
+        cursor: `() int32` index of the level being played.
     """
 
     inner: Any
@@ -135,8 +135,8 @@ class BatchResetState:
 class AutoResetFromBatch(Wrapper):
     """When an episode ends, start the next level of a pre-sampled batch.
 
-    ``reset(key, levels)`` takes a stack of ``K`` levels (leading axis) per environment;
-    episode ``i`` plays level ``i mod K``.
+    `reset(key, levels)` takes a stack of `K` levels (leading axis) per environment;
+    episode `i` plays level `i mod K`.
     """
 
     def reset_state(self, key: jax.Array, levels: Any) -> BatchResetState:
@@ -165,7 +165,7 @@ class AutoResetFromBatch(Wrapper):
 
 @pytree_dataclass
 class StatsState:
-    """State of :class:`EpisodeStats`: running per-team return ``(n_agents,)`` and length."""
+    """State of `EpisodeStats`: running per-team return `(n_agents,)` and length."""
 
     inner: Any
     returns: dict[str, jax.Array]
@@ -175,10 +175,10 @@ class StatsState:
 
 @dataclasses.dataclass(frozen=True)
 class EpisodeStats(Wrapper):
-    """Adds ``info["episode"]``: for the step that ends an episode, its per-team return
-    ``(n_agents,) float32``, ``length () int32``, ``success () bool`` and ``sums``: the
-    episode totals of the scalar ``info`` entries the env names in ``episode_sums`` (e.g.
-    Tag's ``tagged``), with ``done`` marking the steps where these are meaningful. Place it
+    """Adds `info["episode"]`: for the step that ends an episode, its per-team return
+    `(n_agents,) float32`, `length () int32`, `success () bool` and `sums`: the
+    episode totals of the scalar `info` entries the env names in `episode_sums` (e.g.
+    Tag's `tagged`), with `done` marking the steps where these are meaningful. Place it
     outside the auto-reset wrapper.
     """
 
@@ -226,10 +226,10 @@ class SingleAgent(Wrapper):
     """The single-agent view of a one-agent team: observations, actions and rewards
     without the team key and the agent axis.
 
-    ``obs = obs[team][0]`` (e.g. a ``MazeObs`` with ``image (V, V, 3)``), actions are the
-    agent's own (``() int32``), rewards ``() float32``; states, ``terminated``,
-    ``truncated`` and ``info`` pass through. Use it outermost (the wrappers inside it see
-    the team-keyed API). ``vmap`` it like any environment.
+    `obs = obs[team][0]` (e.g. a `MazeObs` with `image (V, V, 3)`), actions are the
+    agent's own (`() int32`), rewards `() float32`; states, `terminated`,
+    `truncated` and `info` pass through. Use it outermost (the wrappers inside it see
+    the team-keyed API). `vmap` it like any environment.
     """
 
     team: str = "agent"
@@ -255,9 +255,9 @@ class SingleAgent(Wrapper):
 
 @dataclasses.dataclass(frozen=True)
 class Scripted(Wrapper):
-    """A game whose ``scripted`` teams are played inside the env by ``act(env, state, team)
-    -> actions (A, ...)`` (a family's scripted players, reading the game state each step):
-    its ``teams`` are the others, which alone observe, act and are rewarded. Training
+    """A game whose `scripted` teams are played inside the env by `act(env, state, team)
+    -> actions (A, ...)` (a family's scripted players, reading the game state each step):
+    its `teams` are the others, which alone observe, act and are rewarded. Training
     against a scripted opponent is ordinary training over this env."""
 
     scripted: tuple[str, ...] = ()
@@ -282,7 +282,7 @@ class Scripted(Wrapper):
         return self.env
 
     def _own(self, per_team: Any) -> Any:
-        """A ``{team: ...}`` dict restricted to the acting teams (other values as they are)."""
+        """A `{team: ...}` dict restricted to the acting teams (other values as they are)."""
         if isinstance(per_team, dict) and set(per_team) == set(self.env.teams):
             return {t: per_team[t] for t in self.teams}
         return per_team
@@ -299,5 +299,5 @@ class Scripted(Wrapper):
 
 
 def whole_game(env: Any) -> Any:
-    """The game behind ``env`` with every team (:class:`Scripted` unwrapped)."""
+    """The game behind `env` with every team (`Scripted` unwrapped)."""
     return env.game if isinstance(env, Scripted) else env

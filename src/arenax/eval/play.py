@@ -1,15 +1,15 @@
 """Play a maze level yourself in the terminal, record the episode, replay it.
 
-``arenax play`` shows the full map (``#`` wall, ``G`` goal, ``> v < ^`` you and your
-direction) next to your egocentric view (what the student sees: ``view_size × view_size``
+`arenax play` shows the full map (`#` wall, `G` goal, `> v < ^` you and your
+direction) next to your egocentric view (what the student sees: `view_size × view_size`
 cells, you at the bottom centre looking up), the step count and the return. Keys: ↑ (or
-``w``) forward, ← → (``a`` ``d``) turn, space wait (MiniGrid's ``done``: a step passes), ``q``
-quit. Keys are read raw from the terminal, or — for scripts and tests — from ``--keys`` or
-from standard input when it is not a terminal (names ``up left right space q``, separated by
+`w`) forward, ← → (`a` `d`) turn, space wait (MiniGrid's `done`: a step passes), `q`
+quit. Keys are read raw from the terminal, or — for scripts and tests — from `--keys` or
+from standard input when it is not a terminal (names `up left right space q`, separated by
 commas or whitespace).
 
-An episode file (``--record``, JSON) holds the level, the maze's sizes and the actions;
-``arenax play --replay FILE`` steps through it again (the maze is deterministic, so the
+An episode file (`--record`, JSON) holds the level, the maze's sizes and the actions;
+`arenax play --replay FILE` steps through it again (the maze is deterministic, so the
 replay is exact) and can write a GIF.
 """
 
@@ -39,7 +39,7 @@ HELP = "↑/w forward   ←/a →/d turn   space wait   q quit"
 
 
 def map_lines(state: Any) -> list[str]:
-    """The full map with its border: ``#`` walls, ``G`` the goal, the agent's arrow."""
+    """The full map with its border: `#` walls, `G` the goal, the agent's arrow."""
     walls = np.asarray(state.walls)
     h, w = walls.shape
     grid = np.full((h + 2, w + 2), "#", dtype="<U1")
@@ -52,8 +52,8 @@ def map_lines(state: Any) -> list[str]:
 
 
 def view_lines(image: Any) -> list[str]:
-    """The egocentric view ``(V, V, 3)`` (MiniGrid encoding, raw or ``/10``) as text: the
-    agent ``^`` at the bottom centre, looking up."""
+    """The egocentric view `(V, V, 3)` (MiniGrid encoding, raw or `/10`) as text: the
+    agent `^` at the bottom centre, looking up."""
     img = np.asarray(image, dtype=np.float32)
     obj = np.rint(img[..., 0] * (10 if img.max() <= 1.0 else 1)).astype(int)
     chars = np.where(obj == 2, "#", np.where(obj == 8, "G", "."))
@@ -76,7 +76,7 @@ def frame(env: MazeEnv, state: Any, ret: float, status: str = "") -> str:
 
 
 def scripted_keys(text: str) -> Iterator[str]:
-    """Key names from text (``"up,up,left q"``)."""
+    """Key names from text (`"up,up,left q"`)."""
     for name in text.replace(",", " ").split():
         yield name.strip().lower()
 
@@ -100,7 +100,7 @@ def terminal_keys() -> Iterator[str]:
 
 
 def env_for(level: MazeLevel, max_steps: int | None = None, view_size: int = 5) -> MazeEnv:
-    """A maze env of the level's size (time limit: ``max_steps`` or ``2 (H+2)(W+2)``)."""
+    """A maze env of the level's size (time limit: `max_steps` or `2 (H+2)(W+2)`)."""
     h, w = level.height, level.width
     return MazeEnv(height=h, width=w, view_size=view_size, n_walls=0,
                    max_steps=max_steps or 2 * (h + 2) * (w + 2))  # fmt: skip
@@ -110,9 +110,9 @@ def play(
     env: MazeEnv, level: MazeLevel, keys: Iterable[str], show: Callable[[str], None],
     record: Path | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Play ``level`` with the key names ``keys`` until the episode ends, ``q`` or the keys
-    run out; ``show`` receives every screen. Returns ``{"actions", "return", "steps",
-    "solved", "ended"}`` and writes the episode to ``record`` when given."""
+    """Play `level` with the key names `keys` until the episode ends, `q` or the keys
+    run out; `show` receives every screen. Returns `{"actions", "return", "steps",
+    "solved", "ended"}` and writes the episode to `record` when given."""
     step = jax.jit(env.step_state)
     state = env.reset_state(jax.random.key(0), level)
     ret, actions, solved, ended = 0.0, [], False, False
@@ -150,7 +150,7 @@ def save_episode(path: Path, env: MazeEnv, level: MazeLevel, actions: list[int])
 
 
 def load_episode(path: Path) -> tuple[MazeEnv, MazeLevel, list[int]]:
-    """``(env, level, actions)`` of an episode file; ``ValueError`` if it is not one."""
+    """`(env, level, actions)` of an episode file; `ValueError` if it is not one."""
     try:
         data = json.loads(Path(path).read_text())
         if data.get("format") != EPISODE_FORMAT:
@@ -165,9 +165,9 @@ def load_episode(path: Path) -> tuple[MazeEnv, MazeLevel, list[int]]:
 def replay(
     path: Path, show: Callable[[str], None], delay: float = 0.0, gif: Path | None = None
 ) -> dict[str, Any]:
-    """Step through a recorded episode, showing every screen (``delay`` seconds apart);
-    optionally write a GIF of the full map. Returns the episode's ``return``, ``steps`` and
-    ``solved``."""
+    """Step through a recorded episode, showing every screen (`delay` seconds apart);
+    optionally write a GIF of the full map. Returns the episode's `return`, `steps` and
+    `solved`."""
     env, level, actions = load_episode(path)
     step = jax.jit(env.step_state)
     state = env.reset_state(jax.random.key(0), level)

@@ -1,5 +1,5 @@
-"""Learning-curve PNGs from a run directory's ``metrics.csv`` and ``eval.csv``; for a run of
-several seeds (``--seeds N``: folders ``RUN/seed<s>``), each curve is the mean over seeds
+"""Learning-curve PNGs from a run directory's `metrics.csv` and `eval.csv`; for a run of
+several seeds (`--seeds N`: folders `RUN/seed<s>`), each curve is the mean over seeds
 with its 95% interval as a band."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _col(rows: list[dict[str, str]], key: str) -> np.ndarray:
 
 
 def smooth(y: np.ndarray, window: int) -> np.ndarray:
-    """Moving average that skips NaNs (same length as ``y``)."""
+    """Moving average that skips NaNs (same length as `y`)."""
     if window <= 1 or len(y) == 0:
         return y
     ok = np.isfinite(y)
@@ -57,7 +57,7 @@ def smooth(y: np.ndarray, window: int) -> np.ndarray:
 
 
 def seed_dirs(run_dir: Path) -> list[Path]:
-    """The seeds' folders of a run of several seeds (``[]`` for a run of one seed)."""
+    """The seeds' folders of a run of several seeds (`[]` for a run of one seed)."""
     if (Path(run_dir) / "metrics.csv").exists():
         return []
     found = [p.parent for p in Path(run_dir).glob("seed*/metrics.csv")]
@@ -65,7 +65,7 @@ def seed_dirs(run_dir: Path) -> list[Path]:
 
 
 def band(curves: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(mean, lo, hi)`` over the seeds (rows of ``curves``, ``(seeds, T)``): the mean and
+    """`(mean, lo, hi)` over the seeds (rows of `curves`, `(seeds, T)`): the mean and
     its 95% normal-approximation interval, NaNs skipped."""
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
@@ -77,9 +77,9 @@ def band(curves: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray, n
 
 
 def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> list[Path]:
-    """Write ``returns.png``, ``losses.png``, ``levels.png``, ``buffer.png`` (replay curricula),
-    ``teams.png`` and ``losses-<policy>.png`` (Tag), and (if evaluated) ``eval.png``
-    into ``out_dir`` (default ``run_dir/plots``); returns the paths written. A run of
+    """Write `returns.png`, `losses.png`, `levels.png`, `buffer.png` (replay curricula),
+    `teams.png` and `losses-<policy>.png` (Tag), and (if evaluated) `eval.png`
+    into `out_dir` (default `run_dir/plots`); returns the paths written. A run of
     several seeds gets the mean over seeds with a 95% band (per cycle; env steps are the
     seeds' mean)."""
     import matplotlib
@@ -163,7 +163,7 @@ def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> lis
 
 
 def _plot_seed_evals(plt: Any, run_dir: Path, seeds: list[Path], out_dir: Path) -> Path | None:
-    """``eval.png`` of a run of several seeds: the held-out solved rate and return averaged
+    """`eval.png` of a run of several seeds: the held-out solved rate and return averaged
     over the suite's mazes, mean over seeds with a 95% band."""
     per_seed = [_read(d / "eval.csv") for d in seeds]
     if not all(per_seed):

@@ -1,5 +1,5 @@
 """Reports of training runs, for every family alike: load a checkpoint, evaluate it with the
-family's evaluation (``arenax eval RUN_DIR``), draw a replay buffer's or a teacher's
+family's evaluation (`arenax eval RUN_DIR`), draw a replay buffer's or a teacher's
 levels with the family's pictures, and write a GIF of one episode of the run's policies."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from arenax.utils import frame_indices, save_gif
 
 
 def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
-    """``(config, train state, cycle)`` from a run directory's checkpoint."""
+    """`(config, train state, cycle)` from a run directory's checkpoint."""
     from arenax.train.build import make_curriculum
     from arenax.train.checkpoint import Checkpointer
     from arenax.train.config import load_config
@@ -41,7 +41,7 @@ def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, in
 
 
 def load_players(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, dict, dict, int]:
-    """``(config, curriculum, {team: policy}, {team: params}, cycle)`` of a run's
+    """`(config, curriculum, {team: policy}, {team: params}, cycle)` of a run's
     checkpoint: what plays (the protagonist for PAIRED runs)."""
     from arenax.train.build import make_curriculum
 
@@ -78,8 +78,8 @@ def evaluate_run(
 ) -> Report:
     """Evaluate a run's checkpoint with its family's evaluation (the maze: held-out mazes;
     Tag: matchups against opponents; a family without its own: its held-out levels, or
-    levels of its generator): print the table, write ``RUN_DIR/eval_<name>.csv`` (or
-    ``out``) and any further CSVs the evaluation returns."""
+    levels of its generator): print the table, write `RUN_DIR/eval_<name>.csv` (or
+    `out`) and any further CSVs the evaluation returns."""
     console = console or Console()
     cfg, algo, policies, params, cycle = load_players(run_dir, checkpoint)
     request = Evaluation(
@@ -100,8 +100,8 @@ def evaluate_run(
 
 
 def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int]], int]:
-    """A replay run's buffered levels, highest replay probability first: ``(config,
-    [(level, probability, score, mutations)], cycle)``."""
+    """A replay run's buffered levels, highest replay probability first: `(config,
+    [(level, probability, score, mutations)], cycle)`."""
     from arenax.curricula import PLRConfig
     from arenax.curricula import buffer as B
 
@@ -124,7 +124,7 @@ def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int
 def level_pictures(
     family: Any, env: Any, levels: list[Any], px: int
 ) -> tuple[list[np.ndarray], list[str]]:
-    """Levels as pictures of about ``px`` pixels a side, and their captions (the family's)."""
+    """Levels as pictures of about `px` pixels a side, and their captions (the family's)."""
     if family.picture is None:
         raise ValueError(f"family {family.name!r} has no pictures of its levels")
     images = [family.picture(env, lv, px) for lv in levels]
@@ -133,7 +133,7 @@ def level_pictures(
 
 
 def _picture_px(cfg: Any, env: Any, tile: int) -> int:
-    """A level's picture size: ``tile`` pixels a cell where levels are grids (at most 320
+    """A level's picture size: `tile` pixels a cell where levels are grids (at most 320
     pixels), else 320."""
     cells = getattr(env, "size", None)
     if cells is not None:
@@ -146,8 +146,8 @@ def _picture_px(cfg: Any, env: Any, tile: int) -> int:
 def buffer_gallery(
     run_dir: Path, n: int = 16, out: Path | None = None, columns: int = 4, tile: int = 16
 ) -> tuple[Path, int]:
-    """PNG of the ``n`` highest-priority levels of a replay run's buffer, captioned with
-    replay probability, score and mutation count. Returns ``(path, levels drawn)``."""
+    """PNG of the `n` highest-priority levels of a replay run's buffer, captioned with
+    replay probability, score and mutation count. Returns `(path, levels drawn)`."""
     cfg, ranked, _ = ranked_buffer(run_dir)
     env = cfg.game()
     images, _ = level_pictures(cfg.family, env, [lv for lv, _, _, _ in ranked[:n]],
@@ -161,8 +161,8 @@ def teacher_gallery(
     run_dir: Path, n: int = 16, out: Path | None = None, columns: int = 4, tile: int = 16,
     seed: int = 0,
 ) -> tuple[Path, int]:  # fmt: skip
-    """PNG of ``n`` levels the run's current teacher builds (PAIRED-family runs), captioned
-    by the family. Returns ``(path, levels drawn)``."""
+    """PNG of `n` levels the run's current teacher builds (PAIRED-family runs), captioned
+    by the family. Returns `(path, levels drawn)`."""
     from arenax.curricula import PairedConfig
     from arenax.train.build import make_curriculum
 
@@ -187,10 +187,10 @@ def episode_frames(
     scripted: Any = None, greedy: bool = False, px: int = 320, max_frames: int = 200,
     level: Any = None,
 ) -> list[np.ndarray]:  # fmt: skip
-    """Frames of one episode of ``env`` from ``level`` (default: a generated one), each team
-    driven by its policy (recurrent states kept) or, without one, by ``scripted(env, state,
-    team)`` (``None``: uniformly random actions); long episodes are subsampled to at most
-    ``max_frames`` frames."""
+    """Frames of one episode of `env` from `level` (default: a generated one), each team
+    driven by its policy (recurrent states kept) or, without one, by `scripted(env, state,
+    team)` (`None`: uniformly random actions); long episodes are subsampled to at most
+    `max_frames` frames."""
     k_level, k_play = jax.random.split(key)
     level = env.generate(k_level) if level is None else level
     state = env.reset_state(k_level, level)
@@ -229,7 +229,7 @@ def run_episode_gif(
     run_dir: Path, out: Path | None = None, seed: int = 0, greedy: bool = False, px: int = 320
 ) -> tuple[Path, int]:
     """GIF of one episode of a run's latest policies (a team scripted in training plays its
-    script); returns ``(path, frames)``."""
+    script); returns `(path, frames)`."""
     cfg, algo, policies, params, cycle = load_players(run_dir)
     family = cfg.family
     if family.frame is None:

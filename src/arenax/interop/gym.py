@@ -53,16 +53,16 @@ def _single(env: Environment) -> SingleAgent:
 
 
 def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> tuple:
-    """Three functions over ``n`` envs, each compiled once:
+    """Three functions over `n` envs, each compiled once:
 
-    * ``reset(key) -> (key, obs, state)``; ``reset_each(keys (n,)) -> (obs, state)`` (one
+    * `reset(key) -> (key, obs, state)`; `reset_each(keys (n,)) -> (obs, state)` (one
       key per env: per-env seeds);
-    * ``step(key, state, action, ret, length, pending) -> (key, (obs, reward, terminated,
-      truncated, final_obs, episode_return, episode_length), state, ret, length, pending)``
-      where ``ret`` and ``length`` are the running episode totals and ``pending (n,)``
-      marks envs whose episode ended on the previous step. ``SAME_STEP`` (``next_step``
+    * `step(key, state, action, ret, length, pending) -> (key, (obs, reward, terminated,
+      truncated, final_obs, episode_return, episode_length), state, ret, length, pending)`
+      where `ret` and `length` are the running episode totals and `pending (n,)`
+      marks envs whose episode ended on the previous step. `SAME_STEP` (`next_step`
       false): an ended episode's env is reset in the same step (its observation is the new
-      episode's first; ``final_obs`` the last one). ``NEXT_STEP``: the step that ends an
+      episode's first; `final_obs` the last one). `NEXT_STEP`: the step that ends an
       episode returns its last observation; the next step resets that env (its action is
       ignored; reward 0, no termination or truncation).
     """
@@ -112,20 +112,20 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
 
 
 class ArenaxVectorEnv(VectorEnv):
-    """``n_envs`` copies of a single-agent arenax environment as a Gymnasium
-    ``VectorEnv``, with Gymnasium's auto-reset modes.
+    """`n_envs` copies of a single-agent arenax environment as a Gymnasium
+    `VectorEnv`, with Gymnasium's auto-reset modes.
 
-    ``NEXT_STEP`` (the default, as Gymnasium 1.x's own vector envs): the step that ends an
-    episode returns its last observation with ``terminated`` / ``truncated``; the next
-    ``step`` resets that env (its action is ignored) and returns the new episode's first
-    observation with reward 0. Gymnasium's wrappers (``NormalizeObservation``,
-    ``RecordEpisodeStatistics``…) work with it. ``SAME_STEP``: an env whose episode ended
+    `NEXT_STEP` (the default, as Gymnasium 1.x's own vector envs): the step that ends an
+    episode returns its last observation with `terminated` / `truncated`; the next
+    `step` resets that env (its action is ignored) and returns the new episode's first
+    observation with reward 0. Gymnasium's wrappers (`NormalizeObservation`,
+    `RecordEpisodeStatistics`…) work with it. `SAME_STEP`: an env whose episode ended
     returns the first observation of its next episode in the same step;
-    ``infos["final_obs"]`` holds the observations the episodes ended in (valid where
-    ``infos["_final_obs"]``) and ``infos["episode"] = {"r": return, "l": length}`` those
-    episodes' totals (valid where ``infos["_episode"]``). Observations: a Box space's
-    arrays ``(n_envs, ...)``, or for a Dict space (the maze) a dict of such arrays.
-    ``reset(seed=...)`` takes one int for the batch or one per env.
+    `infos["final_obs"]` holds the observations the episodes ended in (valid where
+    `infos["_final_obs"]`) and `infos["episode"] = {"r": return, "l": length}` those
+    episodes' totals (valid where `infos["_episode"]`). Observations: a Box space's
+    arrays `(n_envs, ...)`, or for a Dict space (the maze) a dict of such arrays.
+    `reset(seed=...)` takes one int for the batch or one per env.
     """
 
     def __init__(
@@ -159,9 +159,9 @@ class ArenaxVectorEnv(VectorEnv):
         self._state = None
 
     def reset(self, *, seed: Any = None, options: dict | None = None):
-        """New levels and episodes for every env: ``(obs, {})``. ``seed``: one int for the
-        batch, or a sequence of one int per env (env ``i``'s first episode then depends on
-        ``seed[i]`` alone)."""
+        """New levels and episodes for every env: `(obs, {})`. `seed`: one int for the
+        batch, or a sequence of one int per env (env `i`'s first episode then depends on
+        `seed[i]` alone)."""
         if seed is not None and not isinstance(seed, int | np.integer):
             seeds = list(seed) if isinstance(seed, list | tuple | np.ndarray) else None
             if seeds is None or len(seeds) != self.num_envs:
@@ -182,8 +182,8 @@ class ArenaxVectorEnv(VectorEnv):
         return to_numpy_obs(jax.device_get(obs), self._obs_space), {}
 
     def step(self, actions: Any):
-        """One step of every env: ``(obs, rewards (n,), terminations (n,), truncations (n,),
-        infos)``."""
+        """One step of every env: `(obs, rewards (n,), terminations (n,), truncations (n,),
+        infos)`."""
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         a = checked_actions(actions, self._act_space, (self.num_envs,), "env")
@@ -202,8 +202,8 @@ class ArenaxVectorEnv(VectorEnv):
 
 
 class ArenaxGymEnv(gym.Env if gym is not None else object):
-    """One copy of a single-agent arenax environment as a ``gymnasium.Env``: ``reset`` draws
-    a level from ``levels``; no auto-reset (Gymnasium's single-env contract)."""
+    """One copy of a single-agent arenax environment as a `gymnasium.Env`: `reset` draws
+    a level from `levels`; no auto-reset (Gymnasium's single-env contract)."""
 
     metadata = {"render_modes": []}  # noqa: RUF012 - Gymnasium's class attribute
 
@@ -252,14 +252,14 @@ def to_gymnasium(
     env: Environment, levels: LevelSource, n_envs: int, seed: int = 0,
     autoreset_mode: Any = "next_step",
 ) -> ArenaxVectorEnv:  # fmt: skip
-    """``n_envs`` copies of ``env`` (one team of one agent) as a Gymnasium ``VectorEnv``;
-    every episode starts on a level from ``levels`` (a generator ``key -> level`` or a
-    list / dict of levels); ``autoreset_mode``: ``"next_step"`` (Gymnasium's default) or
-    ``"same_step"``. See :class:`ArenaxVectorEnv`."""
+    """`n_envs` copies of `env` (one team of one agent) as a Gymnasium `VectorEnv`;
+    every episode starts on a level from `levels` (a generator `key -> level` or a
+    list / dict of levels); `autoreset_mode`: `"next_step"` (Gymnasium's default) or
+    `"same_step"`. See `ArenaxVectorEnv`."""
     return ArenaxVectorEnv(env, levels, n_envs, seed, autoreset_mode)
 
 
 def to_gymnasium_env(env: Environment, levels: LevelSource, seed: int = 0) -> ArenaxGymEnv:
-    """One copy of ``env`` as a ``gymnasium.Env`` (for ``gymnasium.utils.env_checker``
-    and single-env code). See :class:`ArenaxGymEnv`."""
+    """One copy of `env` as a `gymnasium.Env` (for `gymnasium.utils.env_checker`
+    and single-env code). See `ArenaxGymEnv`."""
     return ArenaxGymEnv(env, levels, seed)

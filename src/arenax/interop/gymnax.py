@@ -1,24 +1,24 @@
 """Any gymnax environment as an arenax level family whose **level is its env params**.
 
-``GymnaxFamily("CartPole-v1", ranges=(("length", 0.25, 1.0),))`` is an arenax environment
-(one team ``"agent"`` of one agent) over gymnax's own dynamics (``reset_env`` /
-``step_env``, ``is_truncated``), where a level is a gymnax ``EnvParams``:
+`GymnaxFamily("CartPole-v1", ranges=(("length", 0.25, 1.0),))` is an arenax environment
+(one team `"agent"` of one agent) over gymnax's own dynamics (`reset_env` /
+`step_env`, `is_truncated`), where a level is a gymnax `EnvParams`:
 
-* ``generate(key)``: gymnax's default params with every field named in ``ranges`` drawn
-  uniformly from its range (DR over params); ``derive`` (optional) then recomputes derived
-  fields (CartPole's ``total_mass`` and ``polemass_length`` from the masses and length);
-* ``mutate(key, level, n_edits)``: ``n_edits`` times, one ranged field moved by up to
-  ``±mutation_scale`` of its range, clipped to it (ACCEL's edits);
-* ``default_level()`` is gymnax's default params, ``heldout_levels()`` the named changes in
-  ``heldout`` plus ``"default"``, and ``in_range(level)`` says whether DR could draw it.
+* `generate(key)`: gymnax's default params with every field named in `ranges` drawn
+  uniformly from its range (DR over params); `derive` (optional) then recomputes derived
+  fields (CartPole's `total_mass` and `polemass_length` from the masses and length);
+* `mutate(key, level, n_edits)`: `n_edits` times, one ranged field moved by up to
+  `±mutation_scale` of its range, clipped to it (ACCEL's edits);
+* `default_level()` is gymnax's default params, `heldout_levels()` the named changes in
+  `heldout` plus `"default"`, and `in_range(level)` says whether DR could draw it.
 
-Register it to train it with arenax's curricula::
+Register it to train it with arenax's curricula:
 
     arenax.register("gx-cartpole", lambda: GymnaxFamily("CartPole-v1", ranges=...))
     train(dataclasses.replace(all_presets()["gx-cartpole-plr"], total_steps=...))
 
-Observations are gymnax's, flattened to ``(D,) float32``; Box bounds become the scalar
-extremes of gymnax's bounds. gymnax is optional (``pip install gymnax``; it pins an older
+Observations are gymnax's, flattened to `(D,) float32`; Box bounds become the scalar
+extremes of gymnax's bounds. gymnax is optional (`pip install gymnax`; it pins an older
 Gymnasium — the Makefile installs it without its dependencies).
 """
 
@@ -42,7 +42,7 @@ Ranges = tuple[tuple[str, float, float], ...]
 
 @pytree_dataclass
 class GymnaxState:
-    """The gymnax state, its last observation ``(D,)`` and the level (env params)."""
+    """The gymnax state, its last observation `(D,)` and the level (env params)."""
 
     inner: Any
     obs: jax.Array
@@ -73,13 +73,13 @@ class GymnaxFamily(Environment):
     """A gymnax environment whose env params are the level (see the module docstring)."""
 
     env_id: str = "CartPole-v1"
-    """The gymnax id (``gymnax.make(env_id)``)."""
+    """The gymnax id (`gymnax.make(env_id)`)."""
     ranges: Ranges = ()
-    """``(field, low, high)`` of the params DR draws (uniformly) and mutation edits."""
+    """`(field, low, high)` of the params DR draws (uniformly) and mutation edits."""
     heldout: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
-    """Named held-out levels: ``(name, ((field, value), ...))`` changes to the defaults."""
+    """Named held-out levels: `(name, ((field, value), ...))` changes to the defaults."""
     derive: Callable[[Any], Any] | None = None
-    """Recomputes derived fields after fields were set (``params -> params``)."""
+    """Recomputes derived fields after fields were set (`params -> params`)."""
     mutation_scale: float = 0.1
     """An edit moves one ranged field by up to this fraction of its range."""
 
@@ -101,7 +101,7 @@ class GymnaxFamily(Environment):
 
     @property
     def max_steps(self) -> int:
-        """The default params' ``max_steps_in_episode`` (a static bound of evaluation)."""
+        """The default params' `max_steps_in_episode` (a static bound of evaluation)."""
         return int(_gymnax(self.env_id)[1].max_steps_in_episode)
 
     def observation_space(self, team: str = "agent") -> spaces.Box:

@@ -12,12 +12,12 @@ import numpy as np
 from arenax.envs import spaces
 
 LevelSource = Callable[[jax.Array], Any] | Sequence[Any] | Mapping[str, Any]
-"""A generator ``key -> level``, or fixed levels (a list, or a dict name -> level)."""
+"""A generator `key -> level`, or fixed levels (a list, or a dict name -> level)."""
 
 
 def seed_key(seed: Any) -> jax.Array:
-    """The PRNG key of an export's ``seed`` (a whole number in ``[0, 2**32)``, as a run's),
-    or a ``ValueError`` saying so (JAX would raise ``OverflowError`` on a huge one)."""
+    """The PRNG key of an export's `seed` (a whole number in `[0, 2**32)`, as a run's),
+    or a `ValueError` saying so (JAX would raise `OverflowError` on a huge one)."""
     ok = isinstance(seed, int | np.integer) and not isinstance(seed, bool) and 0 <= seed < 2**32
     if not ok:
         raise ValueError(f"seed={seed!r}: must be an integer in [0, 2**32)")
@@ -25,7 +25,7 @@ def seed_key(seed: Any) -> jax.Array:
 
 
 def require_environment(env: Any, what: str) -> None:
-    """A ``TypeError`` unless ``env`` is an arenax environment (``arenax.make(name)``)."""
+    """A `TypeError` unless `env` is an arenax environment (`arenax.make(name)`)."""
     from arenax.envs.core import Environment
 
     if not isinstance(env, Environment):
@@ -34,9 +34,9 @@ def require_environment(env: Any, what: str) -> None:
 
 
 def level_sampler(source: LevelSource, env: Any = None) -> Callable[[jax.Array], Any]:
-    """A ``key -> level`` function: the generator itself, or a uniform draw from the fixed
+    """A `key -> level` function: the generator itself, or a uniform draw from the fixed
     levels (stacked once into arrays with a leading axis). Fixed levels are checked with
-    ``env.level_problems`` first (a ``ValueError`` names the level and its problems)."""
+    `env.level_problems` first (a `ValueError` names the level and its problems)."""
     if callable(source):
         return source
     names = list(source) if isinstance(source, Mapping) else None
@@ -65,7 +65,7 @@ def level_sampler(source: LevelSource, env: Any = None) -> Callable[[jax.Array],
 def reset_on_sampled_level(
     env: Any, sample: Callable[[jax.Array], Any], key: jax.Array
 ) -> tuple[Any, Any]:
-    """``(obs, state)`` of an episode on a level drawn by ``sample`` (keys split once)."""
+    """`(obs, state)` of an episode on a level drawn by `sample` (keys split once)."""
     k_level, k_reset = jax.random.split(key)
     state = env.reset_state(k_reset, sample(k_level))
     return env.observe(state), state
@@ -92,7 +92,7 @@ def to_gym_space(space: Any) -> Any:
 
 def to_numpy_obs(obs: Any, space: Any) -> Any:
     """An observation as NumPy: a Dict space's fields become a dict of arrays (from a
-    dataclass observation such as ``MazeObs``); Discrete values ``int64`` (a scalar for one
+    dataclass observation such as `MazeObs`); Discrete values `int64` (a scalar for one
     env); arrays as they are."""
     if isinstance(space, spaces.Dict):
         return {n: to_numpy_obs(_field(obs, n), s) for n, s in space.spaces}
@@ -106,16 +106,16 @@ def _field(obs: Any, name: str) -> Any:
 
 
 def action_dtype(space: Any) -> Any:
-    """The dtype actions of ``space`` are handed to the environment in."""
+    """The dtype actions of `space` are handed to the environment in."""
     return np.float32 if isinstance(space, spaces.Box) else np.int32
 
 
 def checked_actions(actions: Any, space: Any, batch: tuple[int, ...], what: str) -> np.ndarray:
-    """``actions`` as the array the environment takes, or a ``ValueError`` that says which
-    one is wrong: the shape must be ``batch + space.shape``; discrete actions whole numbers
-    in ``[0, n)`` (per head); continuous ones finite (the environments clip them to their
-    bounds, as Gymnasium's do). ``what``: how to name entry ``i`` (``"env"``, ``"agent
-    'runner_3'"``). A few vectorised NumPy checks: cheap beside the step."""
+    """`actions` as the array the environment takes, or a `ValueError` that says which
+    one is wrong: the shape must be `batch + space.shape`; discrete actions whole numbers
+    in `[0, n)` (per head); continuous ones finite (the environments clip them to their
+    bounds, as Gymnasium's do). `what`: how to name entry `i` (`"env"`, `"agent
+    'runner_3'"`). A few vectorised NumPy checks: cheap beside the step."""
     a = np.asarray(actions)
     want = (*batch, *space.shape)
     if a.shape != want:
@@ -147,7 +147,7 @@ def checked_actions(actions: Any, space: Any, batch: tuple[int, ...], what: str)
 
 
 def _first_bad(mask: np.ndarray, batch: tuple[int, ...]) -> tuple[int, ...]:
-    """The batch index of the first entry where ``mask`` holds (``()`` without a batch)."""
+    """The batch index of the first entry where `mask` holds (`()` without a batch)."""
     if not batch:
         return ()
     per = mask.reshape(*batch, -1).any(axis=-1) if mask.ndim > len(batch) else mask

@@ -28,18 +28,18 @@ except ImportError:  # pragma: no cover - exercised only without pettingzoo
 
 
 class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
-    """One arenax environment as a PettingZoo ``ParallelEnv``.
+    """One arenax environment as a PettingZoo `ParallelEnv`.
 
-    Agent names are ``f"{team}_{i}"`` in the env's team order (``possible_agents``). A step
-    takes an action for every agent in ``agents`` (agents missing from ``actions`` are an
+    Agent names are `f"{team}_{i}"` in the env's team order (`possible_agents`). A step
+    takes an action for every agent in `agents` (agents missing from `actions` are an
     error; out-of-game agents get no action) and returns observations, rewards,
-    terminations, truncations and infos for the agents that were in ``agents`` before it.
-    An agent leaves ``agents`` when its termination or truncation is true: the whole game
+    terminations, truncations and infos for the agents that were in `agents` before it.
+    An agent leaves `agents` when its termination or truncation is true: the whole game
     ends (no runner left, Grid Tag's tag, or the time limit), or — continuous Tag with
-    ``runners_leave`` — a runner is tagged (``info["out"]`` of the arenax step). Observation
-    and action spaces are the agent's team's (see the env's ``observation_space``).
+    `runners_leave` — a runner is tagged (`info["out"]` of the arenax step). Observation
+    and action spaces are the agent's team's (see the env's `observation_space`).
 
-    One compiled function per ``reset`` and per ``step``; the whole agent axis crosses to
+    One compiled function per `reset` and per `step`; the whole agent axis crosses to
     NumPy once per step.
     """
 
@@ -73,7 +73,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         self._reset_fn, self._step_fn = jax.jit(reset), jax.jit(step)
         shapes = jax.eval_shape(reset, jax.random.key(0))[0]
         size = sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes))
-        #: the global state's space (:meth:`state`)
+        #: the global state's space (`state`)
         self.state_space = gymnasium.spaces.Box(-np.inf, np.inf, (size,), np.float32)
         self._obs = None
         self._key = seed_key(seed)
@@ -81,8 +81,8 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
 
     def state(self) -> np.ndarray:
         """The global state, for centralised critics (MAPPO): every agent's observation,
-        teams in order, agents in order, each flattened, concatenated — ``(D,) float32``
-        (``state_space``). Agents out of the game contribute their (zeroed) observations,
+        teams in order, agents in order, each flattened, concatenated — `(D,) float32`
+        (`state_space`). Agents out of the game contribute their (zeroed) observations,
         so the layout never changes."""
         if self._obs is None:
             raise RuntimeError("call reset() before state()")
@@ -106,7 +106,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         return {a: arrays[self._index[a][0]][self._index[a][1]] for a in agents}
 
     def reset(self, seed: int | None = None, options: dict | None = None):
-        """A new level and episode: ``(obs, infos)`` for every agent."""
+        """A new level and episode: `(obs, infos)` for every agent."""
         if seed is not None:
             self._key = seed_key(seed)
         self._key, k = jax.random.split(self._key)
@@ -116,7 +116,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         return self._per_agent(obs, self.agents), {a: {} for a in self.agents}
 
     def step(self, actions: dict[str, Any]):
-        """``(obs, rewards, terminations, truncations, infos)`` keyed by the agents that were
+        """`(obs, rewards, terminations, truncations, infos)` keyed by the agents that were
         in the game before the step."""
         if self._state is None:
             raise RuntimeError("call reset() before step()")
@@ -152,7 +152,7 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
 
 
 def to_pettingzoo(env: Environment, levels: LevelSource, seed: int = 0) -> ArenaxParallelEnv:
-    """``env`` (e.g. ``arenax.make("tag", ...)``) as a PettingZoo ``ParallelEnv``; every
-    episode starts on a level from ``levels`` (a generator or a list / dict of levels). See
-    :class:`ArenaxParallelEnv`."""
+    """`env` (e.g. `arenax.make("tag", ...)`) as a PettingZoo `ParallelEnv`; every
+    episode starts on a level from `levels` (a generator or a list / dict of levels). See
+    `ArenaxParallelEnv`."""
     return ArenaxParallelEnv(env, levels, seed)

@@ -1,4 +1,4 @@
-"""Flax (Linen) networks behind a small ``apply(params, obs, first, carry)`` contract."""
+"""Flax (Linen) networks behind a small `apply(params, obs, first, carry)` contract."""
 
 from arenax.nn.mlp import MLPConfig, MLPPolicy
 from arenax.nn.recurrent import Core

@@ -1,11 +1,11 @@
 """Layers written for speed on every backend.
 
-:class:`PatchConv` is a VALID convolution computed as patches (im2col) times the kernel:
+`PatchConv` is a VALID convolution computed as patches (im2col) times the kernel:
 one matmul forward and backward. XLA's CPU backend runs convolution *gradients* inside
-``while`` loops (our PPO epochs are a ``lax.scan``) through a slow generic path — measured
+`while` loops (our PPO epochs are a `lax.scan`) through a slow generic path — measured
 20x slower than outside a loop for the PAIRED teacher's 128-filter conv — while matmuls
-stay fast. Parameters have ``nn.Conv``'s names and shapes (``kernel (kh, kw, C, F)``,
-``bias (F,)``), and the output equals ``nn.Conv(F, (kh, kw), padding="VALID")``.
+stay fast. Parameters have `nn.Conv`'s names and shapes (`kernel (kh, kw, C, F)`,
+`bias (F,)`), and the output equals `nn.Conv(F, (kh, kw), padding="VALID")`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import jax.numpy as jnp
 
 
 def orthogonal(scale: float = 1.0) -> Callable:
-    """Orthogonal initialiser scaled by ``scale`` (the literature's actor-critic init)."""
+    """Orthogonal initialiser scaled by `scale` (the literature's actor-critic init)."""
     return nn.initializers.orthogonal(scale)
 
 
 class PatchConv(nn.Module):
-    """VALID, stride-1 convolution over ``(N, H, W, C)`` -> ``(N, H-kh+1, W-kw+1, F)``."""
+    """VALID, stride-1 convolution over `(N, H, W, C)` -> `(N, H-kh+1, W-kw+1, F)`."""
 
     features: int
     kernel_size: tuple[int, int] = (3, 3)

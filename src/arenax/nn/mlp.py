@@ -53,7 +53,7 @@ class MLPNet(nn.Module):
     n_logits: int
     hidden: tuple[int, ...] = (256, 256)
     log_std_dim: int = 0
-    """When > 0, a state-independent parameter ``log_std (log_std_dim,)`` (zeros) is
+    """When > 0, a state-independent parameter `log_std (log_std_dim,)` (zeros) is
     appended to the actor's outputs (a Gaussian's mean then log std)."""
 
     @nn.compact
@@ -73,9 +73,9 @@ class MLPNet(nn.Module):
 
 @dataclasses.dataclass(frozen=True)
 class MLPPolicy(MLPConfig):
-    """Feed-forward policy under the ``apply(params, obs, first, carry)`` contract.
+    """Feed-forward policy under the `apply(params, obs, first, carry)` contract.
 
-    The carry is empty (``()``) and ``first`` is ignored, so the same rollout and PPO code
+    The carry is empty (`()`) and `first` is ignored, so the same rollout and PPO code
     serve recurrent and feed-forward policies.
     """
 
@@ -106,13 +106,13 @@ class MLPPolicy(MLPConfig):
         return ()
 
     def init(self, key: jax.Array, obs: jax.Array) -> Any:
-        """Parameters, from an example observation ``(T, B, D)``."""
+        """Parameters, from an example observation `(T, B, D)`."""
         return self.net.init(key, jnp.asarray(obs, jnp.float32))
 
     def apply(
         self, params: Any, obs: jax.Array, first: jax.Array, carry: Any
     ) -> tuple[tuple[()], jax.Array, jax.Array]:
-        """``((), logits (T, B, n_logits), value (T, B))`` for ``obs (T, B, D)``."""
+        """`((), logits (T, B, n_logits), value (T, B))` for `obs (T, B, D)`."""
         del first
         logits, value = self.net.apply(params, obs)
         return carry, logits, value
@@ -120,7 +120,7 @@ class MLPPolicy(MLPConfig):
 
 # ---------------------------------------------------------------- DDPG / TD3 networks
 class ActorNet(nn.Module):
-    """Deterministic actor: MLP (ReLU) -> tanh -> the action bounds ``[low, high]``."""
+    """Deterministic actor: MLP (ReLU) -> tanh -> the action bounds `[low, high]`."""
 
     action_dim: int
     low: float
@@ -167,7 +167,7 @@ class DeterministicPolicy:
     def apply(
         self, params: Any, obs: jax.Array, first: jax.Array, carry: Any
     ) -> tuple[tuple[()], jax.Array, jax.Array]:
-        """``((), action (T, B, A), zeros (T, B))``."""
+        """`((), action (T, B, A), zeros (T, B))`."""
         del first
         a = self.actor.apply(params, obs)
         return carry, a, jnp.zeros(a.shape[:-1], a.dtype)

@@ -1,9 +1,9 @@
 """What the maze student and the PAIRED teacher share: actor-critic heads and the
-``apply(params, obs, first, carry)`` policy contract over a Linen network.
+`apply(params, obs, first, carry)` policy contract over a Linen network.
 
-The contract (:class:`arenax.rl.policy.Policy`) is structural: ``init(key, obs)``,
-``initial_carry(batch)``, ``apply(params, obs, first, carry) -> (carry, logits, value)`` on
-time-major ``(T, B, ...)`` inputs, and ``dist``, the action distribution of the logits.
+The contract (`arenax.rl.policy.Policy`) is structural: `init(key, obs)`,
+`initial_carry(batch)`, `apply(params, obs, first, carry) -> (carry, logits, value)` on
+time-major `(T, B, ...)` inputs, and `dist`, the action distribution of the logits.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from arenax.nn.layers import orthogonal
 def actor_critic_heads(
     h: jax.Array, n_actions: int, head_hidden: int
 ) -> tuple[jax.Array, jax.Array]:
-    """Policy and value heads (one tanh layer each) on core outputs ``h (T, B, H)``:
-    ``(logits (T, B, n_actions), value (T, B))``. Call inside a ``@nn.compact`` method; the
+    """Policy and value heads (one tanh layer each) on core outputs `h (T, B, H)`:
+    `(logits (T, B, n_actions), value (T, B))`. Call inside a `@nn.compact` method; the
     policy's last layer is scaled by 0.01 so the initial policy is near uniform."""
     pi = nn.tanh(nn.Dense(head_hidden, kernel_init=orthogonal(2**0.5))(h))
     logits = nn.Dense(n_actions, kernel_init=orthogonal(0.01))(pi)
@@ -33,9 +33,9 @@ def actor_critic_heads(
 
 class LinenPolicy:
     """Mixin for frozen dataclasses that hold a network's options: the network
-    ``net_class(spec=self)`` reads its options from the policy, takes the observation
-    fields ``obs_fields`` (leaves ``(T, B, ...)``), then ``first`` and the carry, and
-    returns ``(carry, logits, value)``. Actions are categorical."""
+    `net_class(spec=self)` reads its options from the policy, takes the observation
+    fields `obs_fields` (leaves `(T, B, ...)`), then `first` and the carry, and
+    returns `(carry, logits, value)`. Actions are categorical."""
 
     net_class: ClassVar[type[nn.Module]]
     obs_fields: ClassVar[tuple[str, ...]]
@@ -47,7 +47,7 @@ class LinenPolicy:
         return self.net_class(spec=self)
 
     def initial_carry(self, batch: int) -> tuple[jax.Array, jax.Array]:
-        """Zero carry for ``batch`` sequences: ``((B, hidden), (B, hidden)) float32``."""
+        """Zero carry for `batch` sequences: `((B, hidden), (B, hidden)) float32`."""
         z = jnp.zeros((batch, self.hidden), jnp.float32)
         return z, z
 
@@ -55,11 +55,11 @@ class LinenPolicy:
         return [getattr(obs, f) for f in self.obs_fields]
 
     def init(self, key: jax.Array, obs: Any) -> Any:
-        """Parameters, from one example observation with leading ``(T, B)`` axes."""
+        """Parameters, from one example observation with leading `(T, B)` axes."""
         inputs = self._inputs(obs)
         tb = inputs[0].shape[:2]
         return self.net.init(key, *inputs, jnp.ones(tb, jnp.bool_), self.initial_carry(tb[1]))
 
     def apply(self, params: Any, obs: Any, first: jax.Array, carry: Any) -> Any:
-        """``(carry, logits (T, B, A), value (T, B))`` for observations ``(T, B, ...)``."""
+        """`(carry, logits (T, B, A), value (T, B))` for observations `(T, B, ...)`."""
         return self.net.apply(params, *self._inputs(obs), first, carry)

@@ -1,11 +1,11 @@
 """Recurrent cores with the input projection hoisted out of the time loop.
 
-A cell's gates are ``x_t @ W_x + h_{t-1} @ W_h + b``. The ``x_t @ W_x + b`` part does not
+A cell's gates are `x_t @ W_x + h_{t-1} @ W_h + b`. The `x_t @ W_x + b` part does not
 depend on the recurrence, so it is computed for all time steps in one large matmul
-(``(T*B, in) @ (in, G)``) and only ``h @ W_h`` stays inside ``lax.scan``. The carry is reset
-to zeros at the first step of every episode (``first[t]``).
+(`(T*B, in) @ (in, G)`) and only `h @ W_h` stays inside `lax.scan`. The carry is reset
+to zeros at the first step of every episode (`first[t]`).
 
-``"s5"`` is a diagonal state-space layer (S5: Smith, Warrington & Linderman, "Simplified
+`"s5"` is a diagonal state-space layer (S5: Smith, Warrington & Linderman, "Simplified
 State Space Layers for Sequence Modeling", ICLR 2023) in a pre-norm residual block:
 
     u_t = x_t W_in + b                       (hoisted, (T*B, in) @ (in, H))
@@ -13,14 +13,14 @@ State Space Layers for Sequence Modeling", ICLR 2023) in a pre-norm residual blo
     y_t = Re(C s_t) + D ⊙ LayerNorm(u_t);    out_t = u_t + GELU(y_t)
 
 Λ is initialised from the eigenvalues of the normal part of the HiPPO-LegS matrix
-(−1/2 + iω), kept stable by storing ``log(−Re Λ)``; the step Δ = exp(log Δ) per state with
+(−1/2 + iω), kept stable by storing `log(−Re Λ)`; the step Δ = exp(log Δ) per state with
 log Δ ~ U[log 0.001, log 0.1]; zero-order hold: Λ̄ = exp(ΛΔ), B̄ = (Λ̄ − 1)/Λ · B; B and C
 complex normal with variance 1/H and 1/P, D ~ N(0, 1). The recurrence is linear, so all T
-steps are computed by one parallel associative scan (``jax.lax.associative_scan``,
-O(log T) depth) over pairs ``(a_t, b_t) = (Λ̄ (1 − first_t), B̄ u_t)`` with
-``(a, b) ∘ (a', b') = (a a', a' b + b')``: an episode start multiplies the state by zero
+steps are computed by one parallel associative scan (`jax.lax.associative_scan`,
+O(log T) depth) over pairs `(a_t, b_t) = (Λ̄ (1 − first_t), B̄ u_t)` with
+`(a, b) ∘ (a', b') = (a a', a' b + b')`: an episode start multiplies the state by zero
 inside the scan, so the reset is exact. The carry is the state's real and imaginary parts,
-each ``(B, H)`` float32 — the same shapes as the LSTM's ``(h, c)``.
+each `(B, H)` float32 — the same shapes as the LSTM's `(h, c)`.
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ S5_DT_MIN, S5_DT_MAX = 0.001, 0.1
 
 @functools.lru_cache(maxsize=8)
 def hippo_legs_normal_eigs(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues ``(re (n,), im (n,))`` of the normal part of the ``n × n`` HiPPO-LegS
-    matrix: ``A + p pᵀ`` with ``A[i, k] = −√(2i+1)√(2k+1)`` (i > k), ``−(i+1)`` (i = k), 0
-    (i < k) and ``p_i = √(i + 1/2)``, which is ``−I/2`` plus a skew-symmetric matrix; so the
+    """Eigenvalues `(re (n,), im (n,))` of the normal part of the `n × n` HiPPO-LegS
+    matrix: `A + p pᵀ` with `A[i, k] = −√(2i+1)√(2k+1)` (i > k), `−(i+1)` (i = k), 0
+    (i < k) and `p_i = √(i + 1/2)`, which is `−I/2` plus a skew-symmetric matrix; so the
     real parts are all −1/2 and the imaginary parts are the eigenvalues of that skew part."""
     q = np.sqrt(2.0 * np.arange(n) + 1.0)
     skew = 0.5 * np.outer(q, q)
@@ -62,8 +62,8 @@ def s5_discretise(
     b_re: jax.Array,
     b_im: jax.Array,
 ) -> tuple[jax.Array, jax.Array]:
-    """Zero-order-hold discretisation of an S5 core's parameters (``(P,)`` for the first
-    three, ``(P, H)`` for B): ``(Λ̄ (P,) complex64, B̄ (P, H) complex64)``."""
+    """Zero-order-hold discretisation of an S5 core's parameters (`(P,)` for the first
+    three, `(P, H)` for B): `(Λ̄ (P,) complex64, B̄ (P, H) complex64)`."""
     lam = -jnp.exp(log_neg_lambda_re) + 1j * lambda_im
     lam_bar = jnp.exp(lam * jnp.exp(log_step))
     b = b_re + 1j * b_im
@@ -72,17 +72,17 @@ def s5_discretise(
 
 
 def _linear_recurrence(a, b):
-    """Associative operator of ``s_t = a_t s_{t-1} + b_t``: compose two segments."""
+    """Associative operator of `s_t = a_t s_{t-1} + b_t`: compose two segments."""
     a1, b1 = a
     a2, b2 = b
     return a2 * a1, a2 * b1 + b2
 
 
 class Core(nn.Module):
-    """Sequence core over ``(T, B, in)`` inputs.
+    """Sequence core over `(T, B, in)` inputs.
 
     Attributes:
-        kind: ``"lstm"``, ``"gru"``, ``"s5"`` (see the module docstring) or ``"ff"`` (a ReLU
+        kind: `"lstm"`, `"gru"`, `"s5"` (see the module docstring) or `"ff"` (a ReLU
             layer, no memory; the carry is a dummy).
         hidden: units (S5: the width H and the number of complex states P).
     """
@@ -91,7 +91,7 @@ class Core(nn.Module):
     hidden: int = 256
 
     def initial_carry(self, batch: int) -> tuple[jax.Array, jax.Array]:
-        """Zero carry ``(h, c)``, each ``(B, hidden) float32`` (``c`` unused by GRU/FF)."""
+        """Zero carry `(h, c)`, each `(B, hidden) float32` (`c` unused by GRU/FF)."""
         z = jnp.zeros((batch, self.hidden), jnp.float32)
         return z, z
 
@@ -99,7 +99,7 @@ class Core(nn.Module):
     def __call__(
         self, x: jax.Array, first: jax.Array, carry: tuple[jax.Array, jax.Array]
     ) -> tuple[tuple[jax.Array, jax.Array], jax.Array]:
-        """``x (T, B, in)``, ``first (T, B) bool``, carry -> (carry, outputs ``(T, B, hidden)``)."""
+        """`x (T, B, in)`, `first (T, B) bool`, carry -> (carry, outputs `(T, B, hidden)`)."""
         h_dim = self.hidden
         if self.kind == "ff":
             out = nn.relu(nn.Dense(h_dim, kernel_init=orthogonal(2**0.5), name="dense")(x))

@@ -1,7 +1,7 @@
 """The maze student network of the UED literature (PAIRED, PLR, ACCEL, minimax).
 
-``image (T, B, V, V, 3)`` -> 3x3 conv, 16 filters, VALID, ReLU -> flatten;
-``direction (T, B) int`` -> embedding 4 -> 5; concatenate -> LSTM 256 (or GRU / a
+`image (T, B, V, V, 3)` -> 3x3 conv, 16 filters, VALID, ReLU -> flatten;
+`direction (T, B) int` -> embedding 4 -> 5; concatenate -> LSTM 256 (or GRU / a
 feed-forward layer) -> policy head (32 tanh -> n_actions) and value head (32 tanh -> 1).
 Orthogonal initialisation; the policy's last layer is scaled by 0.01 so the initial policy
 is near uniform.
@@ -25,7 +25,7 @@ from arenax.options import POSITIVE, fields_of
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
     """The maze student network (conv + direction embedding + recurrent core + heads), for
-    observations with an egocentric ``image`` and a ``direction``."""
+    observations with an egocentric `image` and a `direction`."""
 
     KIND: ClassVar[str] = "student"
 
@@ -42,13 +42,13 @@ class ModelConfig:
     """Hidden units (tanh) of the policy and value heads."""
 
     def policy(self, observation_space: Any, action_space: Any) -> StudentPolicy:
-        """The network for one team's spaces (a ``Discrete`` action space)."""
+        """The network for one team's spaces (a `Discrete` action space)."""
         return StudentPolicy.of(self, int(action_space.n))
 
 
 class MazeStudentNet(nn.Module):
-    """Actor-critic over sequences ``(T, B, ...)``; options from ``spec`` (a
-    :class:`StudentPolicy`); see the module docstring."""
+    """Actor-critic over sequences `(T, B, ...)`; options from `spec` (a
+    `StudentPolicy`); see the module docstring."""
 
     spec: Any
 
@@ -60,7 +60,7 @@ class MazeStudentNet(nn.Module):
         first: jax.Array,
         carry: tuple[jax.Array, jax.Array],
     ) -> tuple[tuple[jax.Array, jax.Array], jax.Array, jax.Array]:
-        """Returns ``(carry, logits (T, B, n_actions), value (T, B))``."""
+        """Returns `(carry, logits (T, B, n_actions), value (T, B))`."""
         s = self.spec
         t, b = image.shape[:2]
         x = image.reshape((t * b, *image.shape[2:])).astype(jnp.float32)
@@ -75,10 +75,10 @@ class MazeStudentNet(nn.Module):
 
 @dataclasses.dataclass(frozen=True)
 class StudentPolicy(ModelConfig, LinenPolicy):
-    """The student under the ``apply(params, obs, first, carry)`` contract (hashable,
+    """The student under the `apply(params, obs, first, carry)` contract (hashable,
     static): the network's options plus its number of actions.
 
-    ``obs`` is any pytree with ``image (T, B, V, V, 3)`` and ``direction (T, B)`` fields.
+    `obs` is any pytree with `image (T, B, V, V, 3)` and `direction (T, B)` fields.
     """
 
     net_class: ClassVar[type[nn.Module]] = MazeStudentNet
@@ -89,5 +89,5 @@ class StudentPolicy(ModelConfig, LinenPolicy):
 
     @classmethod
     def of(cls, model: ModelConfig, n_actions: int = 7) -> StudentPolicy:
-        """The policy with the network options ``model``."""
+        """The policy with the network options `model`."""
         return cls(n_actions=n_actions, **fields_of(model))

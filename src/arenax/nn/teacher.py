@@ -1,7 +1,7 @@
 """The PAIRED teacher (adversary) network for the maze editor.
 
-``image (T, B, H+2, W+2, 3)`` (the full map with border) -> 3x3 conv with 128 filters,
-ReLU, flatten; ``time (T, B)`` -> embedding (``episode_length`` -> 10); ``noise (T, B, 50)``;
+`image (T, B, H+2, W+2, 3)` (the full map with border) -> 3x3 conv with 128 filters,
+ReLU, flatten; `time (T, B)` -> embedding (`episode_length` -> 10); `noise (T, B, 50)`;
 concatenate -> LSTM-256 -> policy head (32 tanh -> one logit per interior cell) and value
 head (32 tanh -> 1). Orthogonal initialisation, the policy's last layer scaled by 0.01.
 """
@@ -36,15 +36,15 @@ class TeacherNetConfig:
     """Size of the step-count embedding."""
     embed_last_step: bool = True
     """The step embedding has a row for the editing episode's last observation
-    (``episode_length + 1`` rows, 63 for 60 walls); without it, one row per step the
+    (`episode_length + 1` rows, 63 for 60 walls); without it, one row per step the
     teacher acts on (62, the reference's table)."""
     head_hidden: Annotated[int, POSITIVE] = 32
     """Hidden units of the teacher's policy and value heads."""
 
 
 class TeacherNet(nn.Module):
-    """Actor-critic over editor observations ``(T, B, ...)``; options from ``spec`` (a
-    :class:`TeacherPolicy`)."""
+    """Actor-critic over editor observations `(T, B, ...)`; options from `spec` (a
+    `TeacherPolicy`)."""
 
     spec: Any
 
@@ -74,7 +74,7 @@ class TeacherNet(nn.Module):
 
 @dataclasses.dataclass(frozen=True)
 class TeacherPolicy(TeacherNetConfig, LinenPolicy):
-    """``apply(params, obs, first, carry)`` over ``EditorObs`` (image, time, noise)."""
+    """`apply(params, obs, first, carry)` over `EditorObs` (image, time, noise)."""
 
     net_class: ClassVar[type[nn.Module]] = TeacherNet
     obs_fields: ClassVar[tuple[str, ...]] = ("image", "time", "noise")
@@ -86,6 +86,6 @@ class TeacherPolicy(TeacherNetConfig, LinenPolicy):
 
     @classmethod
     def of(cls, net: TeacherNetConfig, n_actions: int, episode_length: int) -> TeacherPolicy:
-        """The policy with the network options ``net`` (a config that may hold more)."""
+        """The policy with the network options `net` (a config that may hold more)."""
         options = fields_of(net, TeacherNetConfig)
         return cls(n_actions=n_actions, episode_length=episode_length, **options)

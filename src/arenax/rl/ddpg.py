@@ -1,20 +1,20 @@
 """DDPG and TD3 as pure functions: an on-device circular replay buffer, the critic and
 actor updates, Polyak-averaged target networks.
 
-The networks come in as ``apply`` functions (``arenax.nn`` defines them):
-``actor(params, obs (B, D)) -> action (B, A)`` inside the action bounds and
-``critic(params, obs (B, D), action (B, A)) -> Q (B,)``; TD3's two critics are one
-parameter pytree stacked on a leading axis of 2 (DDPG: 1), applied with ``vmap``.
+The networks come in as `apply` functions (`arenax.nn` defines them):
+`actor(params, obs (B, D)) -> action (B, A)` inside the action bounds and
+`critic(params, obs (B, D), action (B, A)) -> Q (B,)`; TD3's two critics are one
+parameter pytree stacked on a leading axis of 2 (DDPG: 1), applied with `vmap`.
 
-One gradient step (:func:`gradient_step`):
+One gradient step (`gradient_step`):
 
-1. critic: ``y = r + γ (1 - terminated) min_i Q'_i(s', μ'(s') [+ clipped noise: TD3])``;
-   loss ``mean_i (Q_i(s, a) - y)²``; only the critic's parameters change.
-2. actor (every step for DDPG, every ``policy_delay``-th for TD3): loss ``-Q_1(s, μ(s))``,
+1. critic: `y = r + γ (1 - terminated) min_i Q'_i(s', μ'(s') [+ clipped noise: TD3])`;
+   loss `mean_i (Q_i(s, a) - y)²`; only the critic's parameters change.
+2. actor (every step for DDPG, every `policy_delay`-th for TD3): loss `-Q_1(s, μ(s))`,
    differentiated with respect to the actor's parameters only — the critic's parameters
    are not touched by this step (the reference GPU framework's DDPG lets the actor loss
-   move its critic; ``tests/unit/test_ddpg.py`` checks that here it does not).
-3. targets: ``θ' ← τ θ + (1 - τ) θ'`` for the actor and the critics.
+   move its critic; `tests/unit/test_ddpg.py` checks that here it does not).
+3. targets: `θ' ← τ θ + (1 - τ) θ'` for the actor and the critics.
 """
 
 from __future__ import annotations
@@ -89,9 +89,9 @@ class ReplayBuffer:
     """A circular buffer of transitions (leading axis: capacity).
 
     Attributes:
-        obs: ``(C, D)``; action: ``(C, A)``; reward: ``(C,)``; next_obs: ``(C, D)`` (the
-            observation the step led to — before any reset); terminated: ``(C,) bool``.
-        pos: ``() int32`` next slot to write; size: ``() int32`` filled slots.
+        obs: `(C, D)`; action: `(C, A)`; reward: `(C,)`; next_obs: `(C, D)` (the
+            observation the step led to — before any reset); terminated: `(C,) bool`.
+        pos: `() int32` next slot to write; size: `() int32` filled slots.
     """
 
     obs: jax.Array
@@ -114,7 +114,7 @@ def buffer_create(capacity: int, obs_dim: int, action_dim: int) -> ReplayBuffer:
 
 
 def buffer_add(buf: ReplayBuffer, batch: dict[str, jax.Array]) -> ReplayBuffer:
-    """Write ``M`` transitions (leading ``M`` in every field of ``batch``) at the next
+    """Write `M` transitions (leading `M` in every field of `batch`) at the next
     slots, wrapping around and overwriting the oldest."""
     cap = buf.reward.shape[0]
     m = batch["reward"].shape[0]
@@ -125,7 +125,7 @@ def buffer_add(buf: ReplayBuffer, batch: dict[str, jax.Array]) -> ReplayBuffer:
 
 
 def buffer_sample(buf: ReplayBuffer, key: jax.Array, n: int) -> dict[str, jax.Array]:
-    """``n`` transitions drawn uniformly (with replacement) from the filled slots."""
+    """`n` transitions drawn uniformly (with replacement) from the filled slots."""
     idx = jax.random.randint(key, (n,), 0, jnp.maximum(buf.size, 1))
     return {k: getattr(buf, k)[idx] for k in ("obs", "action", "reward", "next_obs", "terminated")}
 
@@ -162,7 +162,7 @@ def ddpg_init(cfg: DDPGConfig, actor_params: Any, critic_params: Any) -> DDPGSta
 
 
 def polyak(target: Any, online: Any, tau: float) -> Any:
-    """``tau * online + (1 - tau) * target``, leaf by leaf."""
+    """`tau * online + (1 - tau) * target`, leaf by leaf."""
     return jax.tree.map(lambda t, o: (1 - tau) * t + tau * o, target, online)
 
 
@@ -188,7 +188,7 @@ def critic_loss(
 def actor_loss(
     actor: Actor, critic: Critic, actor_params: Any, critic_params: Any, obs: jax.Array
 ) -> jax.Array:
-    """``-mean Q_1(s, μ(s))``; differentiate it with respect to ``actor_params`` only."""
+    """`-mean Q_1(s, μ(s))`; differentiate it with respect to `actor_params` only."""
     first = jax.tree.map(lambda x: x[0], critic_params)
     return -jnp.mean(critic(first, obs, actor(actor_params, obs)))
 
@@ -211,7 +211,7 @@ def critic_step(
 def actor_step(
     cfg: DDPGConfig, actor: Actor, critic: Critic, state: DDPGState, obs: jax.Array
 ) -> tuple[DDPGState, jax.Array]:
-    """One Adam step of the actor on ``-Q_1(s, μ(s))`` (gradients reach the actor's
+    """One Adam step of the actor on `-Q_1(s, μ(s))` (gradients reach the actor's
     parameters only: the critic and its optimiser state are left as they are), then the
     targets' Polyak step."""
     a_tx, _ = optimisers(cfg)
@@ -230,7 +230,7 @@ def gradient_step(
     cfg: DDPGConfig, actor: Actor, critic: Critic, state: DDPGState, batch: dict[str, jax.Array],
     key: jax.Array, low: float, high: float,
 ) -> tuple[DDPGState, dict[str, jax.Array]]:  # fmt: skip
-    """A critic step, then (every ``policy_delay``-th step for TD3) an actor step with the
+    """A critic step, then (every `policy_delay`-th step for TD3) an actor step with the
     targets' Polyak step."""
     state, stats = critic_step(cfg, actor, critic, state, batch, key, low, high)
 

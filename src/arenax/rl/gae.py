@@ -25,18 +25,18 @@ def gae(
     """Advantages and value targets, computed backwards over time.
 
     Args:
-        rewards: ``(T, B) float32``, reward of step ``t``.
-        values: ``(T, B) float32``, ``V(s_t)``.
-        next_values: ``(T, B) float32``, value of the state reached by step ``t``: ``V(s_{t+1})``
+        rewards: `(T, B) float32`, reward of step `t`.
+        values: `(T, B) float32`, `V(s_t)`.
+        next_values: `(T, B) float32`, value of the state reached by step `t`: `V(s_{t+1})`
             inside an episode, the value of the final observation at a truncation (ignored
             at a termination), the bootstrap value after the last step.
-        terminated: ``(T, B) bool``, step ``t`` ended the episode for real.
-        done: ``(T, B) bool``, step ``t`` ended the episode (terminated or truncated).
+        terminated: `(T, B) bool`, step `t` ended the episode for real.
+        done: `(T, B) bool`, step `t` ended the episode (terminated or truncated).
         gamma: discount.
         lam: GAE λ.
 
     Returns:
-        ``(advantages, targets)``, both ``(T, B) float32``; ``targets = advantages + values``.
+        `(advantages, targets)`, both `(T, B) float32`; `targets = advantages + values`.
     """
     not_term = 1.0 - terminated.astype(jnp.float32)
     not_done = 1.0 - done.astype(jnp.float32)

@@ -1,6 +1,6 @@
 """A PPO learner: a policy, its optimiser and hyperparameters, as pure functions.
 
-The learner never knows which curriculum feeds it: it turns a :class:`Trajectory` into new
+The learner never knows which curriculum feeds it: it turns a `Trajectory` into new
 parameters. Its state is a pytree (params + optax state) that lives in the train state.
 """
 
@@ -35,8 +35,8 @@ def make_optimizer(
     schedule: str = "constant",
     total_updates: int = 1,
 ) -> tuple[optax.GradientTransformation, optax.Schedule]:
-    """Global-norm clipping then Adam; ``schedule`` ``"constant"`` or ``"linear"`` (from
-    ``lr`` to 0 over ``total_updates`` gradient steps). Returns ``(tx, lr_schedule)``."""
+    """Global-norm clipping then Adam; `schedule` `"constant"` or `"linear"` (from
+    `lr` to 0 over `total_updates` gradient steps). Returns `(tx, lr_schedule)`."""
     if schedule == "linear":
         sched = optax.linear_schedule(lr, 0.0, max(int(total_updates), 1))
     elif schedule == "constant":
@@ -52,7 +52,7 @@ class Learner:
     """PPO over a recurrent (or feed-forward) policy.
 
     Attributes:
-        policy: a :class:`~arenax.rl.policy.Policy`.
+        policy: a `Policy`.
         config: PPO and optimiser options.
         total_updates: gradient steps over the whole run (the linear schedule's length).
     """
@@ -73,11 +73,11 @@ class Learner:
 
     @property
     def lr_schedule(self) -> optax.Schedule:
-        """``count -> lr``, for logging."""
+        """`count -> lr`, for logging."""
         return self._optimizer[1]
 
     def init(self, key: jax.Array, obs: Any) -> LearnerState:
-        """Fresh parameters (from an example observation ``(T, B, ...)``) and optimiser state."""
+        """Fresh parameters (from an example observation `(T, B, ...)`) and optimiser state."""
         params = self.policy.init(key, obs)
         return LearnerState(params=params, opt_state=self.tx.init(params))
 
@@ -111,7 +111,7 @@ STAT_KEYS = (
 
 
 def no_update_stats() -> dict[str, jax.Array]:
-    """The statistics of :meth:`Learner.update` as NaN, for cycles without an update."""
+    """The statistics of `Learner.update` as NaN, for cycles without an update."""
     return {k: jnp.full((), jnp.nan, jnp.float32) for k in STAT_KEYS}
 
 

@@ -2,8 +2,8 @@
 
 Works for recurrent policies: minibatches split the batch by *sequence* (environment, or
 environment x agent), and the loss re-runs the network over each whole sequence from the
-carry the rollout started with. Works under ``shard_map``: every mean is a global mean
-(sums and counts are ``psum``-ed over ``axis_name``), so 1 or N devices give the same
+carry the rollout started with. Works under `shard_map`: every mean is a global mean
+(sums and counts are `psum`-ed over `axis_name`), so 1 or N devices give the same
 gradients up to float reduction order.
 """
 
@@ -41,7 +41,7 @@ class PPOConfig:
     clip_eps: Annotated[float, POSITIVE_REAL] = 0.2
     """PPO ratio clipping (also clips the value loss)."""
     clip_value: bool = True
-    """Use the clipped value loss (value changes clipped at ``clip_eps`` in the units of
+    """Use the clipped value loss (value changes clipped at `clip_eps` in the units of
     the scaled return)."""
     reward_scale: Annotated[float, POSITIVE_REAL] = 1.0
     """Rewards are multiplied by this before GAE, so the critic learns returns in scaled
@@ -69,20 +69,20 @@ class PPOConfig:
 
 @pytree_dataclass
 class Trajectory:
-    """A rollout of ``T`` steps over ``B`` sequences (env x agent), time-major.
+    """A rollout of `T` steps over `B` sequences (env x agent), time-major.
 
     Attributes:
-        obs: observation pytree, leaves ``(T, B, ...)``.
-        first: ``(T, B) bool``, step ``t`` starts an episode (the carry is reset before it).
-        action: ``(T, B) int32`` (or ``(T, B, heads)`` for multi-discrete).
-        log_prob: ``(T, B) float32`` of ``action`` under the behaviour policy.
-        value: ``(T, B) float32``.
-        reward: ``(T, B) float32``.
-        terminated: ``(T, B) bool``.
-        done: ``(T, B) bool``, terminated or truncated.
-        next_value: ``(T, B) float32``, bootstrap value of the state step ``t`` reached
-            (see :func:`arenax.rl.gae.gae`).
-        mask: ``(T, B) float32``, 1 where the agent acted (0 for agents out of the game).
+        obs: observation pytree, leaves `(T, B, ...)`.
+        first: `(T, B) bool`, step `t` starts an episode (the carry is reset before it).
+        action: `(T, B) int32` (or `(T, B, heads)` for multi-discrete).
+        log_prob: `(T, B) float32` of `action` under the behaviour policy.
+        value: `(T, B) float32`.
+        reward: `(T, B) float32`.
+        terminated: `(T, B) bool`.
+        done: `(T, B) bool`, terminated or truncated.
+        next_value: `(T, B) float32`, bootstrap value of the state step `t` reached
+            (see `arenax.rl.gae.gae`).
+        mask: `(T, B) float32`, 1 where the agent acted (0 for agents out of the game).
     """
 
     obs: Any
@@ -98,7 +98,7 @@ class Trajectory:
 
 
 def bootstraps(config: PPOConfig, env: Any) -> bool:
-    """Whether value targets bootstrap through ``env``'s time-limit truncations."""
+    """Whether value targets bootstrap through `env`'s time-limit truncations."""
     if config.bootstrap_truncation is not None:
         return config.bootstrap_truncation
     return not env.observes_time
@@ -117,15 +117,15 @@ def ppo_loss(
     count: jax.Array,
     dist: Any = D.CATEGORICAL,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
-    """The PPO objective over one minibatch (all arrays ``(T, B)``, logits ``(T, B, A)``).
+    """The PPO objective over one minibatch (all arrays `(T, B)`, logits `(T, B, A)`).
 
-    ``loss = pg + vf_coef * vf - ent_coef * entropy`` where, with ``r = exp(logp - old_logp)``,
-    ``pg = -mean(min(r A, clip(r, 1-ε, 1+ε) A))``,
-    ``vf = 0.5 * mean(max((v - R)^2, (old_v + clip(v - old_v, -ε, ε) - R)^2))`` (or the plain
-    squared error with ``clip_value=False``). Means are ``sum(mask * x) / count``: pass the
+    `loss = pg + vf_coef * vf - ent_coef * entropy` where, with `r = exp(logp - old_logp)`,
+    `pg = -mean(min(r A, clip(r, 1-ε, 1+ε) A))`,
+    `vf = 0.5 * mean(max((v - R)^2, (old_v + clip(v - old_v, -ε, ε) - R)^2))` (or the plain
+    squared error with `clip_value=False`). Means are `sum(mask * x) / count`: pass the
     global count of valid samples so that summing gradients over devices gives the mean.
-    ``dist`` is the action distribution (:class:`~arenax.distributions.MultiCategorical`
-    for multi-discrete actions ``(T, B, heads)``: head log-probs and entropies add up).
+    `dist` is the action distribution (`MultiCategorical`
+    for multi-discrete actions `(T, B, heads)`: head log-probs and entropies add up).
     """
     logp = dist.log_prob(logits, action)
     ratio = jnp.exp(logp - old_log_prob)
@@ -168,21 +168,21 @@ def ppo_update(
     key: jax.Array,
     axis_name: str | None = None,
 ) -> tuple[Any, Any, dict[str, jax.Array]]:
-    """``hp.epochs`` passes over the batch in ``hp.minibatches`` minibatches of sequences.
+    """`hp.epochs` passes over the batch in `hp.minibatches` minibatches of sequences.
 
     Args:
-        policy: object with ``apply(params, obs, first, carry) -> (carry, logits, value)``
-            and ``dist``, its action distribution (:class:`~arenax.rl.policy.Policy`).
+        policy: object with `apply(params, obs, first, carry) -> (carry, logits, value)`
+            and `dist`, its action distribution (`Policy`).
         tx: optax transformation (clipping + Adam + schedule).
-        traj: the rollout, ``(T, B)`` (``B`` local to this device under ``shard_map``).
-        advantages, targets: ``(T, B)`` from :func:`arenax.rl.gae.gae`.
-        init_carry: the recurrent carry the rollout started from, leaves ``(B, ...)``.
+        traj: the rollout, `(T, B)` (`B` local to this device under `shard_map`).
+        advantages, targets: `(T, B)` from `arenax.rl.gae.gae`.
+        init_carry: the recurrent carry the rollout started from, leaves `(B, ...)`.
         key: shuffles sequences into minibatches (per device).
-        axis_name: mesh axis to reduce over, ``None`` outside ``shard_map``.
+        axis_name: mesh axis to reduce over, `None` outside `shard_map`.
 
     Returns:
-        ``(params, opt_state, stats)``; stats are averaged over all gradient steps and
-        include ``grad_norm`` (before clipping).
+        `(params, opt_state, stats)`; stats are averaged over all gradient steps and
+        include `grad_norm` (before clipping).
     """
     b = traj.first.shape[1]
     if b % hp.minibatches:

@@ -1,13 +1,13 @@
-"""Roll a recurrent policy through a batch of environments inside one ``lax.scan``.
+"""Roll a recurrent policy through a batch of environments inside one `lax.scan`.
 
-The environment batch is ``N`` envs; the learning team has ``A`` agents per env, and the
-policy sees ``B = N * A`` sequences. Per-env randomness (env step, action sampling) derives
+The environment batch is `N` envs; the learning team has `A` agents per env, and the
+policy sees `B = N * A` sequences. Per-env randomness (env step, action sampling) derives
 from the env's *global* index, so a batch sharded over devices draws the same numbers as
 on one device.
 
 Truncation bootstrap: the auto-reset wrappers put the final observation of an ended
-episode in ``info["final_obs"]``; at a truncation the rollout evaluates its value with the
-pre-reset carry (only on steps where some env truncates, under ``lax.cond``).
+episode in `info["final_obs"]`; at a truncation the rollout evaluates its value with the
+pre-reset carry (only on steps where some env truncates, under `lax.cond`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from arenax.struct import pytree_dataclass
 
 @pytree_dataclass
 class RolloutCarry:
-    """What flows between steps: env states and obs (leading ``N``), ``first (N,)`` (the
-    env's episode starts at this step), the policy carry (per team in :func:`team_rollout`)."""
+    """What flows between steps: env states and obs (leading `N`), `first (N,)` (the
+    env's episode starts at this step), the policy carry (per team in `team_rollout`)."""
 
     env_state: Any
     obs: Any
@@ -33,34 +33,34 @@ class RolloutCarry:
 
 
 def _flat(x: jax.Array) -> jax.Array:
-    """``(N, A, ...) -> (N*A, ...)``."""
+    """`(N, A, ...) -> (N*A, ...)`."""
     return x.reshape((x.shape[0] * x.shape[1], *x.shape[2:]))
 
 
 def per_env_keys(key: jax.Array, env_ids: jax.Array) -> jax.Array:
-    """One key per environment from its global index: ``(N,)`` keys."""
+    """One key per environment from its global index: `(N,)` keys."""
     return jax.vmap(jax.random.fold_in, (None, 0))(key, env_ids)
 
 
 def reset_batch(env: Any, key: jax.Array, levels: Any, env_ids: jax.Array) -> tuple[Any, Any]:
-    """``vmap``-ed reset of ``N`` envs (``levels`` with leading ``N``): ``(obs, state)``."""
+    """`vmap`-ed reset of `N` envs (`levels` with leading `N`): `(obs, state)`."""
     return jax.vmap(env.reset)(per_env_keys(key, env_ids), levels)
 
 
 def start_rollout(
     env: Any, key: jax.Array, levels: Any, env_ids: jax.Array, carry: Any, reset_carry: bool = True
 ) -> RolloutCarry:
-    """Reset ``N`` envs to ``levels`` (leading ``N``); every env starts an episode, with the
-    policy carry ``carry`` (the policy's initial carry, or per team in :func:`team_rollout`).
-    ``reset_carry=False`` keeps ``carry`` through the first step (no episode-start reset):
+    """Reset `N` envs to `levels` (leading `N`); every env starts an episode, with the
+    policy carry `carry` (the policy's initial carry, or per team in `team_rollout`).
+    `reset_carry=False` keeps `carry` through the first step (no episode-start reset):
     a recurrent state carried over from an earlier rollout."""
     obs, state = reset_batch(env, key, levels, env_ids)
     return RolloutCarry(state, obs, jnp.full(env_ids.shape, reset_carry, jnp.bool_), carry)
 
 
 def example_obs(env: Any, key: jax.Array, level: Any, team: str) -> Any:
-    """One observation of ``team`` on ``level`` shaped as a policy input ``(T=1, B=A, ...)``
-    (``A`` the team's agents): what a policy's parameters are initialised from."""
+    """One observation of `team` on `level` shaped as a policy input `(T=1, B=A, ...)`
+    (`A` the team's agents): what a policy's parameters are initialised from."""
     obs, _ = env.reset(key, level)
     return jax.tree.map(lambda x: x[None], obs[team])
 
@@ -76,21 +76,21 @@ def rollout(
     team: str = "agent",
     bootstrap_truncation: bool = True,
 ) -> tuple[Trajectory, RolloutCarry, dict[str, Any]]:
-    """``n_steps`` steps of ``N`` envs with one team's actions sampled from ``policy``.
+    """`n_steps` steps of `N` envs with one team's actions sampled from `policy`.
 
     Args:
-        env: a (wrapped) environment whose ``info`` has ``final_obs`` and ``episode``
-            (``EpisodeStats`` over an auto-reset wrapper).
-        policy: ``apply(params, obs, first, carry) -> (carry, logits, value)`` on ``(T, B)``.
-        start: env states / obs with leading ``N``, ``first (N,)``, policy carry ``(B, ...)``.
-        env_ids: ``(N,) int32`` global indices of these envs.
+        env: a (wrapped) environment whose `info` has `final_obs` and `episode`
+            (`EpisodeStats` over an auto-reset wrapper).
+        policy: `apply(params, obs, first, carry) -> (carry, logits, value)` on `(T, B)`.
+        start: env states / obs with leading `N`, `first (N,)`, policy carry `(B, ...)`.
+        env_ids: `(N,) int32` global indices of these envs.
         team: the team the policy drives.
-        bootstrap_truncation: see :func:`team_rollout`.
+        bootstrap_truncation: see `team_rollout`.
 
     Returns:
-        ``(trajectory (T, B), end carry, episodes)`` where ``episodes`` holds, per step and
-        env ``(T, N)``: ``done``, ``return`` (mean over the team's agents), ``success``,
-        ``length``.
+        `(trajectory (T, B), end carry, episodes)` where `episodes` holds, per step and
+        env `(T, N)`: `done`, `return` (mean over the team's agents), `success`,
+        `length`.
     """
     trajs, end, episodes = team_rollout(
         env, {team: policy}, {team: params}, key, start.replace(carry={team: start.carry}),
@@ -113,28 +113,28 @@ def team_rollout(
     env_ids: jax.Array,
     bootstrap_truncation: bool | dict[str, bool] = True,
 ) -> tuple[dict[str, Trajectory], RolloutCarry, dict[str, Any]]:
-    """``n_steps`` steps of ``N`` envs where every team in ``policies`` acts.
+    """`n_steps` steps of `N` envs where every team in `policies` acts.
 
-    Each team's agents are ``B_team = N * A_team`` sequences of its policy (parameters
+    Each team's agents are `B_team = N * A_team` sequences of its policy (parameters
     shared within the team; two teams may pass the same policy and parameters). Agents out
-    of the game (``info["active"]``) are masked; an agent that leaves the game
-    (``info["out"]``) ends its own sequence there (terminal for GAE).
+    of the game (`info["active"]`) are masked; an agent that leaves the game
+    (`info["out"]`) ends its own sequence there (terminal for GAE).
 
     Args:
-        env: a (wrapped) environment whose ``info`` has ``episode`` (``EpisodeStats``) and,
-            with ``bootstrap_truncation``, ``final_obs``.
-        policies, params: per team, ``apply(params, obs, first, carry)`` on ``(T, B_team)``
-            (and optionally ``dist``, the action distribution) and its parameters.
-        start: env states / obs with leading ``N``, ``first (N,)``, per-team carries.
-        env_ids: ``(N,) int32`` global indices of these envs.
-        bootstrap_truncation: bootstrap from ``V(final obs)`` at truncations; ``False``
-            treats the time limit as terminal (games whose agents observe ``t/T``, or the
+        env: a (wrapped) environment whose `info` has `episode` (`EpisodeStats`) and,
+            with `bootstrap_truncation`, `final_obs`.
+        policies, params: per team, `apply(params, obs, first, carry)` on `(T, B_team)`
+            (and optionally `dist`, the action distribution) and its parameters.
+        start: env states / obs with leading `N`, `first (N,)`, per-team carries.
+        env_ids: `(N,) int32` global indices of these envs.
+        bootstrap_truncation: bootstrap from `V(final obs)` at truncations; `False`
+            treats the time limit as terminal (games whose agents observe `t/T`, or the
             reference UED library's rule); one flag, or one per team.
 
     Returns:
-        ``(trajectories {team: (T, B_team)}, end carry, episodes)``; ``episodes`` holds
-        ``(T, N)`` arrays ``done``, ``success``, ``length``, ``returns {team: mean over the
-        team's agents}`` and ``sums`` (the env's per-episode counters, e.g. ``tagged``).
+        `(trajectories {team: (T, B_team)}, end carry, episodes)`; `episodes` holds
+        `(T, N)` arrays `done`, `success`, `length`, `returns {team: mean over the
+        team's agents}` and `sums` (the env's per-episode counters, e.g. `tagged`).
     """
     teams = tuple(policies)
     n_agents = {t: env.num_agents(t) for t in teams}

@@ -1,8 +1,8 @@
 """Training: the run's configuration (its parts' options, presets), the host loop,
 sharding, checkpoints, logging. Everything a config is built from is importable here.
 
-The package itself is callable: ``arenax.train("maze-plr", total_steps=..., plr={...})`` is
-the Python interface's :func:`arenax.api.train`."""
+The package itself is callable: `arenax.train("maze-plr", total_steps=..., plr={...})` is
+the Python interface's `arenax.api.train`."""
 
 import sys
 import types
@@ -70,8 +70,8 @@ __all__ = [
 
 
 class _CallableModule(types.ModuleType):
-    """``arenax.train(...)``: this package is also the Python interface's ``train`` (see
-    :func:`arenax.api.train`)."""
+    """`arenax.train(...)`: this package is also the Python interface's `train` (see
+    `arenax.api.train`)."""
 
     def __call__(self, preset: Any, quiet: bool = False, **options: Any) -> Any:
         from arenax.api import train as api_train

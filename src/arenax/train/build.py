@@ -1,7 +1,7 @@
-"""Turn a :class:`TrainConfig` into the objects of a run: the game, its players, the
+"""Turn a `TrainConfig` into the objects of a run: the game, its players, the
 curriculum. Nothing here knows a family or a curriculum by name: the game comes from its
 family record, the players from the teams' options, the curriculum from its own options
-(``config.curriculum.curriculum(setup)``)."""
+(`config.curriculum.curriculum(setup)`)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ from arenax.train.config import TrainConfig
 
 
 def make_env(cfg: TrainConfig) -> Environment:
-    """The game of ``cfg.env``, built (and checked) by its family record."""
+    """The game of `cfg.env`, built (and checked) by its family record."""
     return cfg.family.make(cfg.env)
 
 
 def make_learner(cfg: TrainConfig, policy: Any, ppo: PPOConfig) -> Learner:
-    """A PPO learner for ``policy`` (its learning-rate schedule spans the whole run)."""
+    """A PPO learner for `policy` (its learning-rate schedule spans the whole run)."""
     return Learner(policy, ppo, total_updates=cfg.update_rounds * ppo.epochs * ppo.minibatches)
 
 

@@ -1,13 +1,13 @@
 """Checkpoints with Orbax: the latest one plus periodic archives, written atomically and
 verified when read.
 
-A checkpoint holds the whole :class:`~arenax.curricula.common.TrainState` (parameters,
+A checkpoint holds the whole `TrainState` (parameters,
 optimiser state, curriculum state, RNG, cycle counter) and a JSON record (step counters, the
 resolved config, and a SHA-256 digest of the state's arrays). Orbax writes into a temporary
 folder and renames it when complete, so a run killed while saving keeps its previous
 checkpoint; leftovers are cleaned up. On restore the digest is checked; a checkpoint that
 cannot be read or does not match is reported in one line and the next older one is tried
-(:meth:`Checkpointer.restore_good`).
+(`Checkpointer.restore_good`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class _AsyncNoise(logging.Filter):
     """Keeps the reads Orbax abandons on a damaged checkpoint off the terminal: asyncio
     reports each as "Task exception was never retrieved" with a long traceback when the task
     is collected (hundreds of lines, long after the one-line warning). Those records go to
-    ``log`` (the run's ``checkpoint_errors.log``) instead."""
+    `log` (the run's `checkpoint_errors.log`) instead."""
 
     def __init__(self, log: Path) -> None:
         super().__init__()
@@ -71,11 +71,11 @@ def _abandoned(exc: BaseException | None, where: Any = None) -> bool:
 
 
 def _quiet_abandoned_reads(log: Path) -> None:
-    """Send the noise of reads Orbax abandoned on a damaged checkpoint to ``log`` (the
-    latest run's ``checkpoint_errors.log``) instead of the terminal: asyncio's "never
-    retrieved" records (:class:`_AsyncNoise`), errors TensorStore's callback threads print
-    through ``sys.excepthook`` ("Event loop is closed") and unfinished coroutines reported
-    through ``sys.unraisablehook``. Other errors pass through untouched. Once per process."""
+    """Send the noise of reads Orbax abandoned on a damaged checkpoint to `log` (the
+    latest run's `checkpoint_errors.log`) instead of the terminal: asyncio's "never
+    retrieved" records (`_AsyncNoise`), errors TensorStore's callback threads print
+    through `sys.excepthook` ("Event loop is closed") and unfinished coroutines reported
+    through `sys.unraisablehook`. Other errors pass through untouched. Once per process."""
     logger = logging.getLogger("asyncio")
     for f in logger.filters:
         if isinstance(f, _AsyncNoise):
@@ -107,7 +107,7 @@ def _quiet_abandoned_reads(log: Path) -> None:
 
 
 def state_digest(state: Any) -> str:
-    """SHA-256 over the dtype, shape and bytes of every leaf of ``state`` (host copies of
+    """SHA-256 over the dtype, shape and bytes of every leaf of `state` (host copies of
     the global arrays: the same on every process of a multi-process run)."""
     h = hashlib.sha256()
     for leaf in jax.tree.leaves(distributed.host_copy(state)):
@@ -118,7 +118,7 @@ def state_digest(state: Any) -> str:
 
 
 class Checkpointer:
-    """Save/restore train states under ``run_dir / "checkpoints"``.
+    """Save/restore train states under `run_dir / "checkpoints"`.
 
     Args:
         run_dir: the run directory.
@@ -155,7 +155,7 @@ class Checkpointer:
         return ocp.CheckpointManager(self.directory, options=options)
 
     def save(self, cycle: int, state: Any, record: dict[str, Any]) -> None:
-        """Start writing the checkpoint of ``cycle`` (asynchronously; see :meth:`wait`)."""
+        """Start writing the checkpoint of `cycle` (asynchronously; see `wait`)."""
         record = {**record, "digest": state_digest(state)}
         self.manager.save(
             cycle,
@@ -183,8 +183,8 @@ class Checkpointer:
         cycle: int | None = None,
         specs: Any = None,
     ) -> tuple[Any, dict[str, Any]]:
-        """``(state, record)`` of checkpoint ``cycle`` (default: the latest), placed on
-        ``mesh`` as the ``PartitionSpec`` prefix ``specs`` says (default: replicated), or
+        """`(state, record)` of checkpoint `cycle` (default: the latest), placed on
+        `mesh` as the `PartitionSpec` prefix `specs` says (default: replicated), or
         on the first device without a mesh. Raises if its digest does not match."""
         step = self.latest() if cycle is None else cycle
         if step is None:
@@ -218,13 +218,13 @@ class Checkpointer:
         cycle: int | None = None,
         report: Callable[[str], None] = print,
     ) -> tuple[Any, dict[str, Any]]:
-        """Restore checkpoint ``cycle``, or the newest one that reads and verifies: each
+        """Restore checkpoint `cycle`, or the newest one that reads and verifies: each
         failure is reported in one line and the next older checkpoint (the latest, then the
         archives) is tried. Unreadable checkpoints newer than the one restored are moved to
-        ``<run>/corrupt_checkpoints/`` so that the run continues from it. Rolling back to an
-        older ``cycle`` starts a new branch of the run: the later checkpoints and a copy of
-        the logs move to ``<run>/rolled_back/<time>/`` (the logs then drop their rows after
-        ``cycle``), said in one line. Raises :class:`CheckpointError` if none works."""
+        `<run>/corrupt_checkpoints/` so that the run continues from it. Rolling back to an
+        older `cycle` starts a new branch of the run: the later checkpoints and a copy of
+        the logs move to `<run>/rolled_back/<time>/` (the logs then drop their rows after
+        `cycle`), said in one line. Raises `CheckpointError` if none works."""
         every = sorted(self.all_steps())
         steps = every[::-1]
         if cycle is not None:
@@ -268,7 +268,7 @@ class Checkpointer:
         )
 
     def _keep_error_log(self, log: Path) -> Path:
-        """Move the details of the failed reads into the run (``checkpoint_errors.log``),
+        """Move the details of the failed reads into the run (`checkpoint_errors.log`),
         where the reads still abandoned in the background also go from now on."""
         dest = self.run_dir / "checkpoint_errors.log"
         if not distributed.is_main():
@@ -283,7 +283,7 @@ class Checkpointer:
 
     def _set_aside(self, steps: list[int], why: str = "corrupt") -> Path:
         """Move checkpoints out of the manager's folder (kept for inspection):
-        ``corrupt_checkpoints/<step>-<time>``, or (a rollback) ``rolled_back/<time>/`` with
+        `corrupt_checkpoints/<step>-<time>`, or (a rollback) `rolled_back/<time>/` with
         a copy of the run's logs. Returns the destination folder."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
         dest = self.run_dir / (

@@ -1,15 +1,15 @@
 """The training configuration: what a run plays, who plays it, what chooses its levels, and
 the run's own options.
 
-:class:`TrainConfig` = the family's options (``env``: its record's options dataclass) + one
-:class:`~arenax.curricula.TeamConfig` per team (``teams``: network, learner, sharing) + the
-curriculum's options (``curriculum``: one of :data:`~arenax.curricula.CURRICULA`) + the
+`TrainConfig` = the family's options (`env`: its record's options dataclass) + one
+`TeamConfig` per team (`teams`: network, learner, sharing) + the
+curriculum's options (`curriculum`: one of `CURRICULA`) + the
 run's options (budget, batch, seeds, devices, outputs). Each option is defined once, in
-the dataclass of the thing it configures, with its docstring (``--help``) and its rules;
-:func:`validate` checks them all, and the rules that tie the parts together
-(:meth:`TrainConfig.problems`), once, before anything compiles: one line naming the field's
-path (``tagger.ppo.gamma=1.5: must be in [0.0, 1.0]``). Presets live in
-:mod:`arenax.train.presets`.
+the dataclass of the thing it configures, with its docstring (`--help`) and its rules;
+`validate` checks them all, and the rules that tie the parts together
+(`TrainConfig.problems`), once, before anything compiles: one line naming the field's
+path (`tagger.ppo.gamma=1.5: must be in [0.0, 1.0]`). Presets live in
+`arenax.train.presets`.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ __all__ = [
 
 POSITIVE_OR_NONE = OrNone(POSITIVE)
 
-#: network options by name (a saved config's ``"kind"``)
+#: network options by name (a saved config's `"kind"`)
 NETWORKS: dict[str, type] = {c.KIND: c for c in (ModelConfig, MLPConfig)}
 
 
@@ -68,7 +68,7 @@ class EvalConfig:
     """Evaluation on held-out levels during training (the family's evaluation)."""
 
     suite: str = ""
-    """Held-out levels or suites, comma-separated (``arenax list``; default: the family's)."""
+    """Held-out levels or suites, comma-separated (`arenax list`; default: the family's)."""
     episodes: Annotated[int, IntIn(1, 100_000)] = 10
     """Episodes per level (1 to 100,000)."""
     every: Annotated[int, AtLeast(0)] = 500
@@ -83,8 +83,8 @@ def _maze_teams() -> dict[str, TeamConfig]:
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    """One training run: the game (``--env.*``), its teams (``--<team>.*``), the curriculum
-    (``--<curriculum>.*``), the budget and the outputs."""
+    """One training run: the game (`--env.*`), its teams (`--<team>.*`), the curriculum
+    (`--<curriculum>.*`), the budget and the outputs."""
 
     env: Any = MazeConfig(n_walls=60, normalize_obs=True)
     """The game: a family's options (the preset chooses the family)."""
@@ -104,13 +104,13 @@ class TrainConfig:
     count; None: no update budget). The run stops at the first budget reached."""
     compat: Literal["arenax", "minimax"] = "arenax"
     """Whose rules the options' defaults follow: arenax's, or the reference UED library's
-    (``--compat minimax`` sets them before your other options; see
-    :func:`arenax.train.presets.with_compat`)."""
+    (`--compat minimax` sets them before your other options; see
+    `arenax.train.presets.with_compat`)."""
     seed: int = 0
     """PRNG seed: the run is a deterministic function of it."""
     seeds: Annotated[int, IntIn(1, 1024)] = 1
-    """Independent runs trained together in one compiled program (``vmap``-ed): seeds
-    ``seed … seed + seeds − 1``, each in its own folder ``RUN/seed<s>``."""
+    """Independent runs trained together in one compiled program (`vmap`-ed): seeds
+    `seed … seed + seeds − 1`, each in its own folder `RUN/seed<s>`."""
     devices: Annotated[int, POSITIVE] = 1
     """Devices to shard the environment batch over (must divide n_envs); a multi-process
     run uses every device of every process."""
@@ -123,7 +123,7 @@ class TrainConfig:
     out_dir: Path = Path("runs")
     """Parent folder of run directories."""
     name: str = ""
-    """Run directory name (default: ``<curriculum>-<family>-s<seed>``)."""
+    """Run directory name (default: `<curriculum>-<family>-s<seed>`)."""
     overwrite: bool = False
     """Replace an existing run directory of the same name."""
     resume: Path | None = None
@@ -132,7 +132,7 @@ class TrainConfig:
     tensorboard: bool = True
     """Write TensorBoard events (when tensorboardX is installed)."""
     wandb: bool = False
-    """Log to Weights & Biases (needs ``pip install wandb``)."""
+    """Log to Weights & Biases (needs `pip install wandb`)."""
     wandb_project: str = "arenax"
     """Weights & Biases project."""
     progress: bool = True
@@ -140,7 +140,7 @@ class TrainConfig:
     eval: EvalConfig = EvalConfig()
     """Evaluation during training."""
     launch: DistributedOptions = DistributedOptions()
-    """How this process joins a multi-process run (``--distributed``, ``--coordinator``, …)."""
+    """How this process joins a multi-process run (`--distributed`, `--coordinator`, …)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "out_dir", Path(self.out_dir))  # a string is a path too
@@ -195,12 +195,12 @@ class TrainConfig:
         return Path(self.out_dir) / self.run_name
 
     def game(self) -> Any:
-        """The environment of ``env`` (built and checked)."""
+        """The environment of `env` (built and checked)."""
         return self.family.make(self.env)
 
     def seed_runs(self) -> list[TrainConfig]:
-        """One config per seed of a ``seeds > 1`` run: the run each seed's folder holds
-        (``RUN/seed<s>``, ``seeds = 1``); ``[self]`` for one seed."""
+        """One config per seed of a `seeds > 1` run: the run each seed's folder holds
+        (`RUN/seed<s>`, `seeds = 1`); `[self]` for one seed."""
         if self.seeds == 1:
             return [self]
         return [
@@ -210,8 +210,8 @@ class TrainConfig:
         ]  # fmt: skip
 
     def team_policy(self) -> dict[str, str]:
-        """``{team: policy name}`` of the teams that act by a policy (a team's own name
-        unless ``policy`` is set; scripted teams have none)."""
+        """`{team: policy name}` of the teams that act by a policy (a team's own name
+        unless `policy` is set; scripted teams have none)."""
         return {t: c.policy or t for t, c in self.teams.items() if not c.scripted}
 
     @property
@@ -225,7 +225,7 @@ class TrainConfig:
         return any(c.ddpg is not None for c in self.teams.values())
 
     def option_prefix(self, field: str) -> str:
-        """Option paths as on the command line: ``--<curriculum>.*``, ``--<team>.*``, and
+        """Option paths as on the command line: `--<curriculum>.*`, `--<team>.*`, and
         the launch options at the top."""
         if field == "curriculum":
             return getattr(self.curriculum, "KIND", field)
@@ -390,8 +390,8 @@ def _vector(space: Any) -> bool:
 
 # ------------------------------------------------------------------ validation
 def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainConfig:
-    """Check every value; raise :class:`ConfigError` naming the first bad field by its path
-    (``tagger.ppo.gamma=1.5: must be in [0.0, 1.0]``)."""
+    """Check every value; raise `ConfigError` naming the first bad field by its path
+    (`tagger.ppo.gamma=1.5: must be in [0.0, 1.0]`)."""
     d = cfg.devices
     if available_devices is not None and isinstance(d, int) and d > available_devices:
         raise ConfigError(
@@ -403,7 +403,7 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
 
 
 # ------------------------------------------------------------------ (de)serialisation
-#: the option classes a saved config names by ``"kind"``, per field
+#: the option classes a saved config names by `"kind"`, per field
 def _kinds(field: str) -> dict[str, type]:
     if field == "env":
         return {n: f.options for n, f in FAMILIES.items() if f.options is not None}
@@ -416,7 +416,7 @@ def _kinds(field: str) -> dict[str, type]:
 
 def to_dict(cfg: Any) -> dict[str, Any]:
     """Plain JSON-able dict (paths as strings; the options classes a field chooses among
-    carry their ``"kind"``)."""
+    carry their `"kind"`)."""
 
     def conv(v: Any) -> Any:
         if dataclasses.is_dataclass(v):
@@ -435,7 +435,7 @@ def to_dict(cfg: Any) -> dict[str, Any]:
 
 
 def from_dict(cls: type, data: dict[str, Any]) -> Any:
-    """Inverse of :func:`to_dict`; unknown keys are an error."""
+    """Inverse of `to_dict`; unknown keys are an error."""
     data = {k: v for k, v in data.items() if k != "kind"}
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls) if f.init}
@@ -485,7 +485,7 @@ RESUMABLE_FIELDS = frozenset(
 
 
 def resume_differences(saved: TrainConfig, new: TrainConfig) -> list[str]:
-    """Fields (outside :data:`RESUMABLE_FIELDS`) whose values differ."""
+    """Fields (outside `RESUMABLE_FIELDS`) whose values differ."""
     a, b = to_dict(saved), to_dict(new)
     out = []
 

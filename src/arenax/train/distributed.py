@@ -1,8 +1,8 @@
-"""Many processes on JAX's multi-controller runtime (``jax.distributed``).
+"""Many processes on JAX's multi-controller runtime (`jax.distributed`).
 
 One program, many processes (one per host, or one per GPU of a node): every process runs
 the same training loop over its own devices; the mesh spans the devices of all of them
-(:func:`arenax.train.parallel.make_mesh`), each process steps only its shard of the
+(`arenax.train.parallel.make_mesh`), each process steps only its shard of the
 environment batch, and everything else (parameters, the level buffer, the teacher) stays
 replicated and identical on every process. The host loop differs only where it touches the
 outside world:
@@ -13,8 +13,8 @@ outside world:
   directory must be on storage every process sees (a shared file system);
 - a stop request (SIGINT / SIGTERM) on any process stops them all after the same chunk.
 
-``initialize`` starts the runtime: explicit ``coordinator`` / ``num_processes`` /
-``process_id``, or detected by JAX from SLURM, Open MPI or a Cloud TPU's environment.
+`initialize` starts the runtime: explicit `coordinator` / `num_processes` /
+`process_id`, or detected by JAX from SLURM, Open MPI or a Cloud TPU's environment.
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ NON_NEGATIVE_OR_NONE = OrNone(AtLeast(0))
 
 @dataclasses.dataclass(frozen=True)
 class DistributedOptions:
-    """How this process joins a multi-process run (``arenax train`` and ``arenax resume``
+    """How this process joins a multi-process run (`arenax train` and `arenax resume`
     share these options; they are the launch's, not the run's, so a run may resume under
     another launch)."""
 
-    #: its options are top-level on the command line (``--coordinator``), and so are the
+    #: its options are top-level on the command line (`--coordinator`), and so are the
     #: names its problems report
     FLAT: ClassVar[bool] = True
 
@@ -94,11 +94,11 @@ class DistributedOptions:
 
 
 def initialize(options: DistributedOptions) -> None:
-    """Start JAX's distributed runtime if ``options.distributed`` (once per process; before
+    """Start JAX's distributed runtime if `options.distributed` (once per process; before
     anything else touches a device). On CPU, collectives between processes use Gloo.
 
     While it waits for the other processes it says so (every 30 s); if they have not all
-    joined after ``options.join_timeout`` seconds it stops the process with a one-line
+    joined after `options.join_timeout` seconds it stops the process with a one-line
     error and exit status 2 (JAX's own deadline, a little later, would abort with a C++
     stack trace)."""
     if not options.distributed or jax.distributed.is_initialized():
@@ -164,9 +164,9 @@ def barrier(name: str) -> None:
 
 
 def on_main(fn: Callable[[], T], what: str) -> T | None:
-    """Run ``fn`` on process 0 only and tell the others whether it worked: its result on
-    process 0, ``None`` elsewhere. Its error is raised on process 0; the others raise a
-    :class:`ConfigError` that points at process 0's output."""
+    """Run `fn` on process 0 only and tell the others whether it worked: its result on
+    process 0, `None` elsewhere. Its error is raised on process 0; the others raise a
+    `ConfigError` that points at process 0's output."""
     if not multi_process():
         return fn()
     from jax.experimental import multihost_utils
@@ -186,7 +186,7 @@ def on_main(fn: Callable[[], T], what: str) -> T | None:
 
 
 def any_process(flag: int) -> int:
-    """The largest of every process's ``flag`` (e.g. a stop request seen by any of them)."""
+    """The largest of every process's `flag` (e.g. a stop request seen by any of them)."""
     if not multi_process():
         return flag
     from jax.experimental import multihost_utils

@@ -1,8 +1,8 @@
 """Metric sinks: CSV and JSONL (always), TensorBoard (when tensorboardX is installed),
 Weights & Biases (when asked for).
 
-Rows are keyed by ``cycle``. When a run resumes from the checkpoint of cycle ``c``, rows
-after ``c`` (written before the interruption) are dropped so the files read as if the run
+Rows are keyed by `cycle`. When a run resumes from the checkpoint of cycle `c`, rows
+after `c` (written before the interruption) are dropped so the files read as if the run
 had never stopped. A line that cannot be read (a crash mid-write tears the last one) is
 dropped with a warning.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 
 def read_jsonl(path: Path, warn: Any = None) -> list[dict[str, Any]]:
-    """The rows of a JSONL log; unreadable lines are dropped (``warn(message)`` is told)."""
+    """The rows of a JSONL log; unreadable lines are dropped (`warn(message)` is told)."""
     rows = []
     if not path.exists():
         return rows
@@ -46,7 +46,7 @@ def _truncate_jsonl(path: Path, max_cycle: int, warn: Any = None) -> list[dict[s
 
 
 class CsvJsonl:
-    """One table as ``<name>.csv`` and ``<name>.jsonl`` in the run directory."""
+    """One table as `<name>.csv` and `<name>.jsonl` in the run directory."""
 
     def __init__(
         self, run_dir: Path, name: str, resume_cycle: int | None = None, warn: Any = None
@@ -81,7 +81,7 @@ class CsvJsonl:
 
 
 class Logger:
-    """All sinks of a run. ``log(rows)`` for training rows, ``log_eval(rows)`` for evals."""
+    """All sinks of a run. `log(rows)` for training rows, `log_eval(rows)` for evals."""
 
     def __init__(
         self,

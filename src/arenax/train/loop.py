@@ -67,7 +67,7 @@ class NonFiniteLoss(RuntimeError):
 
 class Interrupted(RuntimeError):
     """SIGINT (Ctrl-C) or SIGTERM: the run finished its chunk, saved a checkpoint and
-    stopped. ``exit_code`` is 130 or 143, as the shell reports those signals."""
+    stopped. `exit_code` is 130 or 143, as the shell reports those signals."""
 
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
@@ -76,7 +76,7 @@ class Interrupted(RuntimeError):
 
 class StopRequests:
     """Turns the first SIGINT / SIGTERM into a request to stop after the current chunk; a
-    second SIGINT aborts at once (``KeyboardInterrupt``), a second SIGTERM terminates."""
+    second SIGINT aborts at once (`KeyboardInterrupt`), a second SIGTERM terminates."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -104,22 +104,22 @@ class StopRequests:
 
 @dataclasses.dataclass
 class TrainResult:
-    """What :func:`train` returns."""
+    """What `train` returns."""
 
     run_dir: Path
     state: TrainState
     rows: list[dict[str, Any]]
-    """The run's metrics rows (several seeds: every seed's, each with its ``seed``)."""
+    """The run's metrics rows (several seeds: every seed's, each with its `seed`)."""
     compile_seconds: float
     steady_sps: float
     seed_rows: list[list[dict[str, Any]]] = dataclasses.field(default_factory=list)
-    """Each seed's rows, in seed order (one seed: ``[rows]``)."""
+    """Each seed's rows, in seed order (one seed: `[rows]`)."""
 
 
 @dataclasses.dataclass
 class Member:
     """One seed of a run (the run itself when it has one seed): its config (whose
-    ``run_dir`` is its folder), checkpoints, logs, step counters and progress."""
+    `run_dir` is its folder), checkpoints, logs, step counters and progress."""
 
     cfg: TrainConfig
     ckpt: Checkpointer
@@ -153,7 +153,7 @@ class Run:
         (self.progress.console if self.progress is not None else self.console).print(text)
 
     def member_state(self, i: int) -> TrainState:
-        """Seed ``i``'s train state (the state itself for one seed)."""
+        """Seed `i`'s train state (the state itself for one seed)."""
         if len(self.members) == 1:
             return self.state
         return jax.tree.map(lambda x: x[i], self.state)
@@ -176,7 +176,7 @@ def check_extras(cfg: TrainConfig) -> None:
 
 
 def load_saved_config(run_dir: Path) -> TrainConfig:
-    """The config a run directory was trained with (a one-line :class:`ConfigError` when it
+    """The config a run directory was trained with (a one-line `ConfigError` when it
     is missing, not JSON, or not a config of this arenax)."""
     path = Path(run_dir) / "config.json"
     if not path.is_file():
@@ -190,11 +190,11 @@ def load_saved_config(run_dir: Path) -> TrainConfig:
 
 
 def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig, Path, RunLock]:
-    """Validate ``cfg``, then make and lock its run directory: a new one, an overwritten
-    one, or (with ``resume``) the existing run, whose saved config ``cfg`` may change only
-    in budget, logging and outputs. A new run's ``config.json`` is written now; a resumed
-    run's only once its checkpoint has been restored (:func:`start_run`). Returns the
-    config to run, the folder and its lock (``None`` on processes other than 0 of a
+    """Validate `cfg`, then make and lock its run directory: a new one, an overwritten
+    one, or (with `resume`) the existing run, whose saved config `cfg` may change only
+    in budget, logging and outputs. A new run's `config.json` is written now; a resumed
+    run's only once its checkpoint has been restored (`start_run`). Returns the
+    config to run, the folder and its lock (`None` on processes other than 0 of a
     multi-process run, which only read the folder)."""
     validate(cfg, available_devices=jax.device_count())
     check_process_devices(cfg)
@@ -251,9 +251,9 @@ def start_run(
     cfg: TrainConfig, run_dir: Path, resume: bool, console: Console,
     checkpoint: int | None = None,
 ) -> Run:  # fmt: skip
-    """Build the curriculum and the mesh, then a fresh train state, or (``resume``) the
-    latest readable checkpoint's (or ``checkpoint``'s) with its counters. With several
-    seeds, each seed's folder ``RUN/seed<s>`` is a run of its own (config, lock, logs,
+    """Build the curriculum and the mesh, then a fresh train state, or (`resume`) the
+    latest readable checkpoint's (or `checkpoint`'s) with its counters. With several
+    seeds, each seed's folder `RUN/seed<s>` is a run of its own (config, lock, logs,
     checkpoints), and their states are stacked."""
     algorithm = make_curriculum(cfg)
     mesh = make_mesh(cfg.devices)
@@ -316,7 +316,7 @@ def restore_members(
     algorithm: Curriculum, mesh: Mesh, cfg: TrainConfig, ckpts: list[Checkpointer],
     checkpoint: int | None, warn: Callable[[str], None],
 ) -> tuple[TrainState, list[dict[str, Any]], int]:  # fmt: skip
-    """``(state, records, cycle)`` of a run's checkpoint ``checkpoint`` or newest readable
+    """`(state, records, cycle)` of a run's checkpoint `checkpoint` or newest readable
     one; several seeds: the newest checkpoint every seed has, their states stacked."""
     specs = algorithm.state_specs(AXIS)
     abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
@@ -363,7 +363,7 @@ class OutOfMemory(ConfigError):
 
 def compiled_memory_bytes(compiled: Any) -> int | None:
     """XLA's estimate of the device memory a compiled program needs (arguments, outputs
-    and temporaries, less what outputs alias); ``None`` where the backend gives no analysis."""
+    and temporaries, less what outputs alias); `None` where the backend gives no analysis."""
     try:
         m = compiled.memory_analysis()
         need = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
@@ -388,7 +388,7 @@ def check_compiled_memory(compiled: Any, cfg: TrainConfig) -> None:
 
 
 def device_memory() -> tuple[int, str]:
-    """``(bytes, what)`` one device can hold: the accelerator's limit, or the host's RAM."""
+    """`(bytes, what)` one device can hold: the accelerator's limit, or the host's RAM."""
     dev = jax.local_devices()[0]
     stats = dev.memory_stats() if hasattr(dev, "memory_stats") else None
     if stats and stats.get("bytes_limit"):
@@ -450,7 +450,7 @@ def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
 def stop_on_non_finite_loss(
     run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list
 ) -> None:  # fmt: skip
-    """Raise :class:`NonFiniteLoss` if a loss of an updating cycle is NaN/inf (cycles
+    """Raise `NonFiniteLoss` if a loss of an updating cycle is NaN/inf (cycles
     without an update report NaN losses on purpose)."""
     n = len(rows)
     updated = np.asarray(metrics.get("updated", np.ones(n))) > 0
@@ -489,7 +489,7 @@ def log_rows(run: Run, member: Member, metrics: dict[str, np.ndarray], rows: lis
 def evaluate_when_due(
     run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list
 ) -> None:  # fmt: skip
-    """Evaluate the trained teams every ``eval.every`` cycles with the family's evaluation
+    """Evaluate the trained teams every `eval.every` cycles with the family's evaluation
     (the maze: its held-out suite)."""
     cfg = member.cfg
     if not cfg.eval.every or run.cycle % cfg.eval.every or not distributed.is_main():
@@ -516,7 +516,7 @@ def evaluate_when_due(
 
 def default_hooks(cfg: TrainConfig) -> list[Hook]:
     """Check losses, log, evaluate — in this order; the checkpoint follows
-    (:func:`checkpoint_when_due`)."""
+    (`checkpoint_when_due`)."""
     hooks: list[Hook] = [stop_on_non_finite_loss, log_rows]
     if cfg.eval.every:
         hooks.append(evaluate_when_due)
@@ -535,15 +535,15 @@ def save_members(run: Run) -> None:
 
 
 def checkpoint_when_due(run: Run, ended: bool) -> None:
-    """Save the latest checkpoints every ``checkpoint_every`` cycles, and when a seed
-    spends its budget (``ended``)."""
+    """Save the latest checkpoints every `checkpoint_every` cycles, and when a seed
+    spends its budget (`ended`)."""
     if run.cycle % run.cfg.checkpoint_every == 0 or ended:
         save_members(run)
 
 
 # ------------------------------------------------------------------ the chunk loop
 def is_counter(metric: str) -> bool:
-    """Per-cycle counts that rows accumulate: ``*_steps`` and ``updates``."""
+    """Per-cycle counts that rows accumulate: `*_steps` and `updates`."""
     return metric.endswith("_steps") or metric == "updates"
 
 
@@ -556,7 +556,7 @@ def finished(cfg: TrainConfig, counters: dict[str, int]) -> bool:
 
 def cycles_left(cfg: TrainConfig, counters: dict[str, int]) -> int:
     """Cycles that may still run without passing a budget (at least one): a cycle takes
-    at least ``steps_per_cycle`` steps and makes at most one update."""
+    at least `steps_per_cycle` steps and makes at most one update."""
     left = []
     if cfg.total_steps is not None:
         left.append(
@@ -568,7 +568,7 @@ def cycles_left(cfg: TrainConfig, counters: dict[str, int]) -> int:
 
 
 def _rows(metrics: dict[str, np.ndarray], first_cycle: int, counters: dict[str, int]) -> list:
-    """One row per cycle; counters (:func:`is_counter`) are per-cycle counts, accumulated."""
+    """One row per cycle; counters (`is_counter`) are per-cycle counts, accumulated."""
     n = len(next(iter(metrics.values())))
     steps = sorted(k for k in metrics if is_counter(k))
     rows = []
@@ -622,11 +622,11 @@ def warm_up_note(run: Run) -> None:
 
 
 def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
-    """Run compiled chunks of cycles until every seed's budget is spent, calling ``hooks``
+    """Run compiled chunks of cycles until every seed's budget is spent, calling `hooks`
     after each chunk for each seed that trained in it, then checkpointing when due.
 
     Each seed keeps the chunk boundaries its own run would have (a chunk of
-    ``min(chunk, cycles_left)`` cycles, its budget checked at the end), and the stacked
+    `min(chunk, cycles_left)` cycles, its budget checked at the end), and the stacked
     chunk ends at the first of them: every seed trains exactly the cycles its own run does."""
     cfg = run.cfg
     seeds = len(run.members)
@@ -727,7 +727,7 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
 
 
 def _stop(run: Run, signum: int) -> None:
-    """Save the current state (if the last chunk did not) and raise :class:`Interrupted`."""
+    """Save the current state (if the last chunk did not) and raise `Interrupted`."""
     if any(m.active and m.last_good != run.cycle for m in run.members):
         save_members(run)
     for m in run.members:
@@ -751,16 +751,16 @@ def train(
     console: Console | None = None,
     checkpoint: int | None = None,
 ) -> TrainResult:
-    """Train according to ``cfg``; with ``resume`` (or ``cfg.resume``), continue the run in
-    that directory from its newest readable checkpoint (or ``checkpoint``).
+    """Train according to `cfg`; with `resume` (or `cfg.resume`), continue the run in
+    that directory from its newest readable checkpoint (or `checkpoint`).
 
     The run directory is locked for the life of the call (a second writer is refused).
     SIGINT / SIGTERM end the current chunk, save a checkpoint and raise
-    :class:`Interrupted`.
+    `Interrupted`.
 
-    On resume the saved config is used; ``cfg`` may differ from it only in budget, logging
-    and output fields (:data:`~arenax.train.config.RESUMABLE_FIELDS`), otherwise this raises
-    :class:`ConfigError` listing the differences.
+    On resume the saved config is used; `cfg` may differ from it only in budget, logging
+    and output fields (`RESUMABLE_FIELDS`), otherwise this raises
+    `ConfigError` listing the differences.
     """
     distributed.initialize(cfg.launch)
     if distributed.is_main():

@@ -1,9 +1,9 @@
 """Sharding: the environment batch over a 1-D device mesh, everything else replicated.
 
-The same program runs on 1 or N devices (and N hosts under ``jax.distributed``): a chunk
-of cycles runs inside ``jax.shard_map`` over the mesh axis ``"data"``; each device steps its
-slice of the global environment batch (global indices ``device * n_local + i``) and
-learners reduce sums with ``psum``, so parameters stay identical on every device.
+The same program runs on 1 or N devices (and N hosts under `jax.distributed`): a chunk
+of cycles runs inside `jax.shard_map` over the mesh axis `"data"`; each device steps its
+slice of the global environment batch (global indices `device * n_local + i`) and
+learners reduce sums with `psum`, so parameters stay identical on every device.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ AXIS = "data"
 
 
 def make_mesh(n_devices: int) -> Mesh:
-    """A 1-D mesh over the first ``n_devices`` devices."""
+    """A 1-D mesh over the first `n_devices` devices."""
     devices = jax.devices()
     if n_devices > len(devices):
         raise ValueError(
@@ -38,7 +38,7 @@ def replicate(tree: Any, mesh: Mesh) -> Any:
 
 
 def shardings(mesh: Mesh, specs: Any, tree: Any) -> Any:
-    """One ``NamedSharding`` per leaf of ``tree`` from the spec prefix ``specs``."""
+    """One `NamedSharding` per leaf of `tree` from the spec prefix `specs`."""
     is_spec = lambda x: isinstance(x, PartitionSpec)  # noqa: E731
     return jax.tree.map(
         lambda spec, sub: jax.tree.map(lambda _: NamedSharding(mesh, spec), sub),
@@ -47,7 +47,7 @@ def shardings(mesh: Mesh, specs: Any, tree: Any) -> Any:
 
 
 def place(tree: Any, mesh: Mesh, specs: Any) -> Any:
-    """Put ``tree`` on the mesh as ``specs`` says (``PartitionSpec()``: replicated). Every
+    """Put `tree` on the mesh as `specs` says (`PartitionSpec()`: replicated). Every
     leaf gets its own buffer (the chunk donates its input, and a buffer may appear only
     once among donated arguments)."""
     placed = jax.device_put(tree, shardings(mesh, specs, tree))
@@ -55,20 +55,20 @@ def place(tree: Any, mesh: Mesh, specs: Any) -> Any:
 
 
 def stacked_specs(specs: Any) -> Any:
-    """The placement of ``seeds`` train states stacked on a new leading axis: each leaf as
-    ``specs`` places one state, one more (unsplit) axis in front."""
+    """The placement of `seeds` train states stacked on a new leading axis: each leaf as
+    `specs` places one state, one more (unsplit) axis in front."""
     is_spec = lambda x: isinstance(x, PartitionSpec)  # noqa: E731
     return jax.tree.map(lambda p: PartitionSpec(None, *p), specs, is_leaf=is_spec)
 
 
 def state_specs(algorithm: Curriculum, seeds: int = 1) -> Any:
-    """Where the train state lives: as the curriculum says, stacked for ``seeds > 1``."""
+    """Where the train state lives: as the curriculum says, stacked for `seeds > 1`."""
     specs = algorithm.state_specs(AXIS)
     return specs if seeds == 1 else stacked_specs(specs)
 
 
 def init_state(algorithm: Curriculum, seeds: list[int]) -> TrainState:
-    """The first train state of the run of seed ``seeds[0]`` or, for several seeds, theirs
+    """The first train state of the run of seed `seeds[0]` or, for several seeds, theirs
     stacked on a leading axis (each exactly the state its own run starts from)."""
     init = jax.jit(algorithm.init)  # one compiled program (op by op takes seconds per op)
     states = [init(jax.random.key(s)) for s in seeds]
@@ -80,17 +80,17 @@ def init_state(algorithm: Curriculum, seeds: list[int]) -> TrainState:
 def make_chunk(
     algorithm: Curriculum, mesh: Mesh, n_envs: int, n_cycles: int, seeds: int = 1
 ) -> Callable:
-    """``jit``-ed ``state -> (state, metrics)`` running ``n_cycles`` cycles.
+    """`jit`-ed `state -> (state, metrics)` running `n_cycles` cycles.
 
-    ``metrics`` leaves have a leading ``(n_cycles,)`` axis. The input state is donated.
-    The state is placed as ``algorithm.state_specs`` says (replicated unless the
+    `metrics` leaves have a leading `(n_cycles,)` axis. The input state is donated.
+    The state is placed as `algorithm.state_specs` says (replicated unless the
     curriculum keeps per-device state).
 
-    With ``seeds > 1`` the state holds that many independent runs stacked on a leading
-    axis (:func:`init_state`), the chunk is ``(state, active) -> (state, metrics)`` with
-    ``active`` a ``(seeds,) bool`` mask (a run that is not active keeps its state: it has
-    spent its budget), each run's cycle is ``vmap``-ed over that axis, and ``metrics`` leaves
-    are ``(n_cycles, seeds)``.
+    With `seeds > 1` the state holds that many independent runs stacked on a leading
+    axis (`init_state`), the chunk is `(state, active) -> (state, metrics)` with
+    `active` a `(seeds,) bool` mask (a run that is not active keeps its state: it has
+    spent its budget), each run's cycle is `vmap`-ed over that axis, and `metrics` leaves
+    are `(n_cycles, seeds)`.
     """
     n_dev = mesh.devices.size
     n_local = n_envs // n_dev

@@ -1,11 +1,11 @@
-"""Named training configurations (``arenax train PRESET``), the reference UED library's
-rules as defaults (``--compat minimax``), and the tiny shapes of tests and fingerprints.
+"""Named training configurations (`arenax train PRESET`), the reference UED library's
+rules as defaults (`--compat minimax`), and the tiny shapes of tests and fingerprints.
 
 The maze presets mirror the reference UED library's published configurations, whose budget
 is 30,000 PPO updates (≈246 M env steps for DR; more for the replay curricula, which also
 roll out levels they do not train on). The stories behind the other choices (why 64 × 128
-for grid Tag, an unclipped value loss for Tag…) are in ``docs/training.md`` and
-``docs/tag.md``.
+for grid Tag, an unclipped value loss for Tag…) are in `docs/training.md` and
+`docs/tag.md`.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _maze(curriculum: Any, ppo: PPOConfig = PPOConfig()) -> TrainConfig:
 
 
 def _teams(shared: bool = False, **team: Any) -> dict[str, TeamConfig]:
-    """Tag's two teams (one policy each, or one ``shared`` policy)."""
+    """Tag's two teams (one policy each, or one `shared` policy)."""
     one = TeamConfig(policy="shared" if shared else "", **team)
     return {"tagger": one, "runner": one}
 
@@ -250,7 +250,7 @@ PRESETS: dict[str, TrainConfig] = {
     ),
 }
 
-#: one line per preset (``arenax train --help``)
+#: one line per preset (`arenax train --help`)
 PRESET_DOCS: dict[str, str] = {
     "maze-dr": "Domain randomisation on 13x13 mazes with 60 walls (the UED papers' DR baseline).",
     "maze-plr": "Robust PLR (PLR⊥): replay high-regret levels (MaxMC); no update on new levels.",
@@ -279,11 +279,11 @@ PRESET_DOCS: dict[str, str] = {
 
 
 def reference_rules(cfg: TrainConfig) -> TrainConfig:
-    """``cfg`` with the reference UED library's (minimax's) rules wherever arenax's default
+    """`cfg` with the reference UED library's (minimax's) rules wherever arenax's default
     differs: the time limit is terminal for value targets, DR and PAIRED rollouts start
     from the previous cycle's recurrent state, inserted levels inherit the staleness of the
     slot they take, duplicate mazes ignore the agent's direction, replay levels are drawn one
-    at a time, PLR∥ / ACCEL∥ replay on a coin of ``replay_prob``, a PLR∥ / ACCEL∥ slot that a
+    at a time, PLR∥ / ACCEL∥ replay on a coin of `replay_prob`, a PLR∥ / ACCEL∥ slot that a
     new level took from a replayed one goes back to it if it scores at least as high,
     ACCEL∥'s third block holds fresh levels when it does not replay, easy / hard mutation
     picks 4 parents, the mutation counter counts mutations, the editor keeps the teacher's
@@ -311,7 +311,7 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
 
 
 def with_compat(cfg: TrainConfig, compat: str = "minimax") -> TrainConfig:
-    """``cfg`` with ``compat``'s rules as its options (``--compat minimax`` applies them to
+    """`cfg` with `compat`'s rules as its options (`--compat minimax` applies them to
     the preset before the other options on the command line, so those still win)."""
     if compat == "arenax":
         return r(cfg, compat="arenax")
@@ -319,10 +319,10 @@ def with_compat(cfg: TrainConfig, compat: str = "minimax") -> TrainConfig:
 
 
 def tiny(cfg: TrainConfig) -> TrainConfig:
-    """``cfg`` at the smallest shapes that still run every part of its cycle (a few
+    """`cfg` at the smallest shapes that still run every part of its cycle (a few
     seconds a cycle on a CPU): small levels, networks, batches and buffers, a checkpoint
     every cycle, no evaluation or progress bar. The tests and the fingerprints of
-    ``benchmarks/preset_fingerprints.py`` run these."""
+    `benchmarks/preset_fingerprints.py` run these."""
     env, c = cfg.env, cfg.curriculum
     if isinstance(env, MazeConfig):
         env = r(env, height=5, width=5, n_walls=4, max_steps=8)
@@ -402,7 +402,7 @@ def tiny(cfg: TrainConfig) -> TrainConfig:
 
 
 def with_cell(cfg: TrainConfig, cell: str) -> TrainConfig:
-    """``cfg`` with recurrent core ``cell`` in every network that has one (the maze
+    """`cfg` with recurrent core `cell` in every network that has one (the maze
     student's and the PAIRED teacher's)."""
     teams = {
         t: r(tc, network=r(tc.network, cell=cell)) if isinstance(tc.network, ModelConfig) else tc
@@ -415,7 +415,7 @@ def with_cell(cfg: TrainConfig, cell: str) -> TrainConfig:
 
 
 def user_presets() -> dict[str, TrainConfig]:
-    """For each registered family ``g`` (:func:`arenax.register`): ``g-dr`` and ``g-plr``,
+    """For each registered family `g` (`arenax.register`): `g-dr` and `g-plr`,
     CartPole's presets over its levels (an MLP agent, DR or PLR⊥)."""
     out = {}
     for g in user_families():

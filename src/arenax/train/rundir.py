@@ -1,11 +1,11 @@
 """Run directories: one writer at a time, safe overwrites, paths checked before work.
 
-A run directory is an arenax run when it holds ``config.json``. While a process trains or
-resumes it, that process holds an OS-level lock (``fcntl.flock``) on ``<run>/.lock``, whose
+A run directory is an arenax run when it holds `config.json`. While a process trains or
+resumes it, that process holds an OS-level lock (`fcntl.flock`) on `<run>/.lock`, whose
 text names the owner (host, PID, start time). The OS releases the lock when the process
 ends, however it ends (SIGKILL included), so a lock file nobody holds is stale: the next
 writer reclaims it and says so. A second writer on a live run is refused in one line naming
-the owner. The lock is advisory and needs a file system with working ``flock`` (local
+the owner. The lock is advisory and needs a file system with working `flock` (local
 disks; on NFS, mount with lock support).
 """
 
@@ -30,17 +30,17 @@ class RunBusy(ConfigError):
 
 
 class RunLock:
-    """The exclusive lock of one run directory, held until :meth:`release` (or exit)."""
+    """The exclusive lock of one run directory, held until `release` (or exit)."""
 
     def __init__(self, run_dir: Path, handle: IO[str], reclaimed: str | None) -> None:
         self.run_dir = run_dir
         self._handle: IO[str] | None = handle
-        #: the owner of a stale lock this one replaced (``None`` if there was none)
+        #: the owner of a stale lock this one replaced (`None` if there was none)
         self.reclaimed = reclaimed
 
     @classmethod
     def acquire(cls, run_dir: Path) -> RunLock:
-        """Lock ``run_dir`` (created if needed) or raise :class:`RunBusy` naming the owner."""
+        """Lock `run_dir` (created if needed) or raise `RunBusy` naming the owner."""
         run_dir = Path(run_dir)
         path = run_dir / LOCK_NAME
         handle = path.open("a+")
@@ -65,7 +65,7 @@ class RunLock:
 
     @staticmethod
     def owner(run_dir: Path) -> str | None:
-        """Who holds the lock of ``run_dir`` now (``None`` if nobody)."""
+        """Who holds the lock of `run_dir` now (`None` if nobody)."""
         path = Path(run_dir) / LOCK_NAME
         if not path.exists():
             return None
@@ -90,13 +90,13 @@ class RunLock:
 
 
 def is_run(path: Path) -> bool:
-    """Whether ``path`` is an arenax run directory (it holds ``config.json``)."""
+    """Whether `path` is an arenax run directory (it holds `config.json`)."""
     return (Path(path) / "config.json").is_file()
 
 
 def check_writable_dir(path: Path, field: str) -> None:
-    """``path`` is, or can be created as, a folder this process can write into: else a
-    one-line :class:`ConfigError` naming ``field``."""
+    """`path` is, or can be created as, a folder this process can write into: else a
+    one-line `ConfigError` naming `field`."""
     path = Path(path)
     if path.is_symlink() and not path.exists():
         raise ConfigError(f"{field}={str(path)!r}: a symbolic link to {os.readlink(path)}, which does not exist")  # fmt: skip
@@ -112,8 +112,8 @@ def check_writable_dir(path: Path, field: str) -> None:
 
 
 def _can_create_in(folder: Path) -> bool:
-    """Whether a file can really be created in ``folder`` (``os.access`` says yes to root
-    on read-only or virtual file systems such as ``/proc``): a probe file, removed at once."""
+    """Whether a file can really be created in `folder` (`os.access` says yes to root
+    on read-only or virtual file systems such as `/proc`): a probe file, removed at once."""
     try:
         fd, name = tempfile.mkstemp(dir=folder, prefix=".arenax-probe-")
     except OSError:
@@ -124,8 +124,8 @@ def _can_create_in(folder: Path) -> bool:
 
 
 def check_writable_file(path: Path, field: str, suffixes: tuple[str, ...] = ()) -> None:
-    """``path`` can be written as a file (its folder exists or can be created, it is not a
-    folder, and its suffix is one of ``suffixes`` when given)."""
+    """`path` can be written as a file (its folder exists or can be created, it is not a
+    folder, and its suffix is one of `suffixes` when given)."""
     path = Path(path)
     if suffixes and path.suffix.lower() not in suffixes:
         raise ConfigError(f"{field}={str(path)!r}: must end with {' or '.join(suffixes)}")
@@ -137,8 +137,8 @@ def check_writable_file(path: Path, field: str, suffixes: tuple[str, ...] = ()) 
 
 
 def make_new_run_dir(run_dir: Path, overwrite: bool) -> RunLock:
-    """Create ``run_dir`` for a new run and lock it. An existing non-empty folder is
-    refused unless ``overwrite`` and it is an arenax run that no live process writes; that
+    """Create `run_dir` for a new run and lock it. An existing non-empty folder is
+    refused unless `overwrite` and it is an arenax run that no live process writes; that
     run is renamed aside atomically, then deleted."""
     run_dir = Path(run_dir)
     check_writable_dir(run_dir.parent, "out_dir")

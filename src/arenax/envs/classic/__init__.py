@@ -1,6 +1,6 @@
 """Classic control as level families: CartPole, Acrobot, MountainCar (discrete and
 continuous) and Pendulum, each Gymnasium's environment by default, with the physics as the
-level (DR generators, mutators and held-out levels; see :mod:`.physics`)."""
+level (DR generators, mutators and held-out levels; see `.physics`)."""
 
 from arenax.envs.classic.acrobot import AcrobotEnv, AcrobotLevel
 from arenax.envs.classic.cartpole import CartPoleEnv, CartPoleLevel

@@ -1,13 +1,13 @@
 """Acrobot as a level family: the level is the two links' physics.
 
-Gymnasium's ``Acrobot-v1`` (Sutton and Barto's book dynamics) is the default level: two
+Gymnasium's `Acrobot-v1` (Sutton and Barto's book dynamics) is the default level: two
 links hanging from a fixed joint, a torque of −1, 0 or +1 (actions 0, 1, 2) on the joint
-between them, one RK4 step of ``dt = 0.2`` s per action. State
-``s = (θ1, θ2, θ̇1, θ̇2)``, observed as ``(cos θ1, sin θ1, cos θ2, sin θ2, θ̇1, θ̇2)``;
-angles wrapped to ``[-π, π]``, velocities bounded by ``4π`` and ``9π``. Start: each
-component ``U(-0.1, 0.1)``. Terminated when ``-cos θ1 - cos(θ1 + θ2) > 1`` (Gymnasium's
+between them, one RK4 step of `dt = 0.2` s per action. State
+`s = (θ1, θ2, θ̇1, θ̇2)`, observed as `(cos θ1, sin θ1, cos θ2, sin θ2, θ̇1, θ̇2)`;
+angles wrapped to `[-π, π]`, velocities bounded by `4π` and `9π`. Start: each
+component `U(-0.1, 0.1)`. Terminated when `-cos θ1 - cos(θ1 + θ2) > 1` (Gymnasium's
 goal line, in units of unit links whatever the level's lengths); reward −1 per step and 0
-at termination; truncated at ``max_steps`` (500).
+at termination; truncated at `max_steps` (500).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ MAX_VEL_1, MAX_VEL_2 = 4 * math.pi, 9 * math.pi
 
 @pytree_dataclass
 class AcrobotLevel:
-    """Physics of one acrobot (``() float32`` each; see ``AcrobotEnv.CONSTANTS``)."""
+    """Physics of one acrobot (`() float32` each; see `AcrobotEnv.CONSTANTS`)."""
 
     link_mass_1: jax.Array
     link_mass_2: jax.Array
@@ -41,7 +41,7 @@ class AcrobotLevel:
 
 
 def wrap(x: jax.Array, lo: float, hi: float) -> jax.Array:
-    """Gymnasium's ``wrap``: subtract (add) ``hi − lo`` until ``x ≤ hi`` (``x ≥ lo``)."""
+    """Gymnasium's `wrap`: subtract (add) `hi − lo` until `x ≤ hi` (`x ≥ lo`)."""
     d = hi - lo
     x = jnp.where(x > hi, x - d * jnp.ceil((x - hi) / d), x)
     return jnp.where(x < lo, x + d * jnp.ceil((lo - x) / d), x)
@@ -58,7 +58,7 @@ class AcrobotEnv(ClassicEnv):
     book_or_nips: Literal["book", "nips"] = "book"
     """The book's dynamics (Gymnasium's default) or the NIPS paper's (no θ̇1² term)."""
     torque_noise: Annotated[float, NON_NEGATIVE] = 0.0
-    """Uniform noise ``U(-n, n)`` added to the torque."""
+    """Uniform noise `U(-n, n)` added to the torque."""
 
     level_cls = AcrobotLevel
     CONSTANTS: ClassVar[dict[str, Constant]] = {

@@ -1,12 +1,12 @@
 """CartPole as a level family: the level is the cart-pole's physics.
 
-Gymnasium's ``CartPole-v1`` (Barto, Sutton and Anderson's cart-pole) is the default level:
-a push of ``±force_mag`` on a cart of mass ``masscart`` carrying a pole of mass
-``masspole`` and half-length ``length``, under ``gravity``; Euler steps of ``tau`` seconds
-(static). State ``s = (x, ẋ, θ, θ̇)``, observed as is (4 numbers). Start: every component
-``U(-0.05, 0.05)``. Reward +1 per step, including the terminating one (or
-``sutton_barto_reward``: 0, and −1 at termination). Terminated when ``|x| > 2.4`` or
-``|θ| > 12°``; truncated at ``max_steps`` (500). Actions: 0 push left, 1 push right.
+Gymnasium's `CartPole-v1` (Barto, Sutton and Anderson's cart-pole) is the default level:
+a push of `±force_mag` on a cart of mass `masscart` carrying a pole of mass
+`masspole` and half-length `length`, under `gravity`; Euler steps of `tau` seconds
+(static). State `s = (x, ẋ, θ, θ̇)`, observed as is (4 numbers). Start: every component
+`U(-0.05, 0.05)`. Reward +1 per step, including the terminating one (or
+`sutton_barto_reward`: 0, and −1 at termination). Terminated when `|x| > 2.4` or
+`|θ| > 12°`; truncated at `max_steps` (500). Actions: 0 push left, 1 push right.
 (Gymnasium's rewards for steps taken after termination do not arise: arenax resets.)
 """
 
@@ -27,7 +27,7 @@ from arenax.struct import pytree_dataclass
 
 @pytree_dataclass
 class CartPoleLevel:
-    """Physics of one cart-pole (``() float32`` each; see ``CartPoleEnv.CONSTANTS``)."""
+    """Physics of one cart-pole (`() float32` each; see `CartPoleEnv.CONSTANTS`)."""
 
     gravity: jax.Array
     masscart: jax.Array
@@ -45,9 +45,9 @@ class CartPoleEnv(ClassicEnv):
     tau: Annotated[float, POSITIVE_REAL] = 0.02
     """Seconds per step."""
     integrator: Literal["euler", "semi-implicit"] = "euler"
-    """Gymnasium's ``kinematics_integrator``."""
+    """Gymnasium's `kinematics_integrator`."""
     x_threshold: Annotated[float, POSITIVE_REAL] = 2.4
-    """Terminated when the cart leaves ``[-x_threshold, x_threshold]``."""
+    """Terminated when the cart leaves `[-x_threshold, x_threshold]`."""
     theta_threshold_deg: Annotated[float, POSITIVE_REAL] = 12.0
     """Terminated when the pole leans more than this (degrees)."""
     sutton_barto_reward: bool = False

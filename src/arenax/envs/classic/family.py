@@ -24,7 +24,7 @@ def near_default(env: ClassicEnv) -> Any:
 
 
 def heldout(env: ClassicEnv, spec: str) -> dict[str, Heldout]:
-    """The family's held-out physics (all of them, or the names in ``spec``)."""
+    """The family's held-out physics (all of them, or the names in `spec`)."""
     levels = env.heldout_levels()
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if not names or names == ["heldout"] or (len(names) == 1 and names[0].endswith("/heldout")):
@@ -43,7 +43,7 @@ def _fixed(level: Any, key: jax.Array) -> Any:
 
 
 def family(name: str, cls: type[ClassicEnv], gym_id: str) -> Family:
-    """The record of one classic-control game (Gymnasium's ``gym_id`` by default)."""
+    """The record of one classic-control game (Gymnasium's `gym_id` by default)."""
     options = options_of(
         cls,
         f"{cls.__name__.removesuffix('Env')}Config",
@@ -74,7 +74,7 @@ MOUNTAIN_CAR_CONTINUOUS = family(
 PENDULUM = family("pendulum", PendulumEnv, "Pendulum-v1")
 CLASSIC = (CARTPOLE, ACROBOT, MOUNTAIN_CAR, MOUNTAIN_CAR_CONTINUOUS, PENDULUM)
 
-#: the games' options (a run's ``env``)
+#: the games' options (a run's `env`)
 CartPoleConfig = CARTPOLE.options
 AcrobotConfig = ACROBOT.options
 MountainCarConfig = MOUNTAIN_CAR.options

@@ -1,15 +1,15 @@
 """MountainCar and its continuous form as level families: the level is the hill's physics.
 
-Gymnasium's ``MountainCar-v0`` and ``MountainCarContinuous-v0`` are the default levels: a
-car on the curve ``sin(3x)`` pushed by its engine against ``gravity``; positions clipped
-to ``[-1.2, 0.6]`` (at the left end a car moving left stops), velocities to ``±0.07``.
-State ``s = (x, v)``, observed as is. Start ``x ~ U(-0.6, -0.4)``, ``v = 0``. Terminated
-when ``x ≥ goal_position`` and ``v ≥ goal_velocity``.
+Gymnasium's `MountainCar-v0` and `MountainCarContinuous-v0` are the default levels: a
+car on the curve `sin(3x)` pushed by its engine against `gravity`; positions clipped
+to `[-1.2, 0.6]` (at the left end a car moving left stops), velocities to `±0.07`.
+State `s = (x, v)`, observed as is. Start `x ~ U(-0.6, -0.4)`, `v = 0`. Terminated
+when `x ≥ goal_position` and `v ≥ goal_velocity`.
 
-* Discrete (``mountain-car``): actions 0 left, 1 coast, 2 right;
-  ``v ← v + (a − 1)·force − gravity·cos(3x)``; reward −1 per step; truncated at 200.
-* Continuous (``mountain-car-continuous``): action ``(1,)`` float32;
-  ``v ← v + clip(a, −1, 1)·power − gravity·cos(3x)``; reward ``100·[terminated] − 0.1 a²``
+* Discrete (`mountain-car`): actions 0 left, 1 coast, 2 right;
+  `v ← v + (a − 1)·force − gravity·cos(3x)`; reward −1 per step; truncated at 200.
+* Continuous (`mountain-car-continuous`): action `(1,)` float32;
+  `v ← v + clip(a, −1, 1)·power − gravity·cos(3x)`; reward `100·[terminated] − 0.1 a²`
   (of the action as given, before the clip, as Gymnasium); truncated at 999.
 """
 
@@ -31,7 +31,7 @@ MIN_POSITION, MAX_POSITION, MAX_SPEED = -1.2, 0.6, 0.07
 
 @pytree_dataclass
 class MountainCarLevel:
-    """Physics of one hill (``() float32`` each; see ``MountainCarEnv.CONSTANTS``)."""
+    """Physics of one hill (`() float32` each; see `MountainCarEnv.CONSTANTS`)."""
 
     force: jax.Array
     gravity: jax.Array
@@ -41,8 +41,8 @@ class MountainCarLevel:
 
 @pytree_dataclass
 class ContinuousMountainCarLevel:
-    """Physics of one hill (``() float32`` each; see
-    ``ContinuousMountainCarEnv.CONSTANTS``)."""
+    """Physics of one hill (`() float32` each; see
+    `ContinuousMountainCarEnv.CONSTANTS`)."""
 
     power: jax.Array
     gravity: jax.Array
@@ -51,7 +51,7 @@ class ContinuousMountainCarLevel:
 
 
 def _move(x: jax.Array, v: jax.Array, push: jax.Array, gravity: jax.Array) -> jax.Array:
-    """Gymnasium's update of ``(x, v)`` given the engine's ``push`` (velocity change)."""
+    """Gymnasium's update of `(x, v)` given the engine's `push` (velocity change)."""
     v = jnp.clip(v + push - gravity * jnp.cos(3 * x), -MAX_SPEED, MAX_SPEED)
     x = jnp.clip(x + v, MIN_POSITION, MAX_POSITION)
     v = jnp.where((x == MIN_POSITION) & (v < 0), 0.0, v)

@@ -1,11 +1,11 @@
 """Pendulum as a level family: the level is the pendulum's physics.
 
-Gymnasium's ``Pendulum-v1`` is the default level: a rod of mass ``m`` and length ``l``
-under gravity ``g``, a torque ``u ∈ [-2, 2]`` (clipped) at its pivot, steps of ``dt = 0.05``
-s. State ``s = (θ, θ̇)`` (θ = 0 upright), observed as ``(cos θ, sin θ, θ̇)``. Start
-``θ ~ U(-π, π)``, ``θ̇ ~ U(-1, 1)``. Reward ``-(norm(θ)² + 0.1 θ̇² + 0.001 u²)`` of the state
-before the step; ``θ̇ ← clip(θ̇ + (3g/(2l) sin θ + 3u/(m l²)) dt, ±8)``, ``θ ← θ + θ̇ dt``.
-Never terminates; truncated at ``max_steps`` (200). Action ``(1,)`` float32. (``solved``
+Gymnasium's `Pendulum-v1` is the default level: a rod of mass `m` and length `l`
+under gravity `g`, a torque `u ∈ [-2, 2]` (clipped) at its pivot, steps of `dt = 0.05`
+s. State `s = (θ, θ̇)` (θ = 0 upright), observed as `(cos θ, sin θ, θ̇)`. Start
+`θ ~ U(-π, π)`, `θ̇ ~ U(-1, 1)`. Reward `-(norm(θ)² + 0.1 θ̇² + 0.001 u²)` of the state
+before the step; `θ̇ ← clip(θ̇ + (3g/(2l) sin θ + 3u/(m l²)) dt, ±8)`, `θ ← θ + θ̇ dt`.
+Never terminates; truncated at `max_steps` (200). Action `(1,)` float32. (`solved`
 in the metrics is always 0: the task has no goal state.)
 """
 
@@ -26,7 +26,7 @@ from arenax.struct import pytree_dataclass
 
 @pytree_dataclass
 class PendulumLevel:
-    """Physics of one pendulum (``() float32`` each; see ``PendulumEnv.CONSTANTS``)."""
+    """Physics of one pendulum (`() float32` each; see `PendulumEnv.CONSTANTS`)."""
 
     g: jax.Array
     m: jax.Array
@@ -34,7 +34,7 @@ class PendulumLevel:
 
 
 def angle_normalize(x: jax.Array) -> jax.Array:
-    """Angle in ``[-π, π)`` (Python's modulo: the result has the divisor's sign)."""
+    """Angle in `[-π, π)` (Python's modulo: the result has the divisor's sign)."""
     return jnp.mod(x + math.pi, 2 * math.pi) - math.pi
 
 

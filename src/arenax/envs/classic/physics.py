@@ -1,16 +1,16 @@
 """What the classic-control families share: a level is a set of physical constants.
 
-Every family declares its constants once, as :class:`Constant` s (Gymnasium's value, the
+Every family declares its constants once, as `Constant` s (Gymnasium's value, the
 range domain randomisation draws from, a docstring), and its held-out levels as changes
 to the defaults. From that table come the level's default (exactly Gymnasium's
 environment), the DR generator (each constant uniform in its range, independently), the
-mutator (``n_edits`` times: one constant moved by up to ``±scale`` of its range, clipped to
+mutator (`n_edits` times: one constant moved by up to `±scale` of its range, clipped to
 the range) and the named held-out levels.
 
-A classic env's state is ``ClassicState(s, time, level)``: the physical state vector
-``s (n,) float32`` as Gymnasium stores it, the step count, and the level (the physics the
-episode runs on). Single-agent: one team ``"agent"`` with one agent, so observations are
-``(1, obs_dim)``, actions ``(1,)`` (discrete) or ``(1, 1)`` (continuous), rewards ``(1,)``.
+A classic env's state is `ClassicState(s, time, level)`: the physical state vector
+`s (n,) float32` as Gymnasium stores it, the step count, and the level (the physics the
+episode runs on). Single-agent: one team `"agent"` with one agent, so observations are
+`(1, obs_dim)`, actions `(1,)` (discrete) or `(1, 1)` (continuous), rewards `(1,)`.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ class ClassicState(Generic[L]):
     """Per-env state.
 
     Attributes:
-        s: ``(n,) float32`` the physical state (Gymnasium's ``env.state``).
-        time: ``() int32`` steps taken in this episode.
+        s: `(n,) float32` the physical state (Gymnasium's `env.state`).
+        time: `() int32` steps taken in this episode.
         level: the physics of this episode.
     """
 
@@ -64,12 +64,12 @@ class ClassicState(Generic[L]):
 
 
 def level_of(cls: type[L], values: Mapping[str, float]) -> L:
-    """A level of ``cls`` with ``float32`` scalar constants."""
+    """A level of `cls` with `float32` scalar constants."""
     return cls(**{k: jnp.float32(v) for k, v in values.items()})
 
 
 def level_values(level: Any) -> dict[str, float]:
-    """``{constant: python float}`` of one (unbatched) level."""
+    """`{constant: python float}` of one (unbatched) level."""
     return {f.name: float(getattr(level, f.name)) for f in dataclasses.fields(level)}
 
 
@@ -77,10 +77,10 @@ def level_values(level: Any) -> dict[str, float]:
 class ClassicEnv(Environment[Any, ClassicState]):
     """Base of the classic-control families (subclasses are frozen dataclasses).
 
-    A subclass sets ``level_cls``, ``CONSTANTS`` (one :class:`Constant` per field of the
-    level, in its order), ``HELDOUT`` (name → changes to the defaults), ``obs_dim``,
-    ``state_dim`` and implements ``start`` (the reset distribution of ``s``),
-    ``dynamics`` and ``obs``.
+    A subclass sets `level_cls`, `CONSTANTS` (one `Constant` per field of the
+    level, in its order), `HELDOUT` (name → changes to the defaults), `obs_dim`,
+    `state_dim` and implements `start` (the reset distribution of `s`),
+    `dynamics` and `obs`.
     """
 
     level_cls: ClassVar[type]
@@ -91,22 +91,22 @@ class ClassicEnv(Environment[Any, ClassicState]):
     max_steps: int = 500
     """Truncation (time limit)."""
     levels: Literal["dr", "default"] = "dr"
-    """What ``generate`` returns: physics drawn by domain randomisation (every constant
+    """What `generate` returns: physics drawn by domain randomisation (every constant
     uniform in its range), or always the default level (Gymnasium's environment)."""
 
     # --- to implement -----------------------------------------------------------------
     def start(self, key: jax.Array, level: L) -> jax.Array:
-        """Initial physical state ``(n,) float32``."""
+        """Initial physical state `(n,) float32`."""
         raise NotImplementedError
 
     def dynamics(
         self, key: jax.Array, level: L, s: jax.Array, action: jax.Array
     ) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """One step of one agent: ``(s', reward (), terminated ())``."""
+        """One step of one agent: `(s', reward (), terminated ())`."""
         raise NotImplementedError
 
     def obs(self, s: jax.Array) -> jax.Array:
-        """Observation ``(obs_dim,) float32`` of the physical state."""
+        """Observation `(obs_dim,) float32` of the physical state."""
         raise NotImplementedError
 
     # --- levels -------------------------------------------------------------------------
@@ -116,7 +116,7 @@ class ClassicEnv(Environment[Any, ClassicState]):
 
     def generate(self, key: jax.Array) -> L:
         """Domain randomisation: every constant uniform in its range, independently (with
-        ``levels="default"``: Gymnasium's constants)."""
+        `levels="default"`: Gymnasium's constants)."""
         if self.levels == "default":
             return self.default_level()
         return self.sample_physics(key)
@@ -130,8 +130,8 @@ class ClassicEnv(Environment[Any, ClassicState]):
         })  # fmt: skip
 
     def mutate(self, key: jax.Array, level: L, n_edits: int | jax.Array, scale: float = 0.1) -> L:
-        """``n_edits`` edits (may be traced), each moving one constant with a non-empty
-        range (chosen uniformly) by ``U(-scale, scale)`` of its range, clipped to the range."""
+        """`n_edits` edits (may be traced), each moving one constant with a non-empty
+        range (chosen uniformly) by `U(-scale, scale)` of its range, clipped to the range."""
         names = [n for n, c in self.CONSTANTS.items() if c.high > c.low]
         lo = jnp.asarray([self.CONSTANTS[n].low for n in names], jnp.float32)
         hi = jnp.asarray([self.CONSTANTS[n].high for n in names], jnp.float32)
@@ -147,7 +147,7 @@ class ClassicEnv(Environment[Any, ClassicState]):
         return level.replace(**{n: v[i] for i, n in enumerate(names)})
 
     def heldout_levels(self) -> dict[str, L]:
-        """The named held-out levels (``"default"`` is Gymnasium's)."""
+        """The named held-out levels (`"default"` is Gymnasium's)."""
         base = {k: c.default for k, c in self.CONSTANTS.items()}
         out = {"default": self.default_level()}
         for name, changes in self.HELDOUT.items():
@@ -177,16 +177,16 @@ class ClassicEnv(Environment[Any, ClassicState]):
 
     # --- the environment contract ----------------------------------------------------------
     def observation_space(self, team: str = "agent") -> spaces.Box:
-        """Gymnasium's bounds of the observation (:meth:`obs_high`, symmetric unless a
-        family overrides :meth:`obs_low`)."""
+        """Gymnasium's bounds of the observation (`obs_high`, symmetric unless a
+        family overrides `obs_low`)."""
         return spaces.Box(self.obs_low(), self.obs_high(), (self.obs_dim,), jnp.float32)
 
     def obs_high(self) -> tuple[float, ...]:
-        """Upper bound of each observed value (Gymnasium's; ``inf`` where it has none)."""
+        """Upper bound of each observed value (Gymnasium's; `inf` where it has none)."""
         return (math.inf,) * self.obs_dim
 
     def obs_low(self) -> tuple[float, ...]:
-        """Lower bound of each observed value (default: ``-obs_high``)."""
+        """Lower bound of each observed value (default: `-obs_high`)."""
         return tuple(-h for h in self.obs_high())
 
     def reset_state(self, key: jax.Array, level: L) -> ClassicState:
@@ -205,7 +205,7 @@ class ClassicEnv(Environment[Any, ClassicState]):
         return new, {"agent": reward}, terminated, truncated, info
 
     def success(self, terminated: jax.Array, truncated: jax.Array) -> jax.Array:
-        """Whether an episode ending at this step counts as solved (``solved`` in the
+        """Whether an episode ending at this step counts as solved (`solved` in the
         metrics): reaching the goal (termination) unless the family says otherwise."""
         del truncated
         return terminated

@@ -1,22 +1,22 @@
 """The editor (teacher) MDP of PAIRED: a teacher builds a maze one cell per step.
 
-Steps ``0 .. n_walls-1`` place a wall at the chosen interior cell (choosing a wall again
-changes nothing), step ``n_walls`` places the goal and step ``n_walls + 1`` the agent, with
-a uniformly random direction. Collisions (``collisions``):
+Steps `0 .. n_walls-1` place a wall at the chosen interior cell (choosing a wall again
+changes nothing), step `n_walls` places the goal and step `n_walls + 1` the agent, with
+a uniformly random direction. Collisions (`collisions`):
 
-* ``"keep"`` (the reference UED library's rule, default): the goal and the agent go where
+* `"keep"` (the reference UED library's rule, default): the goal and the agent go where
   the teacher chose; a wall there is removed. Only an agent chosen on the goal is moved, to
   a uniformly random free cell.
-* ``"redirect"``: a goal chosen on a wall, or an agent chosen on a wall or the goal, is
+* `"redirect"`: a goal chosen on a wall, or an agent chosen on a wall or the goal, is
   moved to a uniformly random free cell (the walls stay as built).
 
-Either way every finished episode decodes to a valid level (``n_walls <= H * W - 2``
+Either way every finished episode decodes to a valid level (`n_walls <= H * W - 2`
 guarantees free cells). The teacher's reward is 0 on every step: curricula put the regret
 on the last step.
 
-Observation of team ``"teacher"`` (one agent): the full map with border in MiniGrid
-encoding ``(1, H+2, W+2, 3) uint8``, the step count ``(1,) int32`` and a fresh uniform noise
-vector ``(1, noise_dim) float32`` per step. Action: one interior cell index ``y * W + x``.
+Observation of team `"teacher"` (one agent): the full map with border in MiniGrid
+encoding `(1, H+2, W+2, 3) uint8`, the step count `(1,) int32` and a fresh uniform noise
+vector `(1, noise_dim) float32` per step. Action: one interior cell index `y * W + x`.
 """
 
 from __future__ import annotations
@@ -40,11 +40,11 @@ from arenax.struct import pytree_dataclass
 
 @pytree_dataclass
 class EditorState:
-    """The level under construction (goal/agent at ``(-1, -1)`` until placed).
+    """The level under construction (goal/agent at `(-1, -1)` until placed).
 
     Attributes:
-        walls: ``(H, W) bool``; goal_pos, agent_pos: ``(2,) int32``; agent_dir, time:
-        ``() int32``; noise: ``(noise_dim,) float32``.
+        walls: `(H, W) bool`; goal_pos, agent_pos: `(2,) int32`; agent_dir, time:
+        `() int32`; noise: `(noise_dim,) float32`.
     """
 
     walls: jax.Array
@@ -57,7 +57,7 @@ class EditorState:
 
 @dataclasses.dataclass(frozen=True)
 class MazeEditor(EditorOptions, Environment[None, EditorState]):
-    """PAIRED's level-building MDP for mazes of ``height x width`` (checked when built)."""
+    """PAIRED's level-building MDP for mazes of `height x width` (checked when built)."""
 
     height: Annotated[int, POSITIVE] = 13
     """Interior rows of the levels built."""
@@ -70,14 +70,14 @@ class MazeEditor(EditorOptions, Environment[None, EditorState]):
         check_on_init(self, "maze-editor")
 
     def problems(self) -> Iterator[Problem]:
-        """``n_walls <= height * width - 2`` leaves room for the goal and the agent."""
+        """`n_walls <= height * width - 2` leaves room for the goal and the agent."""
         cells = self.height * self.width - 2
         if isinstance(self.n_walls, int) and not 0 <= self.n_walls <= cells:
             yield Problem("n_walls", self.n_walls, f"must be in [0, {cells}] (height*width - 2)")
 
     @property
     def episode_length(self) -> int:
-        """Steps of one editing episode: ``n_walls + 2``."""
+        """Steps of one editing episode: `n_walls + 2`."""
         return self.n_walls + 2
 
     def observation_space(self, team: str = "teacher") -> spaces.Dict:

@@ -1,23 +1,23 @@
 """The MiniGrid-faithful partially observable maze.
 
 Facts reproduced from MiniGrid (checked against the real package in
-``tests/conformance/test_maze_minigrid_conformance.py``):
+`tests/conformance/test_maze_minigrid_conformance.py`):
 
-* egocentric ``view_size x view_size`` view, agent at the bottom centre looking "up" the
-  image; MiniGrid's 3-channel encoding (object, colour, state): empty ``(1, 0, 0)``,
-  wall ``(2, 5, 0)``, goal ``(8, 1, 0)``; walls are see-through; cells beyond the grid
+* egocentric `view_size x view_size` view, agent at the bottom centre looking "up" the
+  image; MiniGrid's 3-channel encoding (object, colour, state): empty `(1, 0, 0)`,
+  wall `(2, 5, 0)`, goal `(8, 1, 0)`; walls are see-through; cells beyond the grid
   read as wall; the agent's own cell reads as empty;
 * 7 actions (left, right, forward, pickup, drop, toggle, done); only the first three act;
   every action consumes a step;
-* forward into the goal succeeds with reward ``1 - 0.9 * step_count / max_steps``
-  (``step_count`` counts this step), ``terminated``; ``truncated`` once
-  ``step_count >= max_steps`` (both can hold on the same step, as in MiniGrid).
+* forward into the goal succeeds with reward `1 - 0.9 * step_count / max_steps`
+  (`step_count` counts this step), `terminated`; `truncated` once
+  `step_count >= max_steps` (both can hold on the same step, as in MiniGrid).
 
-Layout: our images are row-major ``[row, col, channel]`` (row 0 is farthest ahead);
-MiniGrid's ``obs["image"]`` is ``[col, row, channel]``, i.e. ours is its transpose
-``(1, 0, 2)``. One deliberate difference: the agent never stands on the goal (MiniGrid
+Layout: our images are row-major `[row, col, channel]` (row 0 is farthest ahead);
+MiniGrid's `obs["image"]` is `[col, row, channel]`, i.e. ours is its transpose
+`(1, 0, 2)`. One deliberate difference: the agent never stands on the goal (MiniGrid
 moves it there on the terminating step), so only the observation returned *with*
-``terminated`` differs; it is never used for learning (no bootstrap through termination).
+`terminated` differs; it is never used for learning (no bootstrap through termination).
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ class Actions(IntEnum):
 
 
 def goal_reward(steps: Any, max_steps: int) -> Any:
-    """MiniGrid's reward for reaching the goal at step ``steps`` (1-based): ``1 - 0.9 *
-    steps / max_steps`` (a float array, or a float for Python numbers)."""
+    """MiniGrid's reward for reaching the goal at step `steps` (1-based): `1 - 0.9 *
+    steps / max_steps` (a float array, or a float for Python numbers)."""
     return 1.0 - 0.9 * steps / max_steps
 
 
@@ -73,11 +73,11 @@ class MazeState:
     """Per-env state (add leading axes to batch).
 
     Attributes:
-        walls: ``(H, W) bool``.
-        goal_pos: ``(2,) int32`` ``(x, y)``.
-        agent_pos: ``(2,) int32`` ``(x, y)``.
-        agent_dir: ``() int32``.
-        time: ``() int32``, steps taken in this episode.
+        walls: `(H, W) bool`.
+        goal_pos: `(2,) int32` `(x, y)`.
+        agent_pos: `(2,) int32` `(x, y)`.
+        agent_dir: `() int32`.
+        time: `() int32`, steps taken in this episode.
     """
 
     walls: jax.Array
@@ -89,11 +89,11 @@ class MazeState:
 
 @pytree_dataclass
 class MazeObs:
-    """One team's observation (leading agent axis ``n = 1``).
+    """One team's observation (leading agent axis `n = 1`).
 
     Attributes:
-        image: ``(n, V, V, 3)`` ``uint8`` (or ``float32 / 10`` when normalised).
-        direction: ``(n,) int32``.
+        image: `(n, V, V, 3)` `uint8` (or `float32 / 10` when normalised).
+        direction: `(n,) int32`.
     """
 
     image: jax.Array
@@ -102,7 +102,7 @@ class MazeObs:
 
 @dataclasses.dataclass(frozen=True)
 class MazeEnv(Environment[MazeLevel, MazeState]):
-    """Single-agent maze, one team ``"agent"`` of one agent (static parameters; checked
+    """Single-agent maze, one team `"agent"` of one agent (static parameters; checked
     when built)."""
 
     height: Annotated[int, POSITIVE] = 13
@@ -132,7 +132,7 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
         check_on_init(self, "maze")
 
     def problems(self) -> Iterator[Problem]:
-        """Rules tying the fields together (see :mod:`arenax.options`)."""
+        """Rules tying the fields together (see `arenax.options`)."""
         if not (_is_size(self.height) and _is_size(self.width) and _is_size(self.view_size)):
             return
         if self.height * self.width < 2:
@@ -166,15 +166,15 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
 
     # ---------------------------------------------------------------- dynamics
     def generate(self, key: jax.Array) -> MazeLevel:
-        """A domain-randomised level: ``n_walls`` walls (drawn with replacement unless
-        ``walls_with_replacement`` is off), then the agent and the goal on free cells."""
+        """A domain-randomised level: `n_walls` walls (drawn with replacement unless
+        `walls_with_replacement` is off), then the agent and the goal on free cells."""
         return sample_dr_level(
             key, self.height, self.width, self.n_walls, replace=self.walls_with_replacement
         )
 
     def level_problems(self, level: MazeLevel) -> list[str]:
         """The level's size against the env's, positions on the grid and off walls, a valid
-        direction (:func:`~arenax.envs.maze.level.validate_level`)."""
+        direction (`validate_level`)."""
         shape = tuple(np.shape(level.walls))
         if shape != (self.height, self.width):
             return [f"a {shape} maze for a {self.height}x{self.width} env"]
@@ -225,7 +225,7 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
 
     # ------------------------------------------------------------- observation
     def observe(self, state: MazeState) -> dict[str, MazeObs]:
-        """The egocentric view: the ``v x v`` box of the grid in front of the agent, cut
+        """The egocentric view: the `v x v` box of the grid in front of the agent, cut
         from the grid padded with wall (one contiguous slice, not 25 scattered reads: the
         observation is most of a step's cost) and turned so that the agent looks up."""
         v = self.view_size
@@ -258,9 +258,9 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
 def full_map(
     walls: jax.Array, goal_pos: jax.Array, agent_pos: jax.Array, agent_dir: jax.Array
 ) -> jax.Array:
-    """The whole grid with its 1-cell border in MiniGrid encoding: ``(H+2, W+2, 3) uint8``.
+    """The whole grid with its 1-cell border in MiniGrid encoding: `(H+2, W+2, 3) uint8`.
 
-    Row-major (``[y + 1, x + 1]``). The agent is shown as MiniGrid does (object 10, red,
+    Row-major (`[y + 1, x + 1]`). The agent is shown as MiniGrid does (object 10, red,
     state = direction). A goal or agent at a negative position is not drawn. This is the
     teacher's view in PAIRED.
     """

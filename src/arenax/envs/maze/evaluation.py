@@ -1,11 +1,11 @@
 """Zero-shot evaluation of a maze student on held-out mazes.
 
-Each maze is played for ``episodes`` independent episodes (one per env, no auto-reset) with
+Each maze is played for `episodes` independent episodes (one per env, no auto-reset) with
 greedy or sampled actions, until every episode has ended or the maze's step limit is hit
-(``lax.while_loop``). Mazes of the same size and step limit share one compiled function.
+(`lax.while_loop`). Mazes of the same size and step limit share one compiled function.
 Reported per maze: solved rate with a 95% Wilson interval and mean return with a 95%
 normal-approximation interval. The policy is anything with the policy contract
-(``apply``, ``dist``, ``initial_carry``): this module needs no learning code.
+(`apply`, `dist`, `initial_carry`): this module needs no learning code.
 """
 
 from __future__ import annotations
@@ -53,11 +53,11 @@ def play(
     greedy: bool = False,
     record: bool = False,
 ) -> dict[str, jax.Array]:
-    """One episode per level (leading ``E``) until all end or ``env.max_steps``; ``policy``
-    drives the single agent of ``env``'s team ``"agent"``.
+    """One episode per level (leading `E`) until all end or `env.max_steps`; `policy`
+    drives the single agent of `env`'s team `"agent"`.
 
-    Returns ``return (E,)``, ``success (E,) bool``, ``length (E,) int32``; with ``record``,
-    also ``trace (max_steps + 1, 3) int32``: agent ``x, y, dir`` of episode 0 per step.
+    Returns `return (E,)`, `success (E,) bool`, `length (E,) int32`; with `record`,
+    also `trace (max_steps + 1, 3) int32`: agent `x, y, dir` of episode 0 per step.
     """
     solo = SingleAgent(env)
     e = jax.tree.leaves(levels)[0].shape[0]
@@ -117,15 +117,15 @@ def evaluate(
     normalize_obs: bool = True,
     gif_dir: Any = None,
 ) -> list[MazeResult]:
-    """Evaluate ``policy`` with ``params`` on held-out mazes.
+    """Evaluate `policy` with `params` on held-out mazes.
 
     Args:
         mazes: comma-separated suites/maze names, or a tuple of maze names.
         episodes: episodes per maze.
-        key: PRNG key (default ``key(0)``); maze ``i`` uses ``fold_in(key, i)``.
+        key: PRNG key (default `key(0)`); maze `i` uses `fold_in(key, i)`.
         greedy: argmax actions instead of sampling.
         view_size, normalize_obs: must match the training environment.
-        gif_dir: if given, write ``<maze>.gif`` of episode 0 of every maze there.
+        gif_dir: if given, write `<maze>.gif` of episode 0 of every maze there.
     """
     names = resolve_mazes(mazes) if isinstance(mazes, str) else tuple(mazes)
     key = jax.random.key(0) if key is None else key
@@ -152,7 +152,7 @@ def evaluate(
 
 
 def _write_gif(gif_dir: Any, name: str, level: MazeLevel, out: dict, max_frames: int = 200) -> None:
-    """GIF of episode 0 from its trace; long episodes are subsampled to ``max_frames`` frames
+    """GIF of episode 0 from its trace; long episodes are subsampled to `max_frames` frames
     and large mazes drawn with smaller tiles (images of at most ~400 px)."""
     from pathlib import Path
 
@@ -185,11 +185,11 @@ def robustness(
     alpha: float, key: jax.Array, greedy: bool = False, batch: int = 2048,
     solvable_only: bool = False,
 ) -> Robustness:  # fmt: skip
-    """The student's robustness on ``n_levels`` levels from ``generator`` (``key -> level``;
-    with ``solvable_only``, only levels with a path from the agent to the goal): each level
-    is played ``episodes`` episodes, the worst ``alpha`` fraction is played ``episodes``
-    more, independently, for the CVaR (see :func:`~arenax.stats.two_pass_robustness`).
-    Episodes are played ``batch`` at a time."""
+    """The student's robustness on `n_levels` levels from `generator` (`key -> level`;
+    with `solvable_only`, only levels with a path from the agent to the goal): each level
+    is played `episodes` episodes, the worst `alpha` fraction is played `episodes`
+    more, independently, for the CVaR (see `two_pass_robustness`).
+    Episodes are played `batch` at a time."""
     k_levels, k_rest = jax.random.split(key)
     keep = (lambda lv: shortest_path_length(lv) < UNREACHABLE) if solvable_only else None
     levels = draw_levels(generator, n_levels, k_levels, keep)
@@ -223,9 +223,9 @@ def results_table(results: list[MazeResult], title: str) -> Table:
 
 
 def evaluate_run(req: Evaluation) -> Report:
-    """The maze family's evaluation (its record's ``evaluate``): the student on the
-    held-out mazes of ``req.suite`` (default ``all``); with ``cvar_alpha`` also its
-    robustness on levels of the run's own generator (``eval_cvar.csv``)."""
+    """The maze family's evaluation (its record's `evaluate`): the student on the
+    held-out mazes of `req.suite` (default `all`); with `cvar_alpha` also its
+    robustness on levels of the run's own generator (`eval_cvar.csv`)."""
     env: MazeEnv = req.env
     suite = req.suite or "all"
     key = jax.random.key(0) if req.key is None else req.key

@@ -25,8 +25,8 @@ MazeConfig = options_of(
 
 
 def heldout(env: MazeEnv, spec: str) -> dict[str, Heldout]:
-    """Held-out mazes of ``spec`` (suites, maze names or level files, comma-separated),
-    each played in a maze of its own size and step limit with ``env``'s view."""
+    """Held-out mazes of `spec` (suites, maze names or level files, comma-separated),
+    each played in a maze of its own size and step limit with `env`'s view."""
     out = {}
     for name in S.resolve_mazes(spec or "all"):
         maze = S.HELDOUT_MAZES[name]
@@ -36,7 +36,7 @@ def heldout(env: MazeEnv, spec: str) -> dict[str, Heldout]:
 
 
 def picture(env: MazeEnv, level: Any, px: int) -> np.ndarray:
-    """A maze (or a state) as an image of about ``px`` pixels a side."""
+    """A maze (or a state) as an image of about `px` pixels a side."""
     tile = max(1, px // (max(level.walls.shape) + 2))
     return render.render(level, tile_size=tile, view_size=env.view_size)
 
@@ -48,7 +48,7 @@ def caption(env: MazeEnv, level: Any) -> str:
 
 
 def named(env: MazeEnv, name: str) -> Any:
-    """A named maze generator at ``env``'s size (and wall budget)."""
+    """A named maze generator at `env`'s size (and wall budget)."""
     fn = MAZE.generators[name]
     if name.startswith("maze/dr"):
         return functools.partial(fn, height=env.height, width=env.width, n_walls=env.n_walls)

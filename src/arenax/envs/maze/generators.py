@@ -1,6 +1,6 @@
 """Level generators: domain randomisation (DR) and empty mazes.
 
-All generators are pure, static-shape functions of a key (``vmap`` them for batches).
+All generators are pure, static-shape functions of a key (`vmap` them for batches).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from arenax.envs.maze.level import MazeLevel
 
 
 def sample_cell(key: jax.Array, allowed: jax.Array) -> jax.Array:
-    """Uniform random index among the True entries of a flat mask ``(N,) bool`` (at least
-    one must be True): ``() int32``."""
+    """Uniform random index among the True entries of a flat mask `(N,) bool` (at least
+    one must be True): `() int32`."""
     logits = jnp.where(allowed, 0.0, -jnp.inf)
     return jax.random.categorical(key, logits).astype(jnp.int32)
 
@@ -22,7 +22,7 @@ def place_agent_and_goal(key: jax.Array, walls: jax.Array) -> MazeLevel:
     """Put the agent (uniform free cell, uniform direction), then the goal on another free cell.
 
     Args:
-        walls: ``(H, W) bool`` with at least two free cells.
+        walls: `(H, W) bool` with at least two free cells.
     """
     _h, w = walls.shape
     k_agent, k_dir, k_goal = jax.random.split(key, 3)
@@ -50,15 +50,15 @@ def sample_dr_level(
     Args:
         key: PRNG key.
         height, width: interior size.
-        n_walls: wall budget, at most ``height * width - 2``.
-        replace: draw the ``n`` wall cells with replacement (the literature's DR: repeated
-            draws overlap, so fewer than ``n`` distinct walls may result) or without
-            (exactly ``n`` walls).
-        uniform_count: draw the number of walls ``n`` uniformly from ``{0, ..., n_walls}``
-            instead of always ``n_walls``.
+        n_walls: wall budget, at most `height * width - 2`.
+        replace: draw the `n` wall cells with replacement (the literature's DR: repeated
+            draws overlap, so fewer than `n` distinct walls may result) or without
+            (exactly `n` walls).
+        uniform_count: draw the number of walls `n` uniformly from `{0, ..., n_walls}`
+            instead of always `n_walls`.
 
     Returns:
-        One :class:`MazeLevel` with ``walls (height, width)``.
+        One `MazeLevel` with `walls (height, width)`.
     """
     cells = height * width
     if not 0 <= n_walls <= cells - 2:

@@ -1,11 +1,11 @@
-"""The maze ``Level``: a compact, fixed-shape description of one maze.
+"""The maze `Level`: a compact, fixed-shape description of one maze.
 
-Coordinates are *interior* coordinates: ``x`` is the column in ``[0, width)``, ``y`` the
-row in ``[0, height)``; the 1-cell outer wall of MiniGrid is implicit (MiniGrid's cell is
-``(x + 1, y + 1)``). Directions follow MiniGrid: 0 right (+x), 1 down (+y), 2 left, 3 up.
+Coordinates are *interior* coordinates: `x` is the column in `[0, width)`, `y` the
+row in `[0, height)`; the 1-cell outer wall of MiniGrid is implicit (MiniGrid's cell is
+`(x + 1, y + 1)`). Directions follow MiniGrid: 0 right (+x), 1 down (+y), 2 left, 3 up.
 
-ASCII form (interior only, one row per line): ``#`` wall, ``.`` free, ``G`` goal and
-``>``, ``v``, ``<``, ``^`` the agent facing right, down, left, up.
+ASCII form (interior only, one row per line): `#` wall, `.` free, `G` goal and
+`>`, `v`, `<`, `^` the agent facing right, down, left, up.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ class MazeLevel:
     """One maze; batch by stacking (leading axes on every field).
 
     Attributes:
-        walls: ``(H, W) bool``, True where a wall stands (interior only).
-        agent_pos: ``(2,) int32``, the agent's ``(x, y)``.
-        agent_dir: ``() int32``, 0 right, 1 down, 2 left, 3 up.
-        goal_pos: ``(2,) int32``, the goal's ``(x, y)``.
+        walls: `(H, W) bool`, True where a wall stands (interior only).
+        agent_pos: `(2,) int32`, the agent's `(x, y)`.
+        agent_dir: `() int32`, 0 right, 1 down, 2 left, 3 up.
+        goal_pos: `(2,) int32`, the goal's `(x, y)`.
     """
 
     walls: jax.Array
@@ -59,7 +59,7 @@ class MazeLevel:
         goal_pos: Any,
         validate: bool = True,
     ) -> MazeLevel:
-        """Build a level with canonical dtypes; ``validate`` checks it (host-side)."""
+        """Build a level with canonical dtypes; `validate` checks it (host-side)."""
         level = cls(
             walls=jnp.asarray(walls, dtype=jnp.bool_),
             agent_pos=jnp.asarray(agent_pos, dtype=jnp.int32),
@@ -72,7 +72,7 @@ class MazeLevel:
 
     @classmethod
     def from_ascii(cls, text: str) -> MazeLevel:
-        """Parse the ASCII form (see module docstring); raises ``ValueError`` if malformed."""
+        """Parse the ASCII form (see module docstring); raises `ValueError` if malformed."""
         rows = [r.strip() for r in text.strip().splitlines() if r.strip()]
         if not rows:
             raise ValueError("maze ASCII is empty")
@@ -120,7 +120,7 @@ class MazeLevel:
         return "\n".join("".join(r) for r in grid)
 
     def to_json(self) -> str:
-        """JSON text: ``{"format", "height", "width", "ascii": [rows]}``."""
+        """JSON text: `{"format", "height", "width", "ascii": [rows]}`."""
         return json.dumps(
             {
                 "format": JSON_FORMAT,
@@ -132,7 +132,7 @@ class MazeLevel:
 
     @classmethod
     def from_json(cls, text: str) -> MazeLevel:
-        """Inverse of :meth:`to_json`."""
+        """Inverse of `to_json`."""
         data = json.loads(text)
         if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
             raise ValueError(f"not an arenax maze level: expected format {JSON_FORMAT!r}")
@@ -150,7 +150,7 @@ class MazeLevel:
 
 
 def validate_level(level: MazeLevel) -> None:
-    """Raise ``ValueError`` naming the first problem of a single concrete level."""
+    """Raise `ValueError` naming the first problem of a single concrete level."""
     walls = np.asarray(level.walls)
     if walls.ndim != 2:
         raise ValueError(f"walls must be (H, W), got shape {walls.shape}")
@@ -169,7 +169,7 @@ def validate_level(level: MazeLevel) -> None:
 
 
 def is_valid(level: MazeLevel) -> jax.Array:
-    """Traceable validity check of one level: ``() bool``."""
+    """Traceable validity check of one level: `() bool`."""
     h, w = level.walls.shape[-2:]
 
     def ok(pos: jax.Array) -> jax.Array:
@@ -187,7 +187,7 @@ def is_valid(level: MazeLevel) -> jax.Array:
 
 
 def levels_equal(a: MazeLevel, b: MazeLevel) -> jax.Array:
-    """Equality of two levels (same walls, agent pose and goal): ``() bool``.
+    """Equality of two levels (same walls, agent pose and goal): `() bool`.
 
     Works on batches by broadcasting leading axes of equal shape.
     """
@@ -200,7 +200,7 @@ def levels_equal(a: MazeLevel, b: MazeLevel) -> jax.Array:
 
 
 def pad_level(level: MazeLevel, height: int, width: int) -> MazeLevel:
-    """Pad a level to ``height x width`` with walls on the bottom and right.
+    """Pad a level to `height x width` with walls on the bottom and right.
 
     The agent's observations and dynamics are unchanged: cells beyond a maze's interior
     read as walls either way.

@@ -1,8 +1,8 @@
 """ACCEL mutators: small random edits of a level.
 
 Each edit is one of: no-op, flip a wall (never under the agent or the goal), move the goal
-to a free cell, and (``move_agent=True``) move the agent to a free cell with a random
-direction. Edits are applied in sequence with ``lax.scan``; the result is always valid.
+to a free cell, and (`move_agent=True`) move the agent to a free cell with a random
+direction. Edits are applied in sequence with `lax.scan`; the result is always valid.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ def mutate_level(
     max_edits: int | None = None,
     move_agent: bool = False,
 ) -> MazeLevel:
-    """Apply ``n_edits`` random edits to one level.
+    """Apply `n_edits` random edits to one level.
 
     Args:
         key: PRNG key.
         level: an unbatched level.
-        n_edits: number of edits (may be traced when ``max_edits`` is given).
-        max_edits: static upper bound of ``n_edits`` (defaults to ``n_edits``).
+        n_edits: number of edits (may be traced when `max_edits` is given).
+        max_edits: static upper bound of `n_edits` (defaults to `n_edits`).
         move_agent: also allow moving the agent.
 
     Returns:

@@ -1,9 +1,9 @@
 """Shortest paths and level metrics by breadth-first frontier relaxation.
 
 Distances are computed for all cells at once: every sweep lowers each free cell's
-distance to ``1 + min(neighbours)``; sweeps repeat (a few per loop iteration) until
-nothing changes, so the loop runs ``~ longest shortest path / sweeps_per_iter`` times
-with static shapes and no Python control flow on traced values. ``vmap`` for batches.
+distance to `1 + min(neighbours)`; sweeps repeat (a few per loop iteration) until
+nothing changes, so the loop runs `~ longest shortest path / sweeps_per_iter` times
+with static shapes and no Python control flow on traced values. `vmap` for batches.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _fixpoint(relax, d0: jax.Array) -> jax.Array:
 
 
 def _shift(d: jax.Array, dx: int, dy: int) -> jax.Array:
-    """``out[y, x] = d[y + dy, x + dx]`` with UNREACHABLE outside (last two axes)."""
+    """`out[y, x] = d[y + dy, x + dx]` with UNREACHABLE outside (last two axes)."""
     pad = [(0, 0)] * (d.ndim - 2) + [(1, 1), (1, 1)]
     p = jnp.pad(d, pad, constant_values=UNREACHABLE)
     h, w = d.shape[-2:]
@@ -40,9 +40,9 @@ def _shift(d: jax.Array, dx: int, dy: int) -> jax.Array:
 
 
 def distance_map(walls: jax.Array, goal_pos: jax.Array) -> jax.Array:
-    """Fewest moves from each cell to the goal (4-neighbour): ``(H, W) int32``.
+    """Fewest moves from each cell to the goal (4-neighbour): `(H, W) int32`.
 
-    Walls and cells that cannot reach the goal hold :data:`UNREACHABLE`.
+    Walls and cells that cannot reach the goal hold `UNREACHABLE`.
     """
     h, w = walls.shape
     free = ~walls
@@ -61,11 +61,11 @@ def distance_map(walls: jax.Array, goal_pos: jax.Array) -> jax.Array:
 
 
 def action_distance_map(walls: jax.Array, goal_pos: jax.Array) -> jax.Array:
-    """Fewest *actions* (turns count) to reach the goal from each pose: ``(4, H, W) int32``.
+    """Fewest *actions* (turns count) to reach the goal from each pose: `(4, H, W) int32`.
 
-    Entry ``[d, y, x]`` is for the agent at ``(x, y)`` facing ``d``; the last action is the
+    Entry `[d, y, x]` is for the agent at `(x, y)` facing `d`; the last action is the
     forward step into the goal. Walls, the goal cell and hopeless poses hold
-    :data:`UNREACHABLE`.
+    `UNREACHABLE`.
     """
     h, w = walls.shape
     ys, xs = jnp.meshgrid(jnp.arange(h), jnp.arange(w), indexing="ij")
@@ -89,31 +89,31 @@ def action_distance_map(walls: jax.Array, goal_pos: jax.Array) -> jax.Array:
 
 
 def shortest_path_length(level: MazeLevel) -> jax.Array:
-    """Fewest forward moves from the agent to the goal: ``() int32`` (UNREACHABLE if none)."""
+    """Fewest forward moves from the agent to the goal: `() int32` (UNREACHABLE if none)."""
     d = distance_map(level.walls, level.goal_pos)
     return d[level.agent_pos[1], level.agent_pos[0]]
 
 
 def optimal_steps(level: MazeLevel) -> jax.Array:
-    """Fewest actions (turns included) to solve the level: ``() int32``."""
+    """Fewest actions (turns included) to solve the level: `() int32`."""
     d = action_distance_map(level.walls, level.goal_pos)
     return d[level.agent_dir, level.agent_pos[1], level.agent_pos[0]]
 
 
 def optimal_return(level: MazeLevel, max_steps: int) -> jax.Array:
-    """Best achievable return of a level: the goal reward after :func:`optimal_steps`
-    (``() float32``; 0 if unsolvable or out of reach within ``max_steps``)."""
+    """Best achievable return of a level: the goal reward after `optimal_steps`
+    (`() float32`; 0 if unsolvable or out of reach within `max_steps`)."""
     steps = optimal_steps(level)
     ok = (steps < UNREACHABLE) & (steps <= max_steps)
     return jnp.where(ok, goal_reward(steps.astype(jnp.float32), max_steps), 0.0)
 
 
 def level_metrics(level: MazeLevel) -> dict[str, jax.Array]:
-    """Metrics of one level (``vmap`` for a batch).
+    """Metrics of one level (`vmap` for a batch).
 
     Returns:
-        ``walls`` (int32 wall count), ``shortest_path`` (int32 moves, ``-1`` if unsolvable),
-        ``solvable`` (bool).
+        `walls` (int32 wall count), `shortest_path` (int32 moves, `-1` if unsolvable),
+        `solvable` (bool).
     """
     sp = shortest_path_length(level)
     solvable = sp < UNREACHABLE

@@ -1,7 +1,7 @@
 """Rendering in the familiar MiniGrid look: black floor with grid lines, grey walls, a
 green goal, the agent as a red triangle, the agent's view highlighted.
 
-Host-side NumPy code (not jitted); takes a single :class:`MazeLevel` or ``MazeState``.
+Host-side NumPy code (not jitted); takes a single `MazeLevel` or `MazeState`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ FLOOR, WALL_T, GOAL_T = 0, 1, 2  # tile ids; 3 + d is the agent facing d
 
 @functools.cache
 def _tiles(size: int) -> np.ndarray:
-    """Tile images (computed once per size, read-only) ``(7, size, size, 3)``: floor, wall, goal, agent facing 0..3."""
+    """Tile images (computed once per size, read-only) `(7, size, size, 3)`: floor, wall, goal, agent facing 0..3."""
     sub = 3  # supersampling for smooth triangle edges
     n = size * sub
     c = (np.arange(n) + 0.5) / n
@@ -61,7 +61,7 @@ def render(
     highlight: bool = True,
     view_size: int = 5,
 ) -> np.ndarray:
-    """RGB image ``(tile*(H+2), tile*(W+2), 3) uint8`` of one level or state, border included."""
+    """RGB image `(tile*(H+2), tile*(W+2), 3) uint8` of one level or state, border included."""
     walls = np.pad(np.asarray(level.walls, bool), 1, constant_values=True)
     hh, ww = walls.shape
     ids = np.where(walls, WALL_T, FLOOR)
@@ -102,7 +102,7 @@ def gallery(
     max_side: int = 320,
 ) -> np.ndarray:
     """Tile images into one RGB sheet with optional captions below each; images larger
-    than ``max_side`` pixels are scaled down to fit."""
+    than `max_side` pixels are scaled down to fit."""
     if not images:
         raise ValueError("gallery needs at least one image")
     images = [_fit(im, max_side) for im in images]
@@ -134,7 +134,7 @@ def _fit(image: np.ndarray, max_side: int) -> np.ndarray:
 def random_episode_frames(
     env: Any, level: Any, key: Any, tile: int = 16, max_frames: int = 200
 ) -> list[np.ndarray]:
-    """Frames of one episode of uniformly random actions on ``level`` (for GIFs)."""
+    """Frames of one episode of uniformly random actions on `level` (for GIFs)."""
     import jax
 
     from arenax.envs.wrappers import SingleAgent

@@ -1,14 +1,14 @@
 """Held-out evaluation mazes of the UED literature (PAIRED, PLR, ACCEL, minimax).
 
-Each :class:`HeldoutMaze` has a size, an evaluation step limit and a jittable
-``sample(key) -> MazeLevel``. Fixed layouts use ``2 * (H + 2) * (W + 2)`` steps; FourRooms
-250; Crossing ``4 * (H + 2) * (W + 2)``. Defects of earlier implementations are fixed:
+Each `HeldoutMaze` has a size, an evaluation step limit and a jittable
+`sample(key) -> MazeLevel`. Fixed layouts use `2 * (H + 2) * (W + 2)` steps; FourRooms
+250; Crossing `4 * (H + 2) * (W + 2)`. Defects of earlier implementations are fixed:
 mazes meant to start in a random direction really do (one earlier library always faced
-right), FourRooms never puts the agent on the goal, PerfectMaze draws its start ``x`` and
-``y`` independently.
+right), FourRooms never puts the agent on the goal, PerfectMaze draws its start `x` and
+`y` independently.
 
-Different sizes are evaluated per maze (each with its own ``MazeEnv``); use
-:func:`arenax.envs.maze.level.pad_level` to batch mazes of different sizes — padding with
+Different sizes are evaluated per maze (each with its own `MazeEnv`); use
+`arenax.envs.maze.level.pad_level` to batch mazes of different sizes — padding with
 walls leaves observations and dynamics unchanged, only the step limit differs.
 """
 
@@ -36,7 +36,7 @@ class HeldoutMaze:
         name: its name in the literature.
         height, width: interior size.
         max_steps: evaluation step limit.
-        sample: ``key -> MazeLevel`` (fixed layouts may randomise direction or goal).
+        sample: `key -> MazeLevel` (fixed layouts may randomise direction or goal).
         procedural: True when the layout itself is random.
     """
 
@@ -48,7 +48,7 @@ class HeldoutMaze:
     procedural: bool = False
 
     def make_env(self, view_size: int = 5, normalize_obs: bool = False) -> MazeEnv:
-        """The ``MazeEnv`` to evaluate this maze with."""
+        """The `MazeEnv` to evaluate this maze with."""
         return MazeEnv(
             height=self.height,
             width=self.width,
@@ -240,7 +240,7 @@ def four_rooms(key: jax.Array, size: int = 17) -> MazeLevel:
 
 
 def crossing(key: jax.Array, size: int = 9, n_crossings: int = 5) -> MazeLevel:
-    """MiniGrid's SimpleCrossing: ``n_crossings`` full wall lines on odd rows/columns, a
+    """MiniGrid's SimpleCrossing: `n_crossings` full wall lines on odd rows/columns, a
     random monotone (right/down) path from the top-left to the bottom-right corner opened
     through them; agent top-left facing right, goal bottom-right."""
     lines = size // 2  # odd indices 1, 3, ... < size - 1
@@ -264,8 +264,8 @@ def crossing(key: jax.Array, size: int = 9, n_crossings: int = 5) -> MazeLevel:
 
 def perfect_maze(key: jax.Array, size: int = 13) -> MazeLevel:
     """A perfect maze (exactly one path between any two free cells) by randomised
-    depth-first search on the even-coordinate cells, started from a cell whose ``x`` and
-    ``y`` are drawn independently; then random goal, agent (distinct) and direction."""
+    depth-first search on the even-coordinate cells, started from a cell whose `x` and
+    `y` are drawn independently; then random goal, agent (distinct) and direction."""
     if size % 2 != 1:
         raise ValueError(f"perfect_maze: size={size} must be odd")
     n = size // 2 + 1  # cells per side
@@ -340,13 +340,13 @@ SUITES: dict[str, tuple[str, ...]] = {
 
 
 MAZE_FILE_SUFFIXES = (".txt", ".json")
-"""Level files ``arenax eval --suite`` reads: the ASCII form, or the JSON form."""
+"""Level files `arenax eval --suite` reads: the ASCII form, or the JSON form."""
 
 
 def load_maze_file(path: str | Path, max_steps: int | None = None) -> HeldoutMaze:
-    """A held-out maze from a level file (ASCII ``.txt`` or JSON ``.json``, see
-    :class:`MazeLevel`), named after the file; its step limit is ``max_steps`` or, like the
-    fixed layouts, ``2 (H + 2)(W + 2)``. Raises ``ValueError`` naming the file when malformed."""
+    """A held-out maze from a level file (ASCII `.txt` or JSON `.json`, see
+    `MazeLevel`), named after the file; its step limit is `max_steps` or, like the
+    fixed layouts, `2 (H + 2)(W + 2)`. Raises `ValueError` naming the file when malformed."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -359,14 +359,14 @@ def load_maze_file(path: str | Path, max_steps: int | None = None) -> HeldoutMaz
 
 
 def register_maze(maze: HeldoutMaze, overwrite: bool = False) -> None:
-    """Add a held-out maze (usable by name in suites and ``arenax eval --suite``)."""
+    """Add a held-out maze (usable by name in suites and `arenax eval --suite`)."""
     if maze.name in HELDOUT_MAZES and not overwrite and HELDOUT_MAZES[maze.name] != maze:
         raise ValueError(f"maze {maze.name!r} is already registered (pass overwrite=True)")
     HELDOUT_MAZES[maze.name] = maze
 
 
 def register_suite(name: str, mazes: Sequence[str | HeldoutMaze], overwrite: bool = False) -> None:
-    """Name a group of held-out mazes (names of registered mazes, or :class:`HeldoutMaze`
+    """Name a group of held-out mazes (names of registered mazes, or `HeldoutMaze`
     objects, which are registered too)."""
     if name in SUITES and not overwrite:
         raise ValueError(f"suite {name!r} is already registered (pass overwrite=True)")
@@ -401,7 +401,7 @@ def _from_files(path: Path) -> tuple[str, ...]:
 
 def resolve_suite(name: str) -> tuple[str, ...]:
     """Maze names of a suite, of a single maze given by name, or of level files: a path to
-    a ``.txt`` / ``.json`` file or to a folder of them (registered under their file names)."""
+    a `.txt` / `.json` file or to a folder of them (registered under their file names)."""
     if name in SUITES:
         return SUITES[name]
     if name in HELDOUT_MAZES:

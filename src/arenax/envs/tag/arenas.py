@@ -1,28 +1,28 @@
-"""Grid Tag arenas as a level family: obstacles and start cells (:class:`GridTagLevel`).
+"""Grid Tag arenas as a level family: obstacles and start cells (`GridTagLevel`).
 
-Generators (``key -> level``; registered as ``grid-tag/<name>``), each drawing the starts
+Generators (`key -> level`; registered as `grid-tag/<name>`), each drawing the starts
 uniformly over the free cells (agents may share a cell, as WarpDrive's random starts do):
 
-- ``empty``: no obstacle;
-- ``dr``: a uniform number ``0..max_obstacles`` of distinct uniformly drawn blocked cells;
-- ``rooms``: four rooms — a wall row and a wall column through the centre, each of the four
+- `empty`: no obstacle;
+- `dr`: a uniform number `0..max_obstacles` of distinct uniformly drawn blocked cells;
+- `rooms`: four rooms — a wall row and a wall column through the centre, each of the four
   half-walls with one door at a uniform position;
-- ``pillars``: ``n_pillars`` single blocked cells drawn without replacement from the
-  lattice of even coordinates ``2, 4, …, L − 2`` (pillars never touch, so the free cells
+- `pillars`: `n_pillars` single blocked cells drawn without replacement from the
+  lattice of even coordinates `2, 4, …, L − 2` (pillars never touch, so the free cells
   stay connected);
-- ``corridors``: a horizontal wall every third row (rows 2, 5, 8, …, below ``L``), each with
+- `corridors`: a horizontal wall every third row (rows 2, 5, 8, …, below `L`), each with
   one gap at a uniform position: a serpentine of corridors.
 
-The mutator ``grid-tag/edits`` applies ``n_edits`` edits, each one of (uniformly): block a
+The mutator `grid-tag/edits` applies `n_edits` edits, each one of (uniformly): block a
 free cell no agent starts on, free a blocked cell, move one agent's start to a free cell,
-and — for a level that carries rules (:class:`GridTagLevel`) and with ``env`` given — redraw
+and — for a level that carries rules (`GridTagLevel`) and with `env` given — redraw
 one rule uniformly from the env's range (one team's skill, the tagging distance or the
-episode length). Edits keep a level valid (:func:`validate_level`) by construction; an edit
+episode length). Edits keep a level valid (`validate_level`) by construction; an edit
 with nothing to act on (no obstacle to remove, …) leaves the level as it is.
 
-:func:`validate_level` rejects bad levels with a one-line error naming the field;
-:func:`level_metrics` gives obstacle coverage, mean start distance tagger → runner and the
-connectivity of the free space; :func:`to_json` / :func:`from_json` round-trip a level.
+`validate_level` rejects bad levels with a one-line error naming the field;
+`level_metrics` gives obstacle coverage, mean start distance tagger → runner and the
+connectivity of the free space; `to_json` / `from_json` round-trip a level.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def empty(key: jax.Array, size: int = 10, n_taggers: int = 10) -> GridTagLevel:
 def dr(
     key: jax.Array, size: int = 10, n_taggers: int = 10, max_obstacles: int = 16
 ) -> GridTagLevel:
-    """Domain randomisation: ``0..max_obstacles`` random blocked cells; uniform starts."""
+    """Domain randomisation: `0..max_obstacles` random blocked cells; uniform starts."""
     k_obs, k_pos = jax.random.split(key)
     return _with_starts(k_pos, random_obstacles(k_obs, size + 1, max_obstacles), n_taggers)
 
@@ -73,7 +73,7 @@ def rooms(key: jax.Array, size: int = 10, n_taggers: int = 10) -> GridTagLevel:
 def pillars(
     key: jax.Array, size: int = 10, n_taggers: int = 10, n_pillars: int = 8
 ) -> GridTagLevel:
-    """``n_pillars`` isolated blocked cells on the even lattice ``2..L−2``."""
+    """`n_pillars` isolated blocked cells on the even lattice `2..L−2`."""
     n = size + 1
     lattice = np.array([(x, y) for y in range(2, size - 1, 2) for x in range(2, size - 1, 2)])
     if len(lattice) == 0:
@@ -100,7 +100,7 @@ def corridors(key: jax.Array, size: int = 10, n_taggers: int = 10) -> GridTagLev
 
 # ------------------------------------------------------------------ held-out arenas
 def _fixed_layout(name: str, n: int) -> np.ndarray:
-    """``(n, n) bool`` obstacles of a held-out arena (a function of its size only)."""
+    """`(n, n) bool` obstacles of a held-out arena (a function of its size only)."""
     b = np.zeros((n, n), bool)
     h, last = n // 2, n - 1
     if name == "pillars":  # every point of the even lattice 2..L-2
@@ -154,7 +154,7 @@ HELDOUT_ARENAS: tuple[str, ...] = (
 
 
 def resolve_arenas(suite: str, known: tuple[str, ...] = HELDOUT_ARENAS) -> list[str]:
-    """Arena names of ``suite``: ``arenas`` (all of ``known``) or names, comma-separated."""
+    """Arena names of `suite`: `arenas` (all of `known`) or names, comma-separated."""
     names = [n.strip() for n in suite.split(",") if n.strip()]
     out: list[str] = []
     for n in names:
@@ -170,10 +170,10 @@ def resolve_arenas(suite: str, known: tuple[str, ...] = HELDOUT_ARENAS) -> list[
 
 
 def heldout_arena(name: str, key: jax.Array, size: int, n_taggers: int) -> GridTagLevel:
-    """A held-out arena: ``open-field`` (no obstacle), ``pillars`` (every even lattice
-    point), ``rooms`` (four rooms, centred doors), ``corridors`` (a serpentine), ``maze``
-    (walls on every odd row, gaps every 4 cells), ``crowded-start`` (open, everyone starts
-    within the centre's 3 x 3 cells), ``cornered`` (the runner starts in a walled pocket at
+    """A held-out arena: `open-field` (no obstacle), `pillars` (every even lattice
+    point), `rooms` (four rooms, centred doors), `corridors` (a serpentine), `maze`
+    (walls on every odd row, gaps every 4 cells), `crowded-start` (open, everyone starts
+    within the centre's 3 x 3 cells), `cornered` (the runner starts in a walled pocket at
     (0, 0) with one exit, the taggers outside); other starts uniform on free cells."""
     if name not in HELDOUT_ARENAS:
         raise ValueError(f"arena {name!r}: allowed {', '.join(HELDOUT_ARENAS)}")
@@ -183,9 +183,9 @@ def heldout_arena(name: str, key: jax.Array, size: int, n_taggers: int) -> GridT
 # ------------------------------------------------------------------ mutator
 def mutate(key: jax.Array, level: GridTagLevel, n_edits: int | jax.Array,
            max_edits: int | None = None, env: GridTagEnv | None = None) -> GridTagLevel:  # fmt: skip
-    """``n_edits`` random edits (block a free non-start cell, free a blocked cell, move a
-    start to a free cell, or — when ``level`` carries rules and ``env`` gives their ranges —
-    redraw one rule), each kept valid; ``n_edits`` may be traced when ``max_edits``
+    """`n_edits` random edits (block a free non-start cell, free a blocked cell, move a
+    start to a free cell, or — when `level` carries rules and `env` gives their ranges —
+    redraw one rule), each kept valid; `n_edits` may be traced when `max_edits`
     (static) bounds it."""
     max_edits = int(n_edits) if max_edits is None else max_edits
     n = level.blocked.shape[0]
@@ -218,8 +218,8 @@ def mutate(key: jax.Array, level: GridTagLevel, n_edits: int | jax.Array,
 
 def _redraw_rule(key: jax.Array, level: GridTagLevel, rules: list[str], env: GridTagEnv,
                  apply: jax.Array) -> GridTagLevel:  # fmt: skip
-    """``level`` with one of ``rules`` (uniformly; for ``skill`` one team's) redrawn from
-    ``env``'s range where ``apply``."""
+    """`level` with one of `rules` (uniformly; for `skill` one team's) redrawn from
+    `env`'s range where `apply`."""
     k_which, k_team, k_draw = jax.random.split(jax.random.fold_in(key, 7), 3)
     which = jax.random.randint(k_which, (), 0, len(rules))
     drawn = env.draw_rules(k_draw, level)
@@ -236,10 +236,10 @@ def _redraw_rule(key: jax.Array, level: GridTagLevel, rules: list[str], env: Gri
 # ------------------------------------------------------------------ validation, metrics
 def validate_level(level: GridTagLevel, size: int, n_agents: int,
                    max_episode_length: int | None = None) -> None:  # fmt: skip
-    """Raise ``ValueError`` (one line naming the field) unless ``level`` is a valid unbatched
-    arena of cells ``0..size`` with ``n_agents`` starts on free cells and valid rules
-    (``skill`` two probabilities in (0, 1], ``tag_distance`` >= 0, ``episode_length`` in
-    1..``max_episode_length``)."""
+    """Raise `ValueError` (one line naming the field) unless `level` is a valid unbatched
+    arena of cells `0..size` with `n_agents` starts on free cells and valid rules
+    (`skill` two probabilities in (0, 1], `tag_distance` >= 0, `episode_length` in
+    1..`max_episode_length`)."""
     _validate_rules(level, max_episode_length)
     pos, blocked = np.asarray(level.pos), np.asarray(level.blocked)
     n = size + 1
@@ -277,7 +277,7 @@ def _validate_rules(level: GridTagLevel, max_episode_length: int | None) -> None
 
 
 def reachable(blocked: jax.Array, start: jax.Array) -> jax.Array:
-    """``(n, n) bool``: the free cells 4-connected to cell ``start = (x, y)``."""
+    """`(n, n) bool`: the free cells 4-connected to cell `start = (x, y)`."""
     free = ~blocked
     seed = jnp.zeros_like(blocked).at[start[1], start[0]].set(True) & free
 
@@ -297,10 +297,10 @@ def reachable(blocked: jax.Array, start: jax.Array) -> jax.Array:
 
 
 def level_metrics(level: GridTagLevel) -> dict[str, jax.Array]:
-    """Scalars of one arena: ``coverage`` (blocked fraction of cells), ``start_distance``
-    (mean Euclidean distance tagger → runner at the start, in cells), ``connectivity``
+    """Scalars of one arena: `coverage` (blocked fraction of cells), `start_distance`
+    (mean Euclidean distance tagger → runner at the start, in cells), `connectivity`
     (fraction of the free cells reachable from the runner's start) and
-    ``taggers_reach`` (fraction of taggers that can reach the runner)."""
+    `taggers_reach` (fraction of taggers that can reach the runner)."""
     blocked, pos = level.blocked, level.pos
     runner = pos[-1]
     diff = (pos[:-1] - runner).astype(jnp.float32)
@@ -326,9 +326,9 @@ def levels_equal(a: GridTagLevel, b: GridTagLevel) -> bool:
 
 # ------------------------------------------------------------------ JSON
 def to_json(level: GridTagLevel) -> str:
-    """``{"size", "pos": [[x, y], …], "blocked": [row y = 0, row y = 1, …]}`` with rows as
-    strings of ``.`` (free) and ``#`` (blocked), and the rules the level carries
-    (``"skill": [taggers', runner's]``, ``"tag_distance"``, ``"episode_length"``)."""
+    """`{"size", "pos": [[x, y], …], "blocked": [row y = 0, row y = 1, …]}` with rows as
+    strings of `.` (free) and `#` (blocked), and the rules the level carries
+    (`"skill": [taggers', runner's]`, `"tag_distance"`, `"episode_length"`)."""
     blocked = np.asarray(level.blocked)
     rows = ["".join(WALL if b else FREE for b in row) for row in blocked]
     out = {"size": blocked.shape[0] - 1, "pos": np.asarray(level.pos).tolist(), "blocked": rows}
@@ -339,7 +339,7 @@ def to_json(level: GridTagLevel) -> str:
 
 
 def from_json(text: str) -> GridTagLevel:
-    """Inverse of :func:`to_json` (raises ``ValueError`` on a malformed level)."""
+    """Inverse of `to_json` (raises `ValueError` on a malformed level)."""
     try:
         data: dict[str, Any] = json.loads(text)
         rows = data["blocked"]

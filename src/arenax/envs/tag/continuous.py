@@ -1,57 +1,57 @@
 """Continuous Tag: taggers chase runners in a walled square arena — WarpDrive's
-``TagContinuous``, rule for rule (checked against WarpDrive's own code in
-``tests/conformance/test_tag_warpdrive.py``).
+`TagContinuous`, rule for rule (checked against WarpDrive's own code in
+`tests/conformance/test_tag_warpdrive.py`).
 
-One step, in WarpDrive's order (``still`` = the agents in the game during this step):
+One step, in WarpDrive's order (`still` = the agents in the game during this step):
 
-1. ``accel += Δa``; ``dir = (dir + Δturn) mod 2π`` (0 when out); ``speed = clip(speed +
-   accel, 0, max_speed · skill)`` (0 when out); ``accel = 0`` whenever the speed is 0 or at
-   its maximum; ``pos += speed · (cos dir, sin dir)``, clipped to ``[0, L]²``; an agent in the
-   game whose move left the arena gets ``edge_reward`` (≤ 0).
+1. `accel += Δa`; `dir = (dir + Δturn) mod 2π` (0 when out); `speed = clip(speed +
+   accel, 0, max_speed · skill)` (0 when out); `accel = 0` whenever the speed is 0 or at
+   its maximum; `pos += speed · (cos dir, sin dir)`, clipped to `[0, L]²`; an agent in the
+   game whose move left the arena gets `edge_reward` (≤ 0).
 2. The observation is taken now, **before** tagging: a runner tagged in this step still
    observes normally and is seen in the game by the others (its speed and acceleration are
    not reset).
 3. Tagging: each runner in the game whose nearest tagger (lowest index on ties) is closer
-   than ``tag_distance · L`` is tagged: the runner gets ``tag_penalty`` (≤ 0) and that tagger
-   ``tag_reward`` (≥ 0) — once per runner, so a tagger tagging several runners is paid for
-   each. With ``runners_leave`` the runner leaves the game (from the next step on it
+   than `tag_distance · L` is tagged: the runner gets `tag_penalty` (≤ 0) and that tagger
+   `tag_reward` (≥ 0) — once per runner, so a tagger tagging several runners is paid for
+   each. With `runners_leave` the runner leaves the game (from the next step on it
    neither moves nor is observed); otherwise it stays and can be tagged again.
-4. Agents in the game get their team's step reward (``tagger_step_reward`` ≤ 0,
-   ``runner_step_reward`` ≥ 0); at ``t = T`` runners still in the game get ``end_reward``.
-5. Terminated when no runner is left in the game; truncated at ``t = T``.
+4. Agents in the game get their team's step reward (`tagger_step_reward` ≤ 0,
+   `runner_step_reward` ≥ 0); at `t = T` runners still in the game get `end_reward`.
+5. Terminated when no runner is left in the game; truncated at `t = T`.
 
-Observation of an agent, per observed other agent, feature by feature (all ``Δx`` first…):
-``Δx/(√2 L), Δy/(√2 L), Δspeed/max_speed, Δaccel/max_speed, Δdir/(2π)``, then each
-other's type (1 tagger, 0 runner) and in-game flag, then ``t/T``. Either everyone else in
-index order (``k_nearest=None``, WarpDrive's ``use_full_observation``) or the ``k`` nearest
+Observation of an agent, per observed other agent, feature by feature (all `Δx` first…):
+`Δx/(√2 L), Δy/(√2 L), Δspeed/max_speed, Δaccel/max_speed, Δdir/(2π)`, then each
+other's type (1 tagger, 0 runner) and in-game flag, then `t/T`. Either everyone else in
+index order (`k_nearest=None`, WarpDrive's `use_full_observation`) or the `k` nearest
 agents in the game, nearest first — exactly: ranked by squared float32 distance, equal ones
-to the lower index (:mod:`arenax.envs.tag.kernels`: a fused CPU kernel, JAX elsewhere) —
+to the lower index (`arenax.envs.tag.kernels`: a fused CPU kernel, JAX elsewhere) —
 zero-padded when fewer remain. An agent out of the game
 sees zeros, except, with the full observation, the others' types and flags (as in
 WarpDrive).
 
-Agents are one array axis: taggers are agents ``0 .. n_taggers-1``, runners the rest (the
-teams ``"tagger"`` and ``"runner"`` are slices; WarpDrive draws which ids are taggers at
-random — a relabelling, agents of a team being interchangeable). ``info["active"]`` marks,
-per team, the agents in the game during the step, ``info["out"]`` those that leave at it,
-``info["tagged"]`` counts tags.
+Agents are one array axis: taggers are agents `0 .. n_taggers-1`, runners the rest (the
+teams `"tagger"` and `"runner"` are slices; WarpDrive draws which ids are taggers at
+random — a relabelling, agents of a team being interchangeable). `info["active"]` marks,
+per team, the agents in the game during the step, `info["out"]` those that leave at it,
+`info["tagged"]` counts tags.
 
-Every constructor parameter of WarpDrive's ``TagContinuous`` has an equivalent here (see
-:meth:`TagEnv.from_warpdrive`); ``seed`` and ``env_backend`` have none (keys and JAX
+Every constructor parameter of WarpDrive's `TagContinuous` has an equivalent here (see
+`TagEnv.from_warpdrive`); `seed` and `env_backend` have none (keys and JAX
 replace them).
 
 **Obstacles** (arenax's extension; none by default, and without them the game is
-WarpDrive's): a level holds up to ``max_obstacles`` static discs ``(x, y, r)`` (``r = 0``: an
+WarpDrive's): a level holds up to `max_obstacles` static discs `(x, y, r)` (`r = 0`: an
 unused slot), each inside the arena. After step 1's move and clip, an agent whose move
 would pass through a disc — the segment from where it was to where it would be comes
-closer than ``r`` to the disc's centre — bumps into it: it stays where it was, its speed
-and acceleration drop to 0, and the bump counts as hitting the edge (``edge_reward``); so
+closer than `r` to the disc's centre — bumps into it: it stays where it was, its speed
+and acceleration drop to 0, and the bump counts as hitting the edge (`edge_reward`); so
 an agent that starts outside every disc never enters one, nor cuts across one within a
 step (and a corner is never covered). Discs do not block tagging
-(the tagging distance is a few percent of ``L``) nor observation. Each agent observes every
-slot, appended after ``t/T`` feature by feature: ``Δx/(√2 L)`` of each disc's centre,
-then ``Δy/(√2 L)``, then ``r/L`` (zeros for unused slots and for agents out of the game),
-so the first ``7k + 1`` numbers are WarpDrive's observation.
+(the tagging distance is a few percent of `L`) nor observation. Each agent observes every
+slot, appended after `t/T` feature by feature: `Δx/(√2 L)` of each disc's centre,
+then `Δy/(√2 L)`, then `r/L` (zeros for unused slots and for agents out of the game),
+so the first `7k + 1` numbers are WarpDrive's observation.
 """
 
 from __future__ import annotations
@@ -90,16 +90,16 @@ class TagLevel:
     """What an episode starts from (curricula can act on it).
 
     Attributes:
-        pos: ``(A, 2) float32`` start positions (taggers first).
-        direction: ``(A,) float32`` start directions in ``[0, 2π)``.
-        skill: ``(2,) float32`` max-speed multipliers of taggers and runners.
-        arena: ``() float32`` side ``L``.
-        tag_margin: ``() float32`` tagging distance (absolute: ``tag_distance · L``).
-        obstacles: ``(M, 3) float32`` discs ``(x, y, r)``, ``r = 0`` for an unused slot
-            (``M`` is the env's ``max_obstacles``); ``None``: none (``M = 0``).
-        episode_length: ``() int32`` steps before truncation, at most the env's
-            ``episode_length`` (the static maximum); observations give ``t`` over it.
-            ``None``: the env's.
+        pos: `(A, 2) float32` start positions (taggers first).
+        direction: `(A,) float32` start directions in `[0, 2π)`.
+        skill: `(2,) float32` max-speed multipliers of taggers and runners.
+        arena: `() float32` side `L`.
+        tag_margin: `() float32` tagging distance (absolute: `tag_distance · L`).
+        obstacles: `(M, 3) float32` discs `(x, y, r)`, `r = 0` for an unused slot
+            (`M` is the env's `max_obstacles`); `None`: none (`M = 0`).
+        episode_length: `() int32` steps before truncation, at most the env's
+            `episode_length` (the static maximum); observations give `t` over it.
+            `None`: the env's.
     """
 
     pos: jax.Array
@@ -113,10 +113,10 @@ class TagLevel:
 
 @pytree_dataclass
 class TagState:
-    """Per-env state; agent arrays have a leading ``A`` axis.
+    """Per-env state; agent arrays have a leading `A` axis.
 
-    ``active``: in the game at the last observation (before that step's tags);
-    ``tagged``: tagged at the last step (with ``runners_leave``, out from the next step).
+    `active`: in the game at the last observation (before that step's tags);
+    `tagged`: tagged at the last step (with `runners_leave`, out from the next step).
     """
 
     pos: jax.Array
@@ -134,12 +134,12 @@ class TagState:
 
     @property
     def in_game(self) -> jax.Array:
-        """``(A,) bool``: agents in the game for the next step."""
+        """`(A,) bool`: agents in the game for the next step."""
         return self.active & ~self.tagged
 
 
 def _table(levels: int, lo: float, hi: float) -> jax.Array:
-    """An action head: ``[0, linspace(lo, hi, levels)]``, computed as WarpDrive does under
+    """An action head: `[0, linspace(lo, hi, levels)]`, computed as WarpDrive does under
     NumPy 1 (float32 bounds, float64 linspace, rounded to float32)."""
     grid = np.linspace(np.float64(np.float32(lo)), np.float64(np.float32(hi)), levels)
     return jnp.asarray(np.insert(grid, 0, 0.0).astype(np.float32))
@@ -148,7 +148,7 @@ def _table(levels: int, lo: float, hi: float) -> jax.Array:
 @dataclasses.dataclass(frozen=True)
 class TagEnv(Environment[TagLevel, TagState]):
     """Continuous Tag (static parameters, checked when built; defaults: WarpDrive's
-    ``TagContinuous``; :data:`BENCHMARK` is the benchmark configuration)."""
+    `TagContinuous`; `BENCHMARK` is the benchmark configuration)."""
 
     n_taggers: Annotated[int, POSITIVE] = 1
     """Taggers (WarpDrive: num_taggers)."""
@@ -223,7 +223,7 @@ class TagEnv(Environment[TagLevel, TagState]):
         check_on_init(self, "tag")
 
     def problems(self) -> Iterator[Problem]:
-        """``k_nearest`` must not exceed the other agents; head ranges must be ordered."""
+        """`k_nearest` must not exceed the other agents; head ranges must be ordered."""
         k, n = self.k_nearest, self.n_taggers + self.n_runners
         if k is not None and isinstance(k, int) and not 1 <= k <= n - 1:
             yield Problem("k_nearest", k, f"must be in [1, {n - 1}] or None (everyone)")
@@ -240,8 +240,8 @@ class TagEnv(Environment[TagLevel, TagState]):
 
     @classmethod
     def from_warpdrive(cls, **kwargs: Any) -> TagEnv:
-        """The env of a WarpDrive ``TagContinuous(**kwargs)`` (its parameter names; the start
-        locations and directions belong to levels, ``seed`` and ``env_backend`` to nothing)."""
+        """The env of a WarpDrive `TagContinuous(**kwargs)` (its parameter names; the start
+        locations and directions belong to levels, `seed` and `env_backend` to nothing)."""
         names = {
             "num_taggers": "n_taggers", "num_runners": "n_runners", "grid_length": "arena",
             "episode_length": "episode_length", "max_speed": "max_speed",
@@ -285,7 +285,7 @@ class TagEnv(Environment[TagLevel, TagState]):
         return {"tagger": self.n_taggers, "runner": self.n_runners}[team]
 
     def observation_space(self, team: str = "runner") -> spaces.Box:
-        """``(obs_size,) float32``. Positions, speeds and directions differ by at most 1 in
+        """`(obs_size,) float32`. Positions, speeds and directions differ by at most 1 in
         their units; an acceleration stays below the top speed in magnitude, so the
         difference of two reaches ±2 (levels with skills <= 1, as generated by default)."""
         return spaces.Box(-2.0, 2.0, (self.obs_size,), jnp.float32)
@@ -300,13 +300,13 @@ class TagEnv(Environment[TagLevel, TagState]):
     @property
     def tag_margin(self) -> np.float32:
         """The absolute tagging distance of generated levels, rounded as WarpDrive rounds
-        it (``tagging_distance · float32(grid_length)`` in float64, then float32)."""
+        it (`tagging_distance · float32(grid_length)` in float64, then float32)."""
         return np.float32(self.tag_distance * np.float64(np.float32(self.arena)))
 
     def generate(self, key: jax.Array) -> TagLevel:
-        """Start positions uniform in ``[0, L)²`` and directions among the four axes (or one
-        fixed such start with ``random_start=False``), skills and tagging distance of the
-        env; with ``episode_length_range``, an episode length drawn uniformly in it."""
+        """Start positions uniform in `[0, L)²` and directions among the four axes (or one
+        fixed such start with `random_start=False`), skills and tagging distance of the
+        env; with `episode_length_range`, an episode length drawn uniformly in it."""
         length = None
         if self.episode_length_range is not None:
             lo, hi = self.episode_length_range
@@ -352,18 +352,18 @@ class TagEnv(Environment[TagLevel, TagState]):
         )
 
     def with_default_rules(self, level: TagLevel) -> TagLevel:
-        """``level`` carrying the env's episode length when generated levels carry one
-        (``episode_length_range``) and it has none (arenas built by other generators)."""
+        """`level` carrying the env's episode length when generated levels carry one
+        (`episode_length_range`) and it has none (arenas built by other generators)."""
         if self.episode_length_range is None or level.episode_length is not None:
             return level
         return level.replace(episode_length=jnp.asarray(self.episode_length, jnp.int32))
 
     def horizon(self, state: TagState) -> jax.Array | int:
-        """The step at which ``state``'s episode is truncated (its level's, else T)."""
+        """The step at which `state`'s episode is truncated (its level's, else T)."""
         return self.episode_length if state.episode_length is None else state.episode_length
 
     def obstacles_of(self, level: TagLevel) -> jax.Array | None:
-        """``(max_obstacles, 3) float32`` discs of ``level`` (unused slots zero); ``None``
+        """`(max_obstacles, 3) float32` discs of `level` (unused slots zero); `None`
         when the env holds none (no zero-size array: checkpoints cannot store them)."""
         m = self.max_obstacles
         if level.obstacles is None or m == 0:
@@ -480,9 +480,9 @@ class TagEnv(Environment[TagLevel, TagState]):
 def _obstacle_features(
     pos: jax.Array, active: jax.Array, discs: jax.Array, arena: jax.Array
 ) -> jax.Array:
-    """``(A, 3M)``: each disc's ``Δx/(√2 L)``, then ``Δy/(√2 L)``, then ``r/L`` (zeros for
-    unused slots and agents out of the game). ``pos (A, 2)``, ``active (A,)``, ``discs
-    (M, 3)``, ``arena ()``: ``L``."""
+    """`(A, 3M)`: each disc's `Δx/(√2 L)`, then `Δy/(√2 L)`, then `r/L` (zeros for
+    unused slots and agents out of the game). `pos (A, 2)`, `active (A,)`, `discs
+    (M, 3)`, `arena ()`: `L`."""
     diag = jnp.float32(math.sqrt(2.0)) * arena
     scale = jnp.where(discs[:, 2] > 0.0, 1.0 / diag, 0.0)[None, :]  # 0 for unused slots
     dx = (discs[None, :, 0] - pos[:, None, 0]) * scale
@@ -492,7 +492,7 @@ def _obstacle_features(
 
 
 def inside_discs(pos: jax.Array, discs: jax.Array | None) -> jax.Array:
-    """``(A,) bool``: positions ``(A, 2)`` strictly inside a used disc of ``(M, 3)``."""
+    """`(A,) bool`: positions `(A, 2)` strictly inside a used disc of `(M, 3)`."""
     if discs is None:
         return jnp.zeros(pos.shape[:1], jnp.bool_)
     # per coordinate (no minor axis of 2 to reduce over: that vectorises poorly on CPUs)
@@ -502,8 +502,8 @@ def inside_discs(pos: jax.Array, discs: jax.Array | None) -> jax.Array:
 
 
 def crosses_discs(start: jax.Array, end: jax.Array, discs: jax.Array | None) -> jax.Array:
-    """``(A,) bool``: moves from ``start (A, 2)`` to ``end (A, 2)`` whose segment comes
-    strictly closer than ``r`` to the centre of a used disc of ``(M, 3)`` (the end point
+    """`(A,) bool`: moves from `start (A, 2)` to `end (A, 2)` whose segment comes
+    strictly closer than `r` to the centre of a used disc of `(M, 3)` (the end point
     inside a disc included)."""
     if discs is None:
         return jnp.zeros(start.shape[:1], jnp.bool_)
@@ -520,8 +520,8 @@ def crosses_discs(start: jax.Array, end: jax.Array, discs: jax.Array | None) -> 
 def free_positions(
     key: jax.Array, n: int, discs: jax.Array, lo: Any, hi: Any, tries: int = 16
 ) -> jax.Array:
-    """``(n, 2)`` positions uniform in ``[lo, hi)²`` outside every disc: the first of
-    ``tries`` draws outside; if all fall inside, the corner ``(0, 0)`` (a disc inside the
+    """`(n, 2)` positions uniform in `[lo, hi)²` outside every disc: the first of
+    `tries` draws outside; if all fall inside, the corner `(0, 0)` (a disc inside the
     arena never covers a corner)."""
     u = jax.random.uniform(key, (tries, n, 2), jnp.float32)
     cand = jnp.asarray(lo, jnp.float32) + u * (jnp.asarray(hi, jnp.float32) - lo)
@@ -534,8 +534,8 @@ def free_positions(
 def random_discs(
     key: jax.Array, max_obstacles: int, arena: float, radius: tuple[float, float]
 ) -> jax.Array:
-    """``(max_obstacles, 3)`` discs: a uniform number ``0..max_obstacles`` used, radii
-    uniform in ``radius · arena``, centres uniform over the positions that keep the disc
+    """`(max_obstacles, 3)` discs: a uniform number `0..max_obstacles` used, radii
+    uniform in `radius · arena`, centres uniform over the positions that keep the disc
     inside the arena; unused slots zero."""
     k_n, k_c, k_r = jax.random.split(key, 3)
     n = jax.random.randint(k_n, (), 0, max_obstacles + 1)
@@ -549,7 +549,7 @@ def random_discs(
 def _k_nearest_observation(
     feats: jax.Array, pos: jax.Array, active: jax.Array, kind: jax.Array, time: jax.Array, k: int
 ) -> jax.Array:
-    """The k-nearest observation in JAX ``(A, 7k + 1)`` (the CPU kernel's twin)."""
+    """The k-nearest observation in JAX `(A, 7k + 1)` (the CPU kernel's twin)."""
     a = pos.shape[0]
     others, valid = k_nearest(pos, active, k)
     rel = feats[others] - feats[:, None, :]  # (A, K, 5)
@@ -561,14 +561,14 @@ def _k_nearest_observation(
 
 
 def _off_diagonal(m: jax.Array) -> jax.Array:
-    """``(A, A) -> (A, A-1)``: row ``i`` without its ``i``-th entry (static reshapes)."""
+    """`(A, A) -> (A, A-1)`: row `i` without its `i`-th entry (static reshapes)."""
     a = m.shape[0]
     return m.reshape(-1)[1:].reshape(a - 1, a + 1)[:, :-1].reshape(a, a - 1)
 
 
 def pair_distances(pos: jax.Array) -> jax.Array:
-    """``(A, A) float32`` distances, computed as WarpDrive computes them (float32
-    ``sqrt(dx² + dy²)``; XLA may fuse the products, ±1 ulp)."""
+    """`(A, A) float32` distances, computed as WarpDrive computes them (float32
+    `sqrt(dx² + dy²)`; XLA may fuse the products, ±1 ulp)."""
     x, y = pos[:, 0], pos[:, 1]
     dx, dy = x[None, :] - x[:, None], y[None, :] - y[:, None]
     return jnp.sqrt(dx * dx + dy * dy)

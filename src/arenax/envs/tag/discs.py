@@ -1,38 +1,38 @@
 """Continuous Tag arenas as a level family: disc obstacles, starts, directions and skills
-(:class:`~arenax.envs.tag.continuous.TagLevel` with ``obstacles``; the movement rule is in
-:mod:`arenax.envs.tag.continuous`).
+(`TagLevel` with `obstacles`; the movement rule is in
+`arenax.envs.tag.continuous`).
 
-Generators (``key -> level`` given the env, registered as ``tag/<name>``; starts uniform
+Generators (`key -> level` given the env, registered as `tag/<name>`; starts uniform
 over the free space (drawn again when they fall inside a disc), directions among the four
 axes, the env's skills and tagging distance, and its full episode length when the env's
-levels carry one, ``episode_length_range``):
+levels carry one, `episode_length_range`):
 
-- ``empty``: no disc;
-- ``dr``: the env's own generator (a uniform number ``0..max_obstacles`` of discs);
-- ``pillars``: every slot used, discs of the largest radius on a ``k × k`` lattice
-  (``k = ⌊√max_obstacles⌋``; remaining slots unused), evenly spaced;
-- ``ring``: the slots' discs around a circle of radius ``0.3 L`` about the centre, touching,
+- `empty`: no disc;
+- `dr`: the env's own generator (a uniform number `0..max_obstacles` of discs);
+- `pillars`: every slot used, discs of the largest radius on a `k × k` lattice
+  (`k = ⌊√max_obstacles⌋`; remaining slots unused), evenly spaced;
+- `ring`: the slots' discs around a circle of radius `0.3 L` about the centre, touching,
   with one gap at a uniform position; the runners start inside the ring, the taggers
   outside;
-- ``corridors``: two walls of overlapping discs across the arena at ``y = L/3`` and
-  ``2L/3`` (``k = ⌊M/2⌋`` slots each, radius ``r = L / (2 + 1.4 (k − 1))``, centres
-  ``1.4 r`` apart from edge to edge), each with one gap (a disc left out) at a uniform
+- `corridors`: two walls of overlapping discs across the arena at `y = L/3` and
+  `2L/3` (`k = ⌊M/2⌋` slots each, radius `r = L / (2 + 1.4 (k − 1))`, centres
+  `1.4 r` apart from edge to edge), each with one gap (a disc left out) at a uniform
   position: three corridors joined by two doors;
-- ``rooms``: a cross of such walls through the centre (``⌊M/2⌋`` slots per line), with one
+- `rooms`: a cross of such walls through the centre (`⌊M/2⌋` slots per line), with one
   door in each of its four half-walls at a uniform position: four rooms.
 
-The mutator ``tag/edits`` applies ``n_edits`` edits, each one of (uniformly): add a disc in
+The mutator `tag/edits` applies `n_edits` edits, each one of (uniformly): add a disc in
 an unused slot, remove a disc, move a disc, move one agent's start, scale one team's skill
-by a factor in ``[0.8, 1.25]`` (kept in ``[0.25, 1]``, where the observation bounds hold),
-and — for a level that carries an episode length, given ``episode_length_range`` — redraw
+by a factor in `[0.8, 1.25]` (kept in `[0.25, 1]`, where the observation bounds hold),
+and — for a level that carries an episode length, given `episode_length_range` — redraw
 the episode length uniformly in that range. A disc that would cover a start is
 not placed (that edit changes nothing) and a moved start is drawn over the free space, so
-edits keep a level valid (:func:`validate_level`) by construction.
+edits keep a level valid (`validate_level`) by construction.
 
-:func:`level_metrics` rasterises the arena on a 32 × 32 grid of cell centres: ``coverage``
-(the fraction of cells inside a disc), ``connectivity`` (the fraction of free cells
-4-connected to the first runner's cell), and ``start_distance`` (the mean over runners of the
-distance to the nearest tagger, in units of ``L``).
+`level_metrics` rasterises the arena on a 32 × 32 grid of cell centres: `coverage`
+(the fraction of cells inside a disc), `connectivity` (the fraction of free cells
+4-connected to the first runner's cell), and `start_distance` (the mean over runners of the
+distance to the nearest tagger, in units of `L`).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def dr(key: jax.Array, env: TagEnv) -> TagLevel:
 
 
 def pillars(key: jax.Array, env: TagEnv) -> TagLevel:
-    """Discs of the largest radius on an evenly spaced ``k × k`` lattice."""
+    """Discs of the largest radius on an evenly spaced `k × k` lattice."""
     m, L = env.max_obstacles, env.arena
     k = math.isqrt(m)
     discs = np.zeros((m, 3), np.float32)
@@ -88,7 +88,7 @@ def pillars(key: jax.Array, env: TagEnv) -> TagLevel:
 
 
 def ring(key: jax.Array, env: TagEnv) -> TagLevel:
-    """Discs around a circle of radius ``0.3 L`` with one gap; runners inside, taggers out."""
+    """Discs around a circle of radius `0.3 L` with one gap; runners inside, taggers out."""
     m, L = env.max_obstacles, env.arena
     k_gap, k_in, k_out = jax.random.split(key, 3)
     big = 0.3 * L
@@ -111,10 +111,10 @@ def ring(key: jax.Array, env: TagEnv) -> TagLevel:
 def _line(
     key: jax.Array, k: int, L: float, y: float, vertical: bool
 ) -> tuple[jax.Array, jax.Array]:
-    """``(k, 3)`` overlapping discs across the arena at height ``y`` (or abscissa,
-    vertical), centres ``1.4 r`` apart from ``r`` to ``L − r`` (the radius at most the
-    line's distance to the edge: with few slots they may not touch), and ``(k,) bool`` one
-    gap in each half (one gap if ``k < 2``)."""
+    """`(k, 3)` overlapping discs across the arena at height `y` (or abscissa,
+    vertical), centres `1.4 r` apart from `r` to `L − r` (the radius at most the
+    line's distance to the edge: with few slots they may not touch), and `(k,) bool` one
+    gap in each half (one gap if `k < 2`)."""
     r0 = min(L / (2 + 1.4 * (k - 1)), y, L - y)
     r = r0 * (1 - 1e-5)  # a margin for float32 rounding at the edge
     along = r0 + jnp.arange(k, dtype=jnp.float32) * jnp.float32((L - 2 * r0) / max(k - 1, 1))
@@ -131,9 +131,9 @@ def _line(
 
 def _walls(key: jax.Array, env: TagEnv, lines: list[tuple[float, bool]], one_gap: bool,
            doors: list[list[int]] | None = None) -> TagLevel:  # fmt: skip
-    """Walls of discs along ``lines`` ``(position, vertical)``, ``⌊M / len⌋`` slots each,
-    with gaps (one per wall, or one per half-wall; or the slots ``doors[i]`` of wall
-    ``i``); starts over the free space."""
+    """Walls of discs along `lines` `(position, vertical)`, `⌊M / len⌋` slots each,
+    with gaps (one per wall, or one per half-wall; or the slots `doors[i]` of wall
+    `i`); starts over the free space."""
     m, L = env.max_obstacles, env.arena
     k = m // len(lines)
     if k == 0:
@@ -153,7 +153,7 @@ def _walls(key: jax.Array, env: TagEnv, lines: list[tuple[float, bool]], one_gap
 
 
 def corridors(key: jax.Array, env: TagEnv) -> TagLevel:
-    """Two walls of discs at ``L/3`` and ``2L/3``, one gap each: three corridors."""
+    """Two walls of discs at `L/3` and `2L/3`, one gap each: three corridors."""
     L = env.arena
     return _walls(key, env, [(L / 3, False), (2 * L / 3, False)], one_gap=True)
 
@@ -165,8 +165,8 @@ def rooms(key: jax.Array, env: TagEnv) -> TagLevel:
 
 
 # ------------------------------------------------------------------ held-out arenas
-#: held-out continuous Tag arenas (the discs of ``pillars`` and ``ring`` use the env's
-#: ``max_obstacles`` slots; starts drawn per episode)
+#: held-out continuous Tag arenas (the discs of `pillars` and `ring` use the env's
+#: `max_obstacles` slots; starts drawn per episode)
 HELDOUT_ARENAS: tuple[str, ...] = (
     "open-field",
     "pillars",
@@ -179,10 +179,10 @@ HELDOUT_ARENAS: tuple[str, ...] = (
 
 
 def heldout_arena(name: str, key: jax.Array, env: TagEnv) -> TagLevel:
-    """A held-out arena: ``open-field`` (no disc), ``pillars`` and ``ring`` (the
-    generators), ``rooms`` (the cross of walls, a door in the middle of each half-wall),
-    ``corridors`` (the two walls, doors at alternate ends: a serpentine), ``crowded-start`` (no disc, everyone starts within 0.05 L of the centre),
-    ``cornered`` (no disc, the runners start in the corner square of side 0.15 L at the
+    """A held-out arena: `open-field` (no disc), `pillars` and `ring` (the
+    generators), `rooms` (the cross of walls, a door in the middle of each half-wall),
+    `corridors` (the two walls, doors at alternate ends: a serpentine), `crowded-start` (no disc, everyone starts within 0.05 L of the centre),
+    `cornered` (no disc, the runners start in the corner square of side 0.15 L at the
     origin, the taggers in the opposite half of the arena)."""
     L = env.arena
     if name == "open-field":
@@ -212,8 +212,8 @@ def heldout_arena(name: str, key: jax.Array, env: TagEnv) -> TagLevel:
 def mutate(key: jax.Array, level: TagLevel, n_edits: int | jax.Array,
            radius: tuple[float, float] = (0.03, 0.08), max_edits: int | None = None,
            episode_length_range: tuple[int, int] | None = None) -> TagLevel:  # fmt: skip
-    """``n_edits`` random edits (see the module docstring), each kept valid; ``n_edits``
-    may be traced when ``max_edits`` bounds it."""
+    """`n_edits` random edits (see the module docstring), each kept valid; `n_edits`
+    may be traced when `max_edits` bounds it."""
     L = level.arena
     m = 0 if level.obstacles is None else level.obstacles.shape[0]
     a = level.pos.shape[0]
@@ -257,10 +257,10 @@ def mutate(key: jax.Array, level: TagLevel, n_edits: int | jax.Array,
 
 # ------------------------------------------------------------------ checks and metrics
 def validate_level(level: TagLevel, env: TagEnv) -> None:
-    """Raise ``ValueError`` (one line naming the field) unless ``level`` is a valid
-    unbatched level of ``env``: shapes, starts inside the arena and outside every disc,
+    """Raise `ValueError` (one line naming the field) unless `level` is a valid
+    unbatched level of `env`: shapes, starts inside the arena and outside every disc,
     discs inside the arena, positive skills, a tagging distance >= 0, an episode length in
-    1..``env.episode_length``."""
+    1..`env.episode_length`."""
     L = float(np.asarray(level.arena))
     pos = np.asarray(level.pos, np.float64)
     discs = env.obstacles_of(level)
@@ -298,7 +298,7 @@ def validate_level(level: TagLevel, env: TagEnv) -> None:
 
 
 def raster(level: TagLevel, n: int = RASTER) -> jax.Array:
-    """``(n, n) bool`` ``[y, x]``: the cells whose centres lie inside a disc."""
+    """`(n, n) bool` `[y, x]`: the cells whose centres lie inside a disc."""
     if level.obstacles is None:
         return jnp.zeros((n, n), jnp.bool_)
     L = level.arena
@@ -337,9 +337,9 @@ FIELDS = ("pos", "direction", "skill", "arena", "tag_margin", "obstacles")
 
 
 def to_json(level: TagLevel) -> str:
-    """``{"pos": [[x, y], …], "direction": […], "skill": [t, r], "arena", "tag_margin",
-    "obstacles": [[x, y, r], …]}`` (float32 values written exactly as float64), and
-    ``"episode_length"`` when the level carries one."""
+    """`{"pos": [[x, y], …], "direction": […], "skill": [t, r], "arena", "tag_margin",
+    "obstacles": [[x, y, r], …]}` (float32 values written exactly as float64), and
+    `"episode_length"` when the level carries one."""
     out = {f: np.asarray(getattr(level, f), np.float64).tolist() for f in FIELDS[:-1]}
     discs = level.obstacles
     out["obstacles"] = [] if discs is None else np.asarray(discs, np.float64).tolist()
@@ -349,7 +349,7 @@ def to_json(level: TagLevel) -> str:
 
 
 def from_json(text: str, env: TagEnv) -> TagLevel:
-    """Inverse of :func:`to_json`, checked against ``env`` (raises ``ValueError``)."""
+    """Inverse of `to_json`, checked against `env` (raises `ValueError`)."""
     try:
         data: dict[str, Any] = json.loads(text)
         length = data.get("episode_length")

@@ -1,24 +1,24 @@
 """The editor (teacher) MDP for grid Tag arenas: a teacher builds an arena one cell per step,
-as PAIRED's teacher builds a maze (:mod:`arenax.envs.maze.editor`).
+as PAIRED's teacher builds a maze (`arenax.envs.maze.editor`).
 
-Steps ``0 .. n_walls-1`` block the chosen cell (choosing a blocked cell again changes
-nothing), the next ``n_taggers`` steps place the taggers' starts and the last step the
+Steps `0 .. n_walls-1` block the chosen cell (choosing a blocked cell again changes
+nothing), the next `n_taggers` steps place the taggers' starts and the last step the
 runner's. Agents may share a start cell, as the generators' random starts may. A start
-chosen on an obstacle (``collisions``):
+chosen on an obstacle (`collisions`):
 
-* ``"keep"`` (default, the maze editor's rule): the start stays where the teacher chose and
+* `"keep"` (default, the maze editor's rule): the start stays where the teacher chose and
   the obstacle there is removed;
-* ``"redirect"``: the start moves to a uniformly random free cell (the obstacles stay).
+* `"redirect"`: the start moves to a uniformly random free cell (the obstacles stay).
 
-Either way every finished episode decodes to a valid arena (:func:`validate_level`; at least
-one free cell remains because ``n_walls <= (L+1)² - 1``). The teacher's reward is 0 on every
+Either way every finished episode decodes to a valid arena (`validate_level`; at least
+one free cell remains because `n_walls <= (L+1)² - 1`). The teacher's reward is 0 on every
 step: curricula put the regret on the last step.
 
-Observation of team ``"teacher"`` (one agent): the arena as an image ``(1, L+1, L+1, 3)
-uint8`` indexed ``[y, x]`` — channel 0: 2 on an obstacle (MiniGrid's wall index), channel
+Observation of team `"teacher"` (one agent): the arena as an image `(1, L+1, L+1, 3)
+uint8` indexed `[y, x]` — channel 0: 2 on an obstacle (MiniGrid's wall index), channel
 1: the number of taggers starting on the cell, channel 2: 1 where the runner starts — the
-step count ``(1,) int32`` and a fresh uniform noise vector ``(1, noise_dim) float32`` per
-step. Action: a cell index ``y * (L+1) + x``.
+step count `(1,) int32` and a fresh uniform noise vector `(1, noise_dim) float32` per
+step. Action: a cell index `y * (L+1) + x`.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from arenax.struct import pytree_dataclass
 
 @pytree_dataclass
 class ArenaEditorState:
-    """The arena under construction: ``blocked (L+1, L+1) bool`` ``[y, x]``, starts
-    ``pos (A, 2) int32`` ``(x, y)`` (``-1`` until placed, taggers first), ``time () int32``,
-    ``noise (noise_dim,) float32``."""
+    """The arena under construction: `blocked (L+1, L+1) bool` `[y, x]`, starts
+    `pos (A, 2) int32` `(x, y)` (`-1` until placed, taggers first), `time () int32`,
+    `noise (noise_dim,) float32`."""
 
     blocked: jax.Array
     pos: jax.Array
@@ -52,8 +52,8 @@ class ArenaEditorState:
 
 @dataclasses.dataclass(frozen=True)
 class ArenaEditor(EditorOptions, Environment[None, ArenaEditorState]):
-    """The level-building MDP for grid Tag arenas of cells ``0..size`` with ``n_taggers``
-    taggers and one runner (checked when built). ``n_walls`` is the obstacle budget."""
+    """The level-building MDP for grid Tag arenas of cells `0..size` with `n_taggers`
+    taggers and one runner (checked when built). `n_walls` is the obstacle budget."""
 
     size: Annotated[int, POSITIVE] = 14
     """L: the arenas' cells are 0..L on both axes."""
@@ -66,7 +66,7 @@ class ArenaEditor(EditorOptions, Environment[None, ArenaEditorState]):
         check_on_init(self, "arena-editor")
 
     def problems(self) -> Iterator[Problem]:
-        """At least one cell stays free: ``n_walls <= (size + 1)² - 1``."""
+        """At least one cell stays free: `n_walls <= (size + 1)² - 1`."""
         cells = (self.size + 1) ** 2 - 1
         if isinstance(self.n_walls, int) and not 0 <= self.n_walls <= cells:
             yield Problem("n_walls", self.n_walls, f"must be in [0, {cells}] ((size+1)² - 1)")
@@ -77,7 +77,7 @@ class ArenaEditor(EditorOptions, Environment[None, ArenaEditorState]):
 
     @property
     def episode_length(self) -> int:
-        """Steps of one editing episode: ``n_walls + n_taggers + 1``."""
+        """Steps of one editing episode: `n_walls + n_taggers + 1`."""
         return self.n_walls + self.n_agents
 
     def observation_space(self, team: str = "teacher") -> spaces.Dict:
@@ -130,7 +130,7 @@ class ArenaEditor(EditorOptions, Environment[None, ArenaEditorState]):
         return new, reward, done, jnp.zeros((), jnp.bool_), {}
 
     def image(self, state: ArenaEditorState) -> jax.Array:
-        """``(L+1, L+1, 3) uint8`` (see the module docstring)."""
+        """`(L+1, L+1, 3) uint8` (see the module docstring)."""
         n = self.size + 1
         placed = state.pos[:, 0] >= 0
         flat = jnp.where(placed, state.pos[:, 1] * n + state.pos[:, 0], n * n)  # n*n: dropped
@@ -154,9 +154,9 @@ class ArenaEditor(EditorOptions, Environment[None, ArenaEditorState]):
 # ---------------------------------------------------------------------- continuous arenas
 @pytree_dataclass
 class DiscEditorState:
-    """A continuous arena under construction: ``discs (M, 3) float32`` (unused slots 0),
-    starts ``pos (A, 2) float32`` and ``direction (A,) float32`` (drawn when their team is
-    placed), ``time () int32``, ``noise (noise_dim,) float32``."""
+    """A continuous arena under construction: `discs (M, 3) float32` (unused slots 0),
+    starts `pos (A, 2) float32` and `direction (A,) float32` (drawn when their team is
+    placed), `time () int32`, `noise (noise_dim,) float32`."""
 
     discs: jax.Array
     pos: jax.Array
@@ -167,29 +167,29 @@ class DiscEditorState:
 
 @dataclasses.dataclass(frozen=True)
 class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
-    """The level-building MDP for continuous Tag arenas of ``game`` (checked when built).
+    """The level-building MDP for continuous Tag arenas of `game` (checked when built).
 
-    The teacher works on a ``canvas × canvas`` grid over the arena ``[0, L]²``. Steps ``0 ..
-    n_walls-1`` place a disc of radius ``obstacle_radius[1] · L`` (the generators' largest)
+    The teacher works on a `canvas × canvas` grid over the arena `[0, L]²`. Steps `0 ..
+    n_walls-1` place a disc of radius `obstacle_radius[1] · L` (the generators' largest)
     centred on the chosen cell (moved inward where it would cross the edge; discs may
-    overlap); step ``n_walls`` chooses the taggers' start cell, the last step the runners':
+    overlap); step `n_walls` chooses the taggers' start cell, the last step the runners':
     the team's agents start uniformly in that cell's square outside every disc, facing one of
     the four axes. An agent that finds no free point there (16 draws) starts uniformly over
-    the free arena (the ``redirect`` rule; discs are never removed, so ``collisions`` has no
+    the free arena (the `redirect` rule; discs are never removed, so `collisions` has no
     effect here). Every finished episode decodes to a valid arena
-    (:func:`~arenax.envs.tag.discs.validate_level`) with the game's skills, tagging
+    (`validate_level`) with the game's skills, tagging
     distance and (if its levels carry one) full episode length. Reward 0 on every step.
 
-    Observation of team ``"teacher"``: the canvas as an image ``(1, canvas, canvas, 3)
-    uint8`` indexed ``[y, x]`` — channel 0: 2 where the cell's centre lies inside a disc,
+    Observation of team `"teacher"`: the canvas as an image `(1, canvas, canvas, 3)
+    uint8` indexed `[y, x]` — channel 0: 2 where the cell's centre lies inside a disc,
     channel 1: the taggers starting in the cell, channel 2: the runners (each clipped at 255)
-    — the step count ``(1,) int32`` and a fresh uniform noise vector. Action: a cell index
-    ``y * canvas + x``.
+    — the step count `(1,) int32` and a fresh uniform noise vector. Action: a cell index
+    `y * canvas + x`.
     """
 
     game: Any = None
-    """The continuous Tag game (a :class:`~arenax.envs.tag.continuous.TagEnv` with
-    ``max_obstacles >= n_walls``)."""
+    """The continuous Tag game (a `TagEnv` with
+    `max_obstacles >= n_walls`)."""
     canvas: Annotated[int, POSITIVE] = 16
     """Cells per side of the teacher's grid over the arena."""
 
@@ -207,7 +207,7 @@ class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
 
     @property
     def episode_length(self) -> int:
-        """Steps of one editing episode: ``n_walls + 2`` (discs, taggers, runners)."""
+        """Steps of one editing episode: `n_walls + 2` (discs, taggers, runners)."""
         return self.n_walls + 2
 
     def observation_space(self, team: str = "teacher") -> spaces.Dict:
@@ -278,7 +278,7 @@ class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
         }
 
     def image(self, state: DiscEditorState) -> jax.Array:
-        """``(canvas, canvas, 3) uint8`` (see the class docstring)."""
+        """`(canvas, canvas, 3) uint8` (see the class docstring)."""
         g, L, nt = self.canvas, self.game.arena, self.game.n_taggers
         centres = (jnp.arange(g, dtype=jnp.float32) + 0.5) * (L / g)
         d = state.discs
@@ -294,7 +294,7 @@ class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
         return jnp.clip(jnp.stack(channels, axis=-1), 0, 255).reshape(g, g, 3).astype(jnp.uint8)
 
     def decode(self, state: DiscEditorState) -> Any:
-        """The arena built by a finished editing episode (a ``TagLevel`` of ``game``)."""
+        """The arena built by a finished editing episode (a `TagLevel` of `game`)."""
         from arenax.envs.tag.continuous import TagLevel
 
         game = self.game

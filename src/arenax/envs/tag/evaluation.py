@@ -1,7 +1,7 @@
 """Evaluation of many-agent (Tag) runs: trained teams against trained, random and scripted
 opponents on held-out start levels.
 
-Each matchup plays ``episodes`` independent episodes (one per arena, no auto-reset) from
+Each matchup plays `episodes` independent episodes (one per arena, no auto-reset) from
 start levels drawn with an evaluation key the run never trained on, for the whole episode
 length. Reported per matchup, with 95% intervals: runners tagged per episode (normal
 approximation), the fraction of episodes with a tag (Wilson), the time to the first tag
@@ -59,7 +59,7 @@ def team_actor(
     env: Any, drivers: dict[str, str], policies: dict[str, Any], params: dict[str, Any],
     greedy: bool,
 ) -> Callable[[Any, Any, jax.Array], dict[str, jax.Array]]:  # fmt: skip
-    """``act(state, obs, key) -> {team: actions}`` of one arena: each team driven by its
+    """`act(state, obs, key) -> {team: actions}` of one arena: each team driven by its
     trained policy, uniformly random actions, or the scripted heuristic (also the trained
     driver of a team without a policy: one scripted during training)."""
 
@@ -83,9 +83,9 @@ def team_actor(
 
 @functools.partial(jax.jit, static_argnames=("env", "act"))
 def play_episodes(env: Any, act: Callable, levels: Any, key: jax.Array) -> dict[str, jax.Array]:
-    """One full episode per level (leading ``E``): ``tagged``, ``first_tag`` (step of the
-    first tag, 0 if none), ``length``, ``return_<team>`` (mean over the team's agents),
-    each ``(E,)``."""
+    """One full episode per level (leading `E`): `tagged`, `first_tag` (step of the
+    first tag, 0 if none), `length`, `return_<team>` (mean over the team's agents),
+    each `(E,)`."""
     e = jax.tree.leaves(levels)[0].shape[0]
     state = jax.vmap(lambda lv: env.reset_state(None, lv))(levels)
     zero = jnp.zeros((e,), jnp.float32)
@@ -116,7 +116,7 @@ def play_episodes(env: Any, act: Callable, levels: Any, key: jax.Array) -> dict[
 
 def matchups(opponents: tuple[str, ...], scripted: Sequence[str] = ()) -> list[tuple[str, str]]:
     """Trained taggers against each runner driver, each tagger driver against trained
-    runners, and random against random as a floor. A team in ``scripted`` (scripted in
+    runners, and random against random as a floor. A team in `scripted` (scripted in
     training) has no trained driver: it is the script there, each matchup listed once."""
     out = [("trained", o) for o in opponents]
     out += [(o, "trained") for o in opponents if o != "trained"]
@@ -152,12 +152,12 @@ def arena_robustness(
     n_levels: int, episodes: int, alpha: float, key: jax.Array, runners: str = "scripted",
     greedy: bool = False, batch: int = 2048,
 ) -> Robustness:  # fmt: skip
-    """The trained taggers' robustness against ``runners``: ``episodes`` episodes on each
-    of ``n_levels`` levels from ``generator`` (``key -> level``), success = a tag in the
-    episode; the mean tag rate and its CVaR over the worst ``alpha`` fraction of levels
+    """The trained taggers' robustness against `runners`: `episodes` episodes on each
+    of `n_levels` levels from `generator` (`key -> level`), success = a tag in the
+    episode; the mean tag rate and its CVaR over the worst `alpha` fraction of levels
     chosen on one evaluation and measured on a second (see
-    :func:`~arenax.stats.two_pass_robustness`). Arenas are not filtered: one where the
-    runner cannot be reached is a runners' win, an outcome of the game. Played ``batch``
+    `two_pass_robustness`). Arenas are not filtered: one where the
+    runner cannot be reached is a runners' win, an outcome of the game. Played `batch`
     episodes at a time (the last batch padded, so one program serves every batch)."""
     k_levels, k_rest = jax.random.split(key)
     levels = jax.vmap(generator)(jax.random.split(k_levels, n_levels))
@@ -178,7 +178,7 @@ def arena_robustness(
 
 
 def pm(mean: float, hi: float, digits: int) -> str:
-    """``mean ± half-width`` of a symmetric interval ending at ``hi``."""
+    """`mean ± half-width` of a symmetric interval ending at `hi`."""
     if not np.isfinite(mean):
         return "–"
     return f"{mean:.{digits}f} ±{hi - mean:.{digits}f}"
@@ -206,7 +206,7 @@ def results_table(results: list[MatchResult], title: str) -> Table:
 
 def summarize(results: list[MatchResult]) -> dict[str, float]:
     """Per matchup, the chance that the runners are tagged at least once in an episode,
-    mean over arenas (each arena weighs the same): ``eval/P(tag)/<taggers>-vs-<runners>``."""
+    mean over arenas (each arena weighs the same): `eval/P(tag)/<taggers>-vs-<runners>`."""
     out: dict[str, list[float]] = {}
     for r in results:
         out.setdefault(f"eval/P(tag)/{r.taggers}-vs-{r.runners}", []).append(r.any_tag)
@@ -214,12 +214,12 @@ def summarize(results: list[MatchResult]) -> dict[str, float]:
 
 
 def evaluate_run(req: Evaluation) -> Report:
-    """The Tag families' evaluation (their records' ``evaluate``): every matchup of
-    drivers (:func:`matchups`) for ``req.episodes`` episodes, on starts of the run's own
-    generator (``req.suite`` empty) or on each held-out arena of ``req.suite`` (``arenas``
-    or names), one GIF per matchup into ``req.gif_dir``. With ``cvar_alpha > 0`` also the
-    trained taggers' robustness against each runner driver (:func:`arena_robustness`,
-    ``eval_cvar.csv``)."""
+    """The Tag families' evaluation (their records' `evaluate`): every matchup of
+    drivers (`matchups`) for `req.episodes` episodes, on starts of the run's own
+    generator (`req.suite` empty) or on each held-out arena of `req.suite` (`arenas`
+    or names), one GIF per matchup into `req.gif_dir`. With `cvar_alpha > 0` also the
+    trained taggers' robustness against each runner driver (`arena_robustness`,
+    `eval_cvar.csv`)."""
     from arenax.envs.tag.render import episode_frames
     from arenax.utils import save_gif
 
@@ -271,7 +271,7 @@ def evaluate_run(req: Evaluation) -> Report:
 
 
 def heldout_arenas(env: Any, spec: str) -> dict[str, Heldout]:
-    """The held-out arenas of ``spec`` (``arenas`` or names, comma-separated) for ``env``
+    """The held-out arenas of `spec` (`arenas` or names, comma-separated) for `env`
     (grid or continuous Tag; starts drawn per episode)."""
     from arenax.envs.tag import arenas, discs
     from arenax.envs.tag.grid import GridTagEnv

@@ -30,7 +30,7 @@ GridTagConfig = options_of(
 
 
 def team_success(env: Any, team: str, episodes: dict[str, Any]) -> jax.Array:
-    """A team's outcome of the episodes ending at each step, ``(T, N)`` in [0, 1]: with one
+    """A team's outcome of the episodes ending at each step, `(T, N)` in [0, 1]: with one
     runner (grid Tag) the episode's tag (taggers) or its escape (runner); with many runners
     that leave when tagged (continuous Tag) each runner is one trial, and the outcome is
     the share of runners tagged (taggers) or that survived (runners)."""
@@ -49,7 +49,7 @@ def continuous_problems(options: Any, curriculum: Any) -> Iterator[Problem]:
 
 
 def picture(env: Any, level: Any, px: int) -> np.ndarray:
-    """An arena at its start as an image ``(px + 20, px, 3)``."""
+    """An arena at its start as an image `(px + 20, px, 3)`."""
     return frame(env, env.reset_state(None, level), px)
 
 

@@ -1,36 +1,36 @@
-"""Grid Tag: ``n`` taggers chase one runner on integer cells ``[0, L]^2`` — WarpDrive's
-``TagGridWorld``, rule for rule (checked against WarpDrive's own code in
-``tests/conformance/test_tag_warpdrive.py``).
+"""Grid Tag: `n` taggers chase one runner on integer cells `[0, L]^2` — WarpDrive's
+`TagGridWorld`, rule for rule (checked against WarpDrive's own code in
+`tests/conformance/test_tag_warpdrive.py`).
 
 Rules: actions stay / +x / -x / +y / -y; a move that would leave the grid is clipped and the
-agent receives ``wall_reward`` (≤ 0, −0.1); after everyone has moved, if any tagger shares
-the runner's cell, every tagger gets ``tag_reward`` (+10), the runner ``tag_penalty`` (≤ 0,
-−2) and the episode terminates; otherwise taggers get ``tagger_step_reward`` (−0.01) and
-the runner ``runner_step_reward`` (+0.01) — WarpDrive's one ``step_cost_for_tagger`` c is
-``tagger_step_reward = -c``, ``runner_step_reward = +c``. Truncated at ``t = T``.
+agent receives `wall_reward` (≤ 0, −0.1); after everyone has moved, if any tagger shares
+the runner's cell, every tagger gets `tag_reward` (+10), the runner `tag_penalty` (≤ 0,
+−2) and the episode terminates; otherwise taggers get `tagger_step_reward` (−0.01) and
+the runner `runner_step_reward` (+0.01) — WarpDrive's one `step_cost_for_tagger` c is
+`tagger_step_reward = -c`, `runner_step_reward = +c`. Truncated at `t = T`.
 
 Observations (after the move; WarpDrive's types: 0 tagger, 1 runner). Full
-(``partial=False``): positions of every agent ``/ L`` (all ``x`` then all ``y``), their
-types, a one-hot of the agent itself, ``t/T`` — ``4A + 1`` numbers. ``partial=True``: own
+(`partial=False`): positions of every agent `/ L` (all `x` then all `y`), their
+types, a one-hot of the agent itself, `t/T` — `4A + 1` numbers. `partial=True`: own
 position, the target's position (the runner's for taggers; for the runner its nearest
-tagger by squared Euclidean distance, lowest index on ties), own type, ``t/T`` — 6 numbers.
+tagger by squared Euclidean distance, lowest index on ties), own type, `t/T` — 6 numbers.
 
 Obstacles (an arenax extension; a level without any is WarpDrive's game exactly): a level
-may block cells (``GridTagLevel.blocked``, ``(L+1, L+1) bool`` indexed ``[y, x]``). A move
+may block cells (`GridTagLevel.blocked`, `(L+1, L+1) bool` indexed `[y, x]`). A move
 into a blocked cell is refused like a move off the grid — the agent stays and gets
-``wall_reward``. Tagging is unchanged (sharing the runner's cell). With ``view = r > 0``
-every observation ends with the agent's ``(2r+1)^2`` occupancy patch centred on it, row by
-row from ``(x−r, y−r)``: 1 for a blocked cell or one off the grid, else 0. Generators,
-mutators, validation and metrics of such arenas: :mod:`arenax.envs.tag.arenas`.
+`wall_reward`. Tagging is unchanged (sharing the runner's cell). With `view = r > 0`
+every observation ends with the agent's `(2r+1)^2` occupancy patch centred on it, row by
+row from `(x−r, y−r)`: 1 for a blocked cell or one off the grid, else 0. Generators,
+mutators, validation and metrics of such arenas: `arenax.envs.tag.arenas`.
 
 Rules per level (arenax extensions; a level without them plays WarpDrive's rules): a level
-may carry ``skill (2,)`` — the taggers' and the runner's probability that an agent's chosen
+may carry `skill (2,)` — the taggers' and the runner's probability that an agent's chosen
 move is carried out (otherwise it stays; an independent draw per agent and step) —,
-``tag_distance ()`` — the runner is tagged when a tagger is within this Manhattan distance
-after the move (0: the same cell, WarpDrive's rule) — and ``episode_length ()`` — the level
-is truncated at this step (at most the env's ``episode_length``, the static maximum every
-rollout is shaped by) and observations give ``t`` over it. The env's ``skill_range``,
-``tag_distance_range`` and ``episode_length_range`` make generated levels carry them, drawn
+`tag_distance ()` — the runner is tagged when a tagger is within this Manhattan distance
+after the move (0: the same cell, WarpDrive's rule) — and `episode_length ()` — the level
+is truncated at this step (at most the env's `episode_length`, the static maximum every
+rollout is shaped by) and observations give `t` over it. The env's `skill_range`,
+`tag_distance_range` and `episode_length_range` make generated levels carry them, drawn
 uniformly; a level without a field plays the default (checkpoints of runs without them are
 unchanged).
 """
@@ -58,10 +58,10 @@ MOVES = np.array([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]], np.int32)
 
 @pytree_dataclass
 class GridTagLevel:
-    """An arena: start cells ``pos (A, 2) int32`` as ``(x, y)`` (taggers first, the runner
-    last) and obstacles ``blocked (L+1, L+1) bool`` indexed ``[y, x]``; optional rules
-    (``None``: the default): ``skill (2,) float32`` (each team's probability that a move is
-    carried out; 1), ``tag_distance () int32`` (0) and ``episode_length () int32`` (the
+    """An arena: start cells `pos (A, 2) int32` as `(x, y)` (taggers first, the runner
+    last) and obstacles `blocked (L+1, L+1) bool` indexed `[y, x]`; optional rules
+    (`None`: the default): `skill (2,) float32` (each team's probability that a move is
+    carried out; 1), `tag_distance () int32` (0) and `episode_length () int32` (the
     env's)."""
 
     pos: jax.Array
@@ -74,7 +74,7 @@ class GridTagLevel:
 
     @classmethod
     def open_field(cls, pos: Any, size: int) -> GridTagLevel:
-        """Starts ``pos`` on an arena of cells ``0..size`` without obstacles."""
+        """Starts `pos` on an arena of cells `0..size` without obstacles."""
         return cls(jnp.asarray(pos, jnp.int32), jnp.zeros((size + 1, size + 1), jnp.bool_))
 
 
@@ -90,7 +90,7 @@ class GridTagState:
 
 @dataclasses.dataclass(frozen=True)
 class GridTagEnv(Environment[GridTagLevel, GridTagState]):
-    """Grid Tag with ``n_taggers`` taggers and one runner (static parameters, checked when
+    """Grid Tag with `n_taggers` taggers and one runner (static parameters, checked when
     built)."""
 
     n_taggers: Annotated[int, POSITIVE] = 10
@@ -158,12 +158,12 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
     @property
     def rules(self) -> tuple[str, ...]:
-        """The level fields this env's generated levels carry (``GridTagLevel.RULES``)."""
+        """The level fields this env's generated levels carry (`GridTagLevel.RULES`)."""
         ranges = (self.skill_range, self.tag_distance_range, self.episode_length_range)
         return tuple(f for f, r in zip(GridTagLevel.RULES, ranges, strict=True) if r is not None)
 
     def draw_rules(self, key: jax.Array, level: GridTagLevel) -> GridTagLevel:
-        """``level`` with the rules of :attr:`rules` drawn uniformly from their ranges."""
+        """`level` with the rules of `rules` drawn uniformly from their ranges."""
         k_skill, k_dist, k_len = jax.random.split(key, 3)
         out: dict[str, jax.Array] = {}
         if self.skill_range is not None:
@@ -178,7 +178,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         return level.replace(**out)
 
     def with_default_rules(self, level: GridTagLevel) -> GridTagLevel:
-        """``level`` with every rule of :attr:`rules` it lacks at its default (the levels a
+        """`level` with every rule of `rules` it lacks at its default (the levels a
         teacher or a held-out suite builds, made alike to generated ones)."""
         default = {"skill": jnp.ones(2, jnp.float32), "tag_distance": jnp.zeros((), jnp.int32),
                    "episode_length": jnp.asarray(self.episode_length, jnp.int32)}  # fmt: skip
@@ -186,8 +186,8 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
     @classmethod
     def from_warpdrive(cls, **kwargs: Any) -> GridTagEnv:
-        """The env of a WarpDrive ``TagGridWorld(**kwargs)`` (its parameter names and sign
-        conventions; start locations belong to levels, ``seed`` and ``env_backend`` to
+        """The env of a WarpDrive `TagGridWorld(**kwargs)` (its parameter names and sign
+        conventions; start locations belong to levels, `seed` and `env_backend` to
         nothing)."""
         c = kwargs.pop("step_cost_for_tagger", 0.01)
         out: dict[str, Any] = {"tagger_step_reward": -c, "runner_step_reward": c}
@@ -257,7 +257,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         )  # fmt: skip
 
     def horizon(self, state: GridTagState) -> jax.Array | int:
-        """The step at which ``state``'s episode is truncated (its level's, else T)."""
+        """The step at which `state`'s episode is truncated (its level's, else T)."""
         return self.episode_length if state.episode_length is None else state.episode_length
 
     def step_state(
@@ -312,8 +312,8 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         return {"tagger": obs[:-1], "runner": obs[-1:]}
 
     def patches(self, state: GridTagState) -> jax.Array:
-        """``(A, (2r+1)^2) float32``: each agent's occupancy patch (1: blocked or off the
-        grid), rows from ``y − r`` to ``y + r``, each from ``x − r`` to ``x + r``."""
+        """`(A, (2r+1)^2) float32`: each agent's occupancy patch (1: blocked or off the
+        grid), rows from `y − r` to `y + r`, each from `x − r` to `x + r`."""
         r = self.view
         padded = jnp.pad(state.blocked, r, constant_values=True)
         d = jnp.arange(-r, r + 1)
@@ -324,7 +324,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
 
 # ------------------------------------------------------------------ arena building blocks
 def random_obstacles(key: jax.Array, n: int, max_obstacles: int) -> jax.Array:
-    """``(n, n) bool``: a uniform number ``0..max_obstacles`` of distinct random cells."""
+    """`(n, n) bool`: a uniform number `0..max_obstacles` of distinct random cells."""
     k_count, k_cells = jax.random.split(key)
     count = jax.random.randint(k_count, (), 0, max_obstacles + 1)
     rank = jnp.argsort(jnp.argsort(jax.random.uniform(k_cells, (n * n,))))
@@ -332,7 +332,7 @@ def random_obstacles(key: jax.Array, n: int, max_obstacles: int) -> jax.Array:
 
 
 def random_starts(key: jax.Array, blocked: jax.Array, n_agents: int) -> jax.Array:
-    """``(n_agents, 2) int32`` start cells ``(x, y)``, each uniform over the free cells."""
+    """`(n_agents, 2) int32` start cells `(x, y)`, each uniform over the free cells."""
     n = blocked.shape[0]
     logits = jnp.where(blocked.reshape(-1), -jnp.inf, 0.0)
     cell = jax.random.categorical(key, logits, shape=(n_agents,))

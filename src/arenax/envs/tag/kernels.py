@@ -1,16 +1,16 @@
 """A fused CPU kernel for Tag's exact nearest neighbours, with a pure-JAX path elsewhere.
 
-Choosing the ``k`` nearest of ``A`` agents is most of continuous Tag's step. On accelerators
-the JAX formulation (:func:`k_nearest_jax`) runs as is. On CPUs XLA materialises each of its
-``k`` passes over the ``A × A`` distances, so arenax ships a small C++ XLA FFI kernel
-(``_knn.cc``: per agent, an upper bound of the k-th distance from lane minima, the few
+Choosing the `k` nearest of `A` agents is most of continuous Tag's step. On accelerators
+the JAX formulation (`k_nearest_jax`) runs as is. On CPUs XLA materialises each of its
+`k` passes over the `A × A` distances, so arenax ships a small C++ XLA FFI kernel
+(`_knn.cc`: per agent, an upper bound of the k-th distance from lane minima, the few
 candidates under it, and their exact ranks) that it compiles on first use with the
-system's C++ compiler into ``$ARENAX_KERNEL_DIR`` (default ``~/.cache/arenax/kernels``)
+system's C++ compiler into `$ARENAX_KERNEL_DIR` (default `~/.cache/arenax/kernels`)
 and registers with XLA. Both give the same ranking: squared float32
 distances, equal ones by index (the kernel never fuses multiply-adds; if XLA fuses them in
 the JAX path, the two can differ on distances within one rounding of each other).
 
-Without a compiler (or with ``ARENAX_NO_KERNELS=1``) the JAX path runs on CPUs too.
+Without a compiler (or with `ARENAX_NO_KERNELS=1`) the JAX path runs on CPUs too.
 """
 
 from __future__ import annotations
@@ -88,9 +88,9 @@ def cpu_kernel_available() -> bool:
 
 
 def k_nearest_jax(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
-    """The pure-JAX path: ``k`` passes, each taking the smallest ``(d² bits, index)`` pair
-    above the previous one (the key matrix is read, never rewritten). ``pos (A, 2)``,
-    ``active (A,)`` -> ``(others (A, k) int32, valid (A, k) bool)``."""
+    """The pure-JAX path: `k` passes, each taking the smallest `(d² bits, index)` pair
+    above the previous one (the key matrix is read, never rewritten). `pos (A, 2)`,
+    `active (A,)` -> `(others (A, k) int32, valid (A, k) bool)`."""
     a = pos.shape[0]
     big = jnp.iinfo(jnp.int32).max
     x, y = pos[:, 0], pos[:, 1]
@@ -124,10 +124,10 @@ def _kernel(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax.A
 
 
 def k_nearest(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
-    """The ``k`` nearest other agents in the game, nearest first, exactly: ranked by
-    squared float32 distance, equal ones by index. ``pos (A, 2) float32``, ``active (A,)
-    bool`` -> ``(others (A, k) int32, valid (A, k) bool)`` (``valid`` False for padding when
-    fewer than ``k`` remain). The CPU kernel on CPUs when it is available, JAX elsewhere."""
+    """The `k` nearest other agents in the game, nearest first, exactly: ranked by
+    squared float32 distance, equal ones by index. `pos (A, 2) float32`, `active (A,)
+    bool` -> `(others (A, k) int32, valid (A, k) bool)` (`valid` False for padding when
+    fewer than `k` remain). The CPU kernel on CPUs when it is available, JAX elsewhere."""
     if not cpu_kernel_available():
         return k_nearest_jax(pos, active, k)
     return jax.lax.platform_dependent(
@@ -147,16 +147,16 @@ def tag_observation(
     fallback: Callable[..., jax.Array],
     discs: tuple[jax.Array, jax.Array, Callable[..., jax.Array]] | None = None,
 ) -> jax.Array:
-    """Continuous Tag's k-nearest observation ``(A, 7k + 1) float32`` in one fused CPU
+    """Continuous Tag's k-nearest observation `(A, 7k + 1) float32` in one fused CPU
     kernel (neighbours, differences, types, flags, time; zeros for agents out of the
-    game), or ``fallback(feats, pos, active, kind, time)`` — the same computation in JAX —
-    where the kernel is unavailable. ``feats (A, 5)``: the normalised features whose
-    differences are observed; ``kind (A,)``: 1 for taggers; ``time ()``: ``t/T``.
+    game), or `fallback(feats, pos, active, kind, time)` — the same computation in JAX —
+    where the kernel is unavailable. `feats (A, 5)`: the normalised features whose
+    differences are observed; `kind (A,)`: 1 for taggers; `time ()`: `t/T`.
 
-    ``discs = (discs (M, 3), arena (), features)``: the kernel also writes each disc's
-    numbers after them, ``(A, 7k + 1 + 3M)`` (one pass over the rows; appending them in
+    `discs = (discs (M, 3), arena (), features)`: the kernel also writes each disc's
+    numbers after them, `(A, 7k + 1 + 3M)` (one pass over the rows; appending them in
     XLA costs a copy of the whole observation on CPUs); elsewhere
-    ``features(pos, active, discs, arena) (A, 3M)`` are appended to the fallback's."""
+    `features(pos, active, discs, arena) (A, 3M)` are appended to the fallback's."""
 
     def jax_path(f: jax.Array, p: jax.Array, m: jax.Array, c: jax.Array, t: jax.Array,
                  *disc_args: jax.Array) -> jax.Array:  # fmt: skip

@@ -25,7 +25,7 @@ OBSTACLE = (110, 110, 110)
 
 
 def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 320) -> np.ndarray:
-    """One RGB frame ``(px + 20, px, 3) uint8`` of a single (unbatched) env state."""
+    """One RGB frame `(px + 20, px, 3) uint8` of a single (unbatched) env state."""
     env = whole_game(env)  # a game with scripted teams is drawn as the game
     img = Image.new("RGB", (px, px + 20), BACKGROUND)
     draw = ImageDraw.Draw(img)
@@ -81,9 +81,9 @@ def episode_frames(
     max_frames: int = 200,
     level: Any = None,
 ) -> list[np.ndarray]:
-    """Frames of one episode from ``level`` (default: a generated one). ``act(state, obs,
-    key) -> {team: actions}`` chooses the actions (default: uniformly random). Long
-    episodes are subsampled to at most ``max_frames`` frames (the last one is kept)."""
+    """Frames of one episode from `level` (default: a generated one). `act(state, obs,
+    key) -> {team: actions}` chooses the actions (default: uniformly random). Long
+    episodes are subsampled to at most `max_frames` frames (the last one is kept)."""
     k_level, k_play = jax.random.split(key)
     level = env.generate(k_level) if level is None else level
     state = env.reset_state(k_level, level)

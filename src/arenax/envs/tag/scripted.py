@@ -1,12 +1,12 @@
 """Scripted Tag players (privileged: they read the env state), as evaluation opponents and,
-through :class:`ScriptedTeams`, as opponents during training.
+through `ScriptedTeams`, as opponents during training.
 
 * Taggers **chase**: each steers towards the nearest runner still in the game.
 * Runners **flee**: each steers away from the nearest tagger.
 
 Continuous Tag: the turn whose result points closest to the wanted heading, and full
 acceleration (forward). Grid Tag: the move along the axis of larger distance (ties: x).
-Every function maps ``(env, state)`` of one arena to the team's actions ``(A_team, ...)``.
+Every function maps `(env, state)` of one arena to the team's actions `(A_team, ...)`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from arenax.envs.wrappers import Scripted
 
 
 def _nearest(src: jax.Array, dst: jax.Array, ok: jax.Array) -> jax.Array:
-    """For each of ``src (S, 2)``, the index of the nearest of ``dst (D, 2)`` among ``ok``."""
+    """For each of `src (S, 2)`, the index of the nearest of `dst (D, 2)` among `ok`."""
     d = jnp.sum(jnp.square(src[:, None, :] - dst[None, :, :]), -1)
     return jnp.argmin(jnp.where(ok[None, :], d, jnp.inf), axis=1)
 
 
 def _steer(env: TagEnv, state: TagState, me: jax.Array, target: jax.Array, away: bool) -> jax.Array:
-    """Actions ``(n, 2)`` turning agents ``me`` towards (or away from) points ``target``."""
+    """Actions `(n, 2)` turning agents `me` towards (or away from) points `target`."""
     delta = target - state.pos[me]
     want = jnp.arctan2(delta[:, 1], delta[:, 0]) + (jnp.pi if away else 0.0)
     turns = np.concatenate([[0.0], np.linspace(env.min_turn, env.max_turn, env.turn_levels)])
@@ -69,15 +69,15 @@ def grid_actions(env: GridTagEnv, state: GridTagState, team: str) -> jax.Array:
 def scripted_actions(
     env: TagEnv | GridTagEnv, state: TagState | GridTagState, team: str
 ) -> jax.Array:
-    """Scripted actions of ``team`` (chase or flee) in either Tag game."""
+    """Scripted actions of `team` (chase or flee) in either Tag game."""
     if isinstance(env, GridTagEnv):
         return grid_actions(env, state, team)
     return continuous_actions(env, state, team)
 
 
 def ScriptedTeams(env: TagEnv | GridTagEnv, scripted: tuple[str, ...] = ("runner",)) -> Scripted:
-    """A Tag game whose ``scripted`` teams are played by the scripted players above (chase /
-    flee, from the game state each step): :class:`~arenax.envs.wrappers.Scripted` with
-    :func:`scripted_actions`. Training against a scripted opponent is multi-team PPO over
-    this env (``--runner.scripted``)."""
+    """A Tag game whose `scripted` teams are played by the scripted players above (chase /
+    flee, from the game state each step): `Scripted` with
+    `scripted_actions`. Training against a scripted opponent is multi-team PPO over
+    this env (`--runner.scripted`)."""
     return Scripted(env, scripted, scripted_actions)
