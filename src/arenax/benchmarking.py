@@ -19,6 +19,7 @@ from rich.table import Table
 import arenax
 from arenax.envs import AutoReplay, AutoResetFromBatch
 from arenax.options import In, IntIn, PositiveInts, Problem, check
+from arenax.utils import make_console
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,7 +101,7 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
     The persistent compilation cache is deliberately not used: compile times are real.
     """
     check(args)
-    console = console or Console()
+    console = console or make_console()
     family = arenax.registry.family(args.env)
     case = args.case or next(iter(family.benchmarks), "")
     base = family.make(family.benchmarks[case]) if case else family.env()
@@ -253,7 +254,7 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
     from arenax.train.presets import PRESETS, with_cell
 
-    console = console or Console()
+    console = console or make_console()
     counts = args.devices or tuple(sorted({1, len(jax.devices())}))
     rows = []
     table = Table(
@@ -384,7 +385,7 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     from arenax.train.parallel import make_mesh
 
     check(args)
-    console = console or Console()
+    console = console or make_console()
     limit = int(args.memory_limit_mib * 2**20) or device_memory()[0]
     step = cfg.devices
     if vary_envs := args.vary == "envs":

@@ -9,6 +9,19 @@ from typing import Any
 
 import jax
 import numpy as np
+from rich.console import Console
+
+#: columns of output that goes to a file or a pipe (rich's default there, 80, cuts tables)
+FILE_WIDTH = 160
+
+
+def make_console(**kwargs: Any) -> Console:
+    """A ``rich`` console; printing to a file or a pipe it is `FILE_WIDTH` columns wide
+    unless `width` or `$COLUMNS` says otherwise (a terminal keeps its own width)."""
+    console = Console(**kwargs)
+    if "width" not in kwargs and not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = FILE_WIDTH
+    return console
 
 
 def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path:

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import tyro
-from rich.console import Console
 
 from arenax.options import ConfigError, Problem, check
+from arenax.utils import make_console
 
 T = TypeVar("T")
 
-console = Console()
+console = make_console()
 
 
 class OptionError(ConfigError):

@@ -17,7 +17,7 @@ from rich.console import Console
 from arenax.envs.family import Evaluation, Report
 from arenax.envs.maze import render as pictures
 from arenax.envs.wrappers import whole_game
-from arenax.utils import frame_indices, save_gif
+from arenax.utils import frame_indices, make_console, save_gif
 
 
 def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
@@ -80,7 +80,7 @@ def evaluate_run(
     Tag: matchups against opponents; a family without its own: its held-out levels, or
     levels of its generator): print the table, write `RUN_DIR/eval_<name>.csv` (or
     `out`) and any further CSVs the evaluation returns."""
-    console = console or Console()
+    console = console or make_console()
     cfg, algo, policies, params, cycle = load_players(run_dir, checkpoint)
     request = Evaluation(
         whole_game(algo.env), policies, params, algo.env.generate, suite, episodes, greedy,

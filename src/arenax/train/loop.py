@@ -54,7 +54,7 @@ from arenax.train.parallel import (
     state_specs,
 )
 from arenax.train.rundir import RunLock, make_new_run_dir
-from arenax.utils import tree_bytes
+from arenax.utils import make_console, tree_bytes
 
 # Host timing columns: everything else in a metrics row is a deterministic function of the
 # seed (bitwise on CPU), which the resume tests check.
@@ -764,7 +764,7 @@ def train(
     """
     distributed.initialize(cfg.launch)
     if distributed.is_main():
-        console = console or Console()
+        console = console or make_console()
     else:  # process 0 reports the run; errors still reach every process's stderr
         distributed.announce()
         console = Console(quiet=True)
