@@ -53,6 +53,15 @@ def test_each_seed_trains_what_its_own_run_trains(
         assert (folder / "config.json").is_file() and (folder / "checkpoints").is_dir()
     if preset == "maze-accel":  # the seeds did not run the same cycles
         assert [len(r) for r in stack.seed_rows] == [3, 4]
+        # so their latest checkpoints differ, and the evaluation says so
+        run = tmp_path / "stack" / preset
+        argv = ["arenax", "eval", str(run), "--suite", "SixteenRooms", "--episodes", "2"]
+        monkeypatch.setattr("sys.argv", argv)
+        capsys.readouterr()
+        cli.main()
+        out = capsys.readouterr().out
+        assert "different lengths of training (seed4 @ cycle 3, seed5 @ cycle 4)" in out, out
+        assert "over 2 seeds: held-out solved rate" in out
     if preset == "tag-grid":  # a Tag evaluation summarises over seeds too
         run = tmp_path / "stack" / preset
         argv = ["arenax", "eval", str(run), "--episodes", "4", "--opponents", "trained"]

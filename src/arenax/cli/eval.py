@@ -101,13 +101,20 @@ def eval_command(argv: Sequence[str]) -> None:
     if not seeds:
         _eval_one(args)
         return
-    summaries = []
+    summaries, cycles = [], {}
     for d in seeds:
         console.rule(f"{Path(args.run_dir).name}: {d.name}")
         out = args.out.with_stem(f"{args.out.stem}-{d.name}") if args.out else None
         gifs = args.gif_dir / d.name if args.gif_dir else None
         report = _eval_one(dataclasses.replace(args, run_dir=d, out=out, gif_dir=gifs))
         summaries.append(report.summary)
+        cycles[d.name] = report.cycle
+    if len(set(cycles.values())) > 1:
+        at = ", ".join(f"{name} @ cycle {c}" for name, c in cycles.items())
+        console.print(
+            f"note: the evaluated checkpoints come from different lengths of training ({at}): "
+            "the mean over seeds below mixes them"
+        )
     for key in summaries[0]:
         values = [s[key] for s in summaries if key in s]
         m, lo, hi = mean_ci(np.asarray(values))

@@ -129,6 +129,8 @@ class Report:
         summary: scalar results logged during training (`eval/solved`…).
         notes: lines printed under the table.
         extra: more CSVs, `{name: rows}` (`eval_<name>.csv`).
+        cycle: the training cycle of the evaluated checkpoint (set by the caller that
+            loaded it; `None` in training's periodic evaluation).
     """
 
     rows: list[Any]
@@ -137,6 +139,7 @@ class Report:
     summary: dict[str, float] = dataclasses.field(default_factory=dict)
     notes: list[str] = dataclasses.field(default_factory=list)
     extra: dict[str, list[Any]] = dataclasses.field(default_factory=dict)
+    cycle: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -88,6 +88,7 @@ def evaluate_run(
         cvar_episodes, cvar_solvable,
     )  # fmt: skip
     report = cfg.family.run_evaluation(request)
+    report.cycle = cycle
     report.table.title = f"{Path(run_dir).name} @ cycle {cycle}: {report.table.title}"
     console.print(report.table)
     for line in report.notes:
