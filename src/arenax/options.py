@@ -41,7 +41,16 @@ class Problem:
     rule: str
 
     def message(self, prefix: str = "") -> str:
-        return f"{prefix}{self.field.lstrip('/')}={self.value!r}: {self.rule}"
+        return f"{prefix}{self.field.lstrip('/')}={self.shown}: {self.rule}"
+
+    @property
+    def shown(self) -> str:
+        """The value as the message shows it: its `repr`, a whole options object by its
+        class name only, and anything longer than 80 characters cut (one-line errors)."""
+        if dataclasses.is_dataclass(self.value) and not isinstance(self.value, type):
+            return f"{type(self.value).__name__}(…)"
+        text = repr(self.value)
+        return text if len(text) <= 80 else text[:77] + "…"
 
 
 # ------------------------------------------------------------------ rules
@@ -218,7 +227,7 @@ def check_on_init(obj: Any, owner: str) -> None:
     """For runtime objects that check themselves when built (environments): raise
     `ValueError("<owner>: <field>=<value> <rule>")` for the first broken rule."""
     for p in problems(obj):
-        raise ValueError(f"{owner}: {p.field.lstrip('/')}={p.value!r} {p.rule}")
+        raise ValueError(f"{owner}: {p.field.lstrip('/')}={p.shown} {p.rule}")
 
 
 def fields_of(obj: Any, cls: type | None = None) -> dict[str, Any]:

@@ -188,6 +188,10 @@ def family_of_options(options: Any) -> Family:
     for f in FAMILIES.values():
         if f.options is not None and isinstance(options, f.options):
             return f
+    if isinstance(options, str):
+        raise ValueError(
+            f"{options!r}: not a registered family with options ({', '.join(FAMILIES)})"
+        )
     raise ValueError(f"{type(options).__name__}: not the options of a registered family")
 
 

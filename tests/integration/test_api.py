@@ -68,3 +68,25 @@ def test_options_are_checked_in_one_line_before_compiling() -> None:
     from arenax.train import PRESETS
 
     assert "maze-dr" in PRESETS and np.isfinite(PRESETS["maze-dr"].teams["agent"].ppo.lr)
+
+
+def test_a_config_built_by_hand_names_its_family_and_is_checked() -> None:
+    """`TrainConfig(env="maze")`: a family's name stands for its default options; a name
+    that is no family, and a network that cannot read the game's observation, are refused
+    in one line (values shown short: no options object dumped into the message)."""
+    from arenax.envs.maze.family import MazeConfig
+    from arenax.options import Problem
+    from arenax.train import validate
+
+    assert TrainConfig(env="maze").env == MazeConfig()
+    validate(TrainConfig(env="maze"))
+    with pytest.raises(
+        ConfigError, match=r"env='mazee': not a registered family with options \(maze,"
+    ):
+        validate(TrainConfig(env="mazee"))
+    with pytest.raises(
+        ConfigError, match=r"agent\.network='ModelConfig': reads a maze-like observation"
+    ):
+        validate(TrainConfig(env="cartpole"))
+    assert Problem("env", MazeConfig(), "r").message() == "env=MazeConfig(…): r"
+    assert Problem("x", list(range(100)), "r").message() == f"x={repr(list(range(100)))[:77]}…: r"

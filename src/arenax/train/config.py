@@ -87,7 +87,8 @@ class TrainConfig:
     (`--<curriculum>.*`), the budget and the outputs."""
 
     env: Any = MazeConfig(n_walls=60, normalize_obs=True)
-    """The game: a family's options (the preset chooses the family)."""
+    """The game: a family's options (the preset chooses the family), or from Python a
+    family's name for its default options (`env="cartpole"`)."""
     teams: dict[str, TeamConfig] = dataclasses.field(default_factory=_maze_teams)
     """Each team's network, learner and policy sharing, by team name."""
     curriculum: Any = DRConfig()
@@ -144,6 +145,8 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "out_dir", Path(self.out_dir))  # a string is a path too
+        if isinstance(self.env, str) and self.env in FAMILIES and FAMILIES[self.env].options:
+            object.__setattr__(self, "env", FAMILIES[self.env].options())
         if self.resume is not None:
             object.__setattr__(self, "resume", Path(self.resume))
 
@@ -239,7 +242,8 @@ class TrainConfig:
         try:
             family = self.family
         except ValueError as exc:
-            yield Problem("env", type(self.env).__name__, str(exc))
+            shown = self.env if isinstance(self.env, str) else type(self.env).__name__
+            yield Problem("env", shown, str(exc).split(": ", 1)[-1])
             return
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
             yield Problem("seed", self.seed, "must be an integer in [0, 2**32)")
@@ -315,6 +319,10 @@ class TrainConfig:
                 network = tc.ddpg if tc.ddpg is not None else tc.network
                 if not isinstance(network, ModelConfig | MLPConfig | DDPGConfig):
                     yield Problem(f"{team}.network", type(network).__name__, "must be a network's options (ModelConfig, MLPConfig)")  # fmt: skip
+                elif isinstance(network, ModelConfig) and not _image_and_direction(
+                    game.observation_space(team)
+                ):
+                    yield Problem(f"{team}.network", "ModelConfig", "reads a maze-like observation (image and direction); vector observations take MLPConfig (as the cartpole-dr preset)")  # fmt: skip
                 elif isinstance(network, MLPConfig) and not _vector(game.observation_space(team)):
                     yield Problem(f"{team}.network", "mlp", f"needs vector observations (a 1-D Box), not {game.observation_space(team)}")  # fmt: skip
         if self.off_policy:
@@ -386,6 +394,15 @@ class TrainConfig:
 
 def _vector(space: Any) -> bool:
     return isinstance(space, spaces.Box) and len(space.shape) == 1
+
+
+def _image_and_direction(space: Any) -> bool:
+    """The observation `ModelConfig`'s network reads: an `(H, W, C)` image and a direction."""
+    if not isinstance(space, spaces.Dict):
+        return False
+    parts = dict(space.spaces)
+    image = parts.get("image")
+    return isinstance(image, spaces.Box) and len(image.shape) == 3 and "direction" in parts
 
 
 # ------------------------------------------------------------------ validation
