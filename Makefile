@@ -14,9 +14,10 @@ $(STAMP): pyproject.toml
 	# only (no CUDA, torch or numba), with the gym it imports its spaces from
 	$(BIN)/pip install --quiet --no-deps rl-warp-drive==2.7.1 gym==0.26.2 gym_notices cloudpickle
 	# gymnax, for tests/conformance/test_gymnax_adapter.py: it pins gymnasium<1.4 (unused by the adapter),
-	# so without its dependencies, plus the two its package import needs
-	$(BIN)/pip install --quiet --no-deps gymnax==1.0.1
+	# so without its dependencies, after the two its package import needs (installed last: a
+	# later install would report gymnax's pin as a conflict)
 	$(BIN)/pip install --quiet six seaborn
+	$(BIN)/pip install --quiet --no-deps gymnax==1.0.1
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -36,7 +36,9 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
 
 
 def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: int = 8) -> Path:
-    """Write RGB frames `(H, W, 3) uint8` as a looping GIF (folders are created)."""
+    """Write RGB frames `(H, W, 3) uint8` as a looping GIF (folders are created). A frame
+    equal to the one before it is stored once, shown for both durations (Pillow's GIF
+    writer), so the file may hold fewer frames than were given; the timing is the same."""
     from PIL import Image
 
     if not frames:

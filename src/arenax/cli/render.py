@@ -77,6 +77,17 @@ class RenderArgs:
         yield from file_problem(self.episode_gif, "episode_gif", (".gif",))
 
 
+def _shown(frames: list) -> str:
+    """What a GIF of `frames` shows: its steps, and how many of them change the picture
+    (random play in a maze mostly bumps into walls or does nothing)."""
+    import itertools
+
+    import numpy as np
+
+    changes = sum(not np.array_equal(a, b) for a, b in itertools.pairwise(frames))
+    return f"{len(frames)} frames, {changes} of them changing the picture"
+
+
 def _levels_of(source: str) -> Any:
     """`(family, kind, spec)` of a source: `kind` `"generator"` or `"heldout"`,
     `spec` the name within the family (`grid-tag/arenas` names the grid's `arenas`,
@@ -150,7 +161,7 @@ def _gallery(args: RenderArgs) -> None:
         px = _px(game, levels[0], args.tile)
         frames = episode_frames(game, family.frame, {}, {}, key, px=px, level=levels[0])
         gif = save_gif(frames, args.episode_gif, fps=8)
-        console.print(f"wrote {gif} ({len(frames)} frames, random actions)")
+        console.print(f"wrote {gif} ({_shown(frames)}, random actions)")
 
 
 def render_command(argv: Sequence[str]) -> None:
@@ -193,6 +204,6 @@ def render(args: RenderArgs) -> None:
             raise ConfigError(f"source={args.source!r}: family {family.name!r} has no renderer (no frames to draw)")  # fmt: skip
         frames = report.episode_frames(env, family.frame, {}, {}, jax.random.key(args.seed))
         path = save_gif(frames, out or Path(f"outputs/{args.source}.gif"), fps=12)
-        console.print(f"wrote {path} ({len(frames)} frames, random actions)")
+        console.print(f"wrote {path} ({_shown(frames)}, random actions)")
         return
     _gallery(args)

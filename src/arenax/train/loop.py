@@ -640,7 +640,7 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
         if n not in compiled:
             run.print(
                 f"compiling a chunk of {n} cycles (the first run of a configuration takes "
-                "roughly 5-20 s on a CPU; later runs load it from the compilation cache) ..."
+                "roughly 10-40 s on a 2-core CPU; later runs load it from the compilation cache) ..."
             )
             t0 = time.perf_counter()
             fn = make_chunk(run.algorithm, run.mesh, cfg.n_envs, n, seeds)
