@@ -114,7 +114,9 @@ def test_parallel_forms_train_on_the_replay_block(tmp_path: Path, preset: str) -
 
 def tiny_sfl(tmp_path: Path, name: str, updates: int, **changes: object):
     cfg = tiny_preset("tag-grid-sfl", tmp_path, name=name, **changes)
-    q = dataclasses.replace(cfg.curriculum, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2)
+    q = dataclasses.replace(
+        cfg.curriculum, buffer_size=4, sample_levels=8, episodes=2, refresh_every=2
+    )
     return dataclasses.replace(cfg, curriculum=q, total_steps=None, total_updates=updates)
 
 

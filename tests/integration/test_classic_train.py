@@ -66,7 +66,9 @@ def test_accel_from_empty_starts_near_gymnasiums_physics(tmp_path: Path) -> None
     enough for the buffer to fill, so ACCEL replays, trains and mutates."""
     cfg = tiny(tmp_path, "cartpole-plr", total_steps=8 * 32 * 8)
     plr = dataclasses.asdict(cfg.curriculum)
-    cfg = dataclasses.replace(cfg, curriculum=ACCELConfig(**{**plr, "new_levels": "empty", "n_edits": 2}))
+    cfg = dataclasses.replace(
+        cfg, curriculum=ACCELConfig(**{**plr, "new_levels": "empty", "n_edits": 2})
+    )
     algo = make_curriculum(cfg)
     env = make_env(cfg)
     default = level_values(env.default_level())

@@ -116,7 +116,9 @@ def test_cli_rejects_bad_values_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     with pytest.raises(SystemExit) as exc:
-        run_cli(monkeypatch, "train", "maze-dr", "--agent.ppo.gamma", "1.5", "--out-dir", str(tmp_path))
+        run_cli(
+            monkeypatch, "train", "maze-dr", "--agent.ppo.gamma", "1.5", "--out-dir", str(tmp_path)
+        )
     assert exc.value.code == 2
     assert "agent.ppo.gamma=1.5: must be in [0.0, 1.0]" in " ".join(capsys.readouterr().out.split())
     with pytest.raises(SystemExit):

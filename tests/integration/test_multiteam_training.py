@@ -22,7 +22,9 @@ from arenax.train.loop import TIMING_COLUMNS
 SMALL_PPO = PPOConfig(lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=2, minibatches=2)
 
 
-def team(hidden: tuple[int, ...] = (32, 32), ppo: PPOConfig = SMALL_PPO, **kw: object) -> TeamConfig:
+def team(
+    hidden: tuple[int, ...] = (32, 32), ppo: PPOConfig = SMALL_PPO, **kw: object
+) -> TeamConfig:
     """A team of an MLP policy with ``hidden`` layers learning with ``ppo``."""
     return TeamConfig(network=MLPConfig(hidden=hidden), ppo=ppo, **kw)
 

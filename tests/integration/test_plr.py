@@ -75,7 +75,9 @@ def test_robust_plr_skips_updates_on_new_levels(tmp_path: Path) -> None:
         state = new
     assert seen == {0.0, 1.0}
     # the non-robust form updates on every cycle
-    algo2 = make_curriculum(dataclasses.replace(cfg, curriculum=dataclasses.replace(cfg.curriculum, robust=False)))
+    algo2 = make_curriculum(
+        dataclasses.replace(cfg, curriculum=dataclasses.replace(cfg.curriculum, robust=False))
+    )
     s2 = algo2.init(jax.random.key(0))
     n2, m2 = jax.jit(lambda s, k: algo2.cycle(s, k, ids, None))(s2, jax.random.key(0))
     assert float(m2["replay"]) == 0.0 and float(m2["updated"]) == 1.0
@@ -88,7 +90,9 @@ def test_robust_plr_skips_updates_on_new_levels(tmp_path: Path) -> None:
 def test_parallel_batch_composition(tmp_path: Path) -> None:
     cfg = small("maze-paccel", tmp_path)
     # a roomy buffer: nothing is refused, so every block's levels must land in it
-    cfg = dataclasses.replace(cfg, curriculum=dataclasses.replace(cfg.curriculum, buffer_size=64, min_fill=0.1))
+    cfg = dataclasses.replace(
+        cfg, curriculum=dataclasses.replace(cfg.curriculum, buffer_size=64, min_fill=0.1)
+    )
     algo = make_curriculum(cfg)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     step = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))

@@ -425,7 +425,9 @@ def test_file_system_errors_are_one_line_with_what_to_do(monkeypatch, capsys) ->
     out = capsys.readouterr()
     text = (out.out + out.err).strip()
     assert exc.value.code == 2 and "\n" not in text and "Traceback" not in text
-    assert text.startswith("error: /runs/r/checkpoints/4: No space left on device; the disk is full")
+    assert text.startswith(
+        "error: /runs/r/checkpoints/4: No space left on device; the disk is full"
+    )
 
 
 def test_version_and_help_describe_every_command(capsys) -> None:

@@ -62,6 +62,17 @@ def test_each_seed_trains_what_its_own_run_trains(
         out = capsys.readouterr().out
         assert "different lengths of training (seed4 @ cycle 3, seed5 @ cycle 4)" in out, out
         assert "over 2 seeds: held-out solved rate" in out
+        # commands that load one seed's policy or buffer name the seeds' folders
+        for argv in (["render", str(run), "--buffer"], ["play", "--run-dir", str(run)]):
+            monkeypatch.setattr("sys.argv", ["arenax", *argv])
+            with pytest.raises(SystemExit) as exit_:
+                cli.main()
+            assert exit_.value.code == 2
+            out = capsys.readouterr().out
+            assert (
+                "a run of 2 seeds: name one seed's folder (maze-accel/seed4, maze-accel/seed5)"
+                in out
+            )
     if preset == "tag-grid":  # a Tag evaluation summarises over seeds too
         run = tmp_path / "stack" / preset
         argv = ["arenax", "eval", str(run), "--episodes", "4", "--opponents", "trained"]

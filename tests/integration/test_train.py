@@ -244,7 +244,10 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
             {"curriculum": PLRConfig(buffer_size=8)},
             "plr.buffer_size=8: must hold at least n_envs=32",
         ),
-        ({"curriculum": ACCELConfig(mutation_criterion="random")}, "accel.mutation_criterion='random'"),
+        (
+            {"curriculum": ACCELConfig(mutation_criterion="random")},
+            "accel.mutation_criterion='random'",
+        ),
     ],
 )
 def test_config_validation(changes: dict, message: str) -> None:

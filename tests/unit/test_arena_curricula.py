@@ -25,7 +25,9 @@ from helpers import tiny_preset
 def test_the_scoring_teams_regret_scores_the_arena() -> None:
     """PVL by hand: 2 envs × 2 taggers, 3 steps; tagger 1 of env 1 ends no episode."""
     q = dataclasses.replace(PRESETS["tag-grid-plr"].curriculum, score="pvl")
-    algo = make_curriculum(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q))
+    algo = make_curriculum(
+        dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q)
+    )
     adv = jnp.array([[1.0, -1.0, 2.0, 0.5], [3.0, 1.0, 0.0, 0.5], [0.0, 2.0, 4.0, 0.5]])
     done = jnp.array([[0, 0, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0]], bool)
     reward = jnp.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 10.0, 0.0], [-1.0, 3.0, 0.0, 0.0]])
@@ -62,7 +64,9 @@ def test_a_tagged_runners_empty_tail_does_not_score_the_arena() -> None:
     episode ends at step 3. Only the two steps it played count: (1 + 2) / 2, not a mean
     that includes the tail's empty episode (advantages 7, 7)."""
     q = dataclasses.replace(PRESETS["tag-grid-plr"].curriculum, score="pvl", score_team="runner")
-    algo = make_curriculum(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q))
+    algo = make_curriculum(
+        dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q)
+    )
     assert algo.env.num_agents("runner") == 1
     done = jnp.array([[0], [1], [0], [1]], bool)
     tr = SimpleNamespace(reward=jnp.array([[0.0], [-1.0], [0.0], [0.0]]), value=jnp.zeros((4, 1)),
@@ -107,7 +111,9 @@ def test_both_teams_scores_average_by_hand() -> None:
     (one episode of 3 steps, advantages 2, -1, 1) 1: the level scores their mean; env 1's
     runner ends no episode, so only the taggers' score counts."""
     q = dataclasses.replace(PRESETS["tag-grid-plr"].curriculum, score="pvl", score_team="both")
-    algo = make_curriculum(dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q))
+    algo = make_curriculum(
+        dataclasses.replace(tiny_preset("tag-grid-plr", Path("x")), curriculum=q)
+    )
     adv = jnp.array([[1.0, -1.0, 2.0, 0.5], [3.0, 1.0, 0.0, 0.5], [0.0, 2.0, 4.0, 0.5]])
     done = jnp.array([[0, 0, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0]], bool)
     taggers = SimpleNamespace(reward=jnp.zeros((3, 4)), value=jnp.zeros((3, 4)), done=done,

@@ -96,7 +96,9 @@ def test_a_teams_returns_per_arena_by_hand() -> None:
 
 def with_teacher(cfg, **teacher):
     c = cfg.curriculum
-    return dataclasses.replace(cfg, curriculum=dataclasses.replace(c, teacher=dataclasses.replace(c.teacher, **teacher)))
+    return dataclasses.replace(
+        cfg, curriculum=dataclasses.replace(c, teacher=dataclasses.replace(c.teacher, **teacher))
+    )
 
 
 def test_bad_combinations_are_refused() -> None:

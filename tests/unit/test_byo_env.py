@@ -76,7 +76,9 @@ def test_unknown_and_unsuitable_games_are_refused() -> None:
                     overwrite=True)  # fmt: skip
     try:
         env = arenax.registry.family("two-team-tag").options()
-        with pytest.raises(arenax.options.ConfigError, match="must be the game's teams: tagger, runner"):
+        with pytest.raises(
+            arenax.options.ConfigError, match="must be the game's teams: tagger, runner"
+        ):
             validate(dataclasses.replace(all_presets()["cartpole-dr"], env=env))
     finally:
         del arenax.registry.FAMILIES["two-team-tag"]

@@ -193,7 +193,16 @@ def test_mutation_parents_and_the_mutation_counter(tmp_path: Path) -> None:
     _, pick = algo._children(jax.random.key(0), parents, scores)
     assert pick.tolist() == [1, 3, 5, 1, 3, 5, 1, 3]
     half = dataclasses.replace(algo, config=dataclasses.replace(algo.config, mutation_parents=0))
-    assert half._children(jax.random.key(0), parents, scores)[1].tolist() == [1, 3, 5, 2, 1, 3, 5, 2]
+    assert half._children(jax.random.key(0), parents, scores)[1].tolist() == [
+        1,
+        3,
+        5,
+        2,
+        1,
+        3,
+        5,
+        2,
+    ]
     for count, step in (("mutations", 1), ("edits", algo.config.n_edits)):
         a = dataclasses.replace(algo, n_envs=1, config=dataclasses.replace(
             algo.config, mutation_count=count, staleness_coef=0.0))  # fmt: skip
@@ -371,5 +380,7 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
     assert (c.inserted_staleness, c.duplicate_ignores, c.cold_children) == ("zero", (), "mutate")
     assert c.taken_slot == "keep_new"
     with pytest.raises(ConfigError, match=r"ppo\.carry_over=True: applies to dr and paired"):
-        agent = dataclasses.replace(base.teams["agent"], ppo=dataclasses.replace(ppo, carry_over=True))
+        agent = dataclasses.replace(
+            base.teams["agent"], ppo=dataclasses.replace(ppo, carry_over=True)
+        )
         validate(dataclasses.replace(base, teams={"agent": agent}))

@@ -89,6 +89,22 @@ def run_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[Probl
         yield Problem(field, str(run_dir), "not a run directory (no config.json there)")
 
 
+def one_seed_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[Problem]:
+    """`run_dir` is one run, not the folder of a run of several seeds (`--seeds N`: its
+    seeds' checkpoints are in `RUN/seed<s>`; `eval` and `plot` take the folder, the
+    commands that load one policy or buffer take one seed's)."""
+    if run_dir is None or (Path(run_dir) / "metrics.csv").exists():
+        return
+    seeds = [p.parent for p in Path(run_dir).glob("seed*/config.json")]
+    if seeds:
+        seeds.sort(key=lambda p: int(p.name[4:]) if p.name[4:].isdigit() else -1)
+        run = Path(run_dir).name
+        names = ", ".join(f"{run}/{p.name}" for p in seeds[:2]) + (
+            ", ..." if len(seeds) > 2 else ""
+        )
+        yield Problem(field, str(run_dir), f"a run of {len(seeds)} seeds: name one seed's folder ({names})")  # fmt: skip
+
+
 def file_problem(path: Path | None, field: str, suffixes: tuple[str, ...]) -> Iterator[Problem]:
     from arenax.train.rundir import check_writable_file
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from arenax.cli.common import console, file_problem, parse, run_problems
+from arenax.cli.common import console, file_problem, one_seed_problems, parse, run_problems
 from arenax.options import NON_NEGATIVE, AtLeast, Problem, check
 
 
@@ -50,6 +50,7 @@ class PlayArgs:
         yield from file_problem(self.record, "record", (".json",))
         if self.run_dir is not None:
             yield from run_problems(self.run_dir)
+            yield from one_seed_problems(self.run_dir)
 
 
 def _play_level(args: PlayArgs) -> Any:

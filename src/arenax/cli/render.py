@@ -10,7 +10,14 @@ from typing import Annotated, Any
 
 import tyro
 
-from arenax.cli.common import console, file_problem, parse, run_config, run_problems
+from arenax.cli.common import (
+    console,
+    file_problem,
+    one_seed_problems,
+    parse,
+    run_config,
+    run_problems,
+)
 from arenax.options import SEED, ConfigError, IntIn, Problem, check
 
 DEFAULT_GALLERY = Path("outputs/gallery.png")
@@ -63,6 +70,7 @@ class RenderArgs:
         from arenax.train.presets import all_presets
 
         yield from run_problems(self.run_dir)
+        yield from one_seed_problems(self.run_dir)
         if self.buffer and self.teacher:
             yield Problem("teacher", True, "draw either --buffer or --teacher, not both")
         if (self.buffer or self.teacher) and self.run_dir is None:
