@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -438,3 +439,17 @@ def test_version_and_help_describe_every_command(capsys) -> None:
     for name, (_, _, line) in cli.COMMANDS.items():
         assert f"  {name:<8} {line}" in out, (name, out)
         assert cli.command(name).__doc__, name  # and every command function is documented
+
+
+def test_reading_a_run_without_checkpoints_writes_nothing_into_it(
+    a_run: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """`eval` / `render --buffer` of a run folder that has no checkpoint yet: one line, and
+    the folder is left as it was (Orbax's manager would create `checkpoints/`)."""
+    run = tmp_path / "no-checkpoint"
+    run.mkdir()
+    shutil.copy(a_run / "config.json", run / "config.json")
+    for argv in (["eval", str(run)], ["render", str(run), "--buffer"]):
+        code, out = run_cli(monkeypatch, capsys, *argv)
+        assert code == 2 and out.strip().startswith("error: no checkpoint in"), out
+        assert sorted(p.name for p in run.iterdir()) == ["config.json"]

@@ -32,6 +32,8 @@ def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, in
     cfg = load_config(run_dir / "config.json")
     algorithm = make_curriculum(cfg)
     abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
+    if not (run_dir / "checkpoints").is_dir():  # (a reader creates nothing in the run)
+        raise FileNotFoundError(f"no checkpoint in {run_dir.absolute() / 'checkpoints'}")
     ckpt = Checkpointer(run_dir)
     try:
         state, record = ckpt.restore(abstract, cycle=checkpoint)
