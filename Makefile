@@ -32,8 +32,10 @@ demo: $(STAMP)
 	$(BIN)/python benchmarks/env_throughput.py --batches 1 1024 4096
 	$(BIN)/arenax render --source tag-continuous --out outputs/tag_continuous.gif
 	$(BIN)/python benchmarks/tag_throughput.py --modes env --cases continuous-100x110 grid-partial-2000x1000
+	# the periodic evaluation on mazes a 1 M-step student starts to solve (the classic suite stays at 0)
 	$(BIN)/arenax train maze-dr --total-steps 983040 --chunk 10 --checkpoint-every 40 \
-		--eval.every 40 --out-dir outputs/runs --name maze-dr-demo --overwrite
+		--eval.every 40 --eval.suite FourRooms,Crossing,SmallCorridor,PerfectMaze \
+		--out-dir outputs/runs --name maze-dr-demo --overwrite
 	$(BIN)/arenax plot $(DEMO_RUN)
 	$(BIN)/arenax eval $(DEMO_RUN) --suite all --episodes 20 --gif-dir $(DEMO_RUN)/gifs
 

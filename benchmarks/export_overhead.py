@@ -1,7 +1,8 @@
-"""Per-step cost of the exports: the Gymnasium VectorEnv next to arenax's own compiled
-rollout (maze 13 x 13, 60 walls, env steps/s with random actions, by batch size), and the
-PettingZoo ParallelEnv of continuous Tag (µs per step() call by agent count). Compile time
-apart.
+"""Per-step cost of the exports: the Gymnasium VectorEnv of CartPole side by side with
+Gymnasium's own vector CartPole (`gymnasium.make_vec("CartPole-v1")`, NumPy), the maze's
+VectorEnv next to arenax's own compiled rollout (13 x 13, 60 walls), env steps/s with random
+actions by batch size, and the PettingZoo ParallelEnv of continuous Tag (µs per step() call
+by agent count). Compile time apart; each timing is the best of three rounds.
 
     python benchmarks/export_overhead.py [--batches 1 64 1024] [--steps 200]
 """
@@ -13,12 +14,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import tyro
-from rich.console import Console
 from rich.table import Table
 
 import arenax
 from arenax.envs.wrappers import SingleAgent
 from arenax.interop import to_gymnasium
+from arenax.utils import make_console
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +77,47 @@ def exported(env, n: int, steps: int) -> tuple[float, float]:
     return compile_s, n * steps / (time.perf_counter() - t0)
 
 
+def per_step(step, actions) -> float:
+    """Seconds per call of `step` over `actions`, the best of three rounds."""
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for a in actions:
+            step(a)
+        best = min(best, (time.perf_counter() - t0) / len(actions))
+    return best
+
+
+def cartpole_vs_gymnasium(n: int, steps: int) -> tuple[float, float, float]:
+    """(compile s, arenax steps/s, Gymnasium steps/s) of `n` CartPoles stepped from Python
+    (auto-reset, Gymnasium's NEXT_STEP mode on both sides)."""
+    import gymnasium
+
+    env = arenax.make("cartpole")
+    vec = to_gymnasium(env, env.generate, n)
+    theirs = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point")
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    vec.reset(seed=0)
+    vec.step(rng.integers(0, 2, n))
+    compile_s = time.perf_counter() - t0
+    theirs.reset(seed=0)
+    actions = list(rng.integers(0, 2, (steps, n)))
+    ours, gym_s = per_step(vec.step, actions), per_step(theirs.step, actions)
+    return compile_s, n / ours, n / gym_s
+
+
 def main(args: Args) -> None:
+    cp = Table(title=f"CartPole env steps/s ({jax.devices()[0].device_kind}), random actions, "
+               "one Python step() per step")  # fmt: skip
+    for col in ("envs", "to_gymnasium: compile (s)", "steps/s", "µs per step()",
+                "gymnasium.make_vec: steps/s", "µs per step()", "arenax / Gymnasium"):  # fmt: skip
+        cp.add_column(col, justify="right")
+    for n in args.batches:
+        c, ours, theirs = cartpole_vs_gymnasium(n, args.steps)
+        cp.add_row(str(n), f"{c:.1f}", f"{ours:,.0f}", f"{n / ours * 1e6:,.0f}", f"{theirs:,.0f}",
+                   f"{n / theirs * 1e6:,.0f}", f"{ours / theirs:.2f}")  # fmt: skip
+    make_console().print(cp)
     env = arenax.make("maze", height=13, width=13, n_walls=60)
     table = Table(title=f"maze env steps/s ({jax.devices()[0].device_kind}), random actions")
     for col in ("envs", "arenax scan: compile (s)", "steps/s", "VectorEnv: compile (s)",
@@ -87,7 +128,7 @@ def main(args: Args) -> None:
         c2, s2 = exported(env, n, args.steps)
         table.add_row(str(n), f"{c1:.1f}", f"{s1:,.0f}", f"{c2:.1f}", f"{s2:,.0f}",
                       f"{n / s2 * 1e6:,.0f}")  # fmt: skip
-    Console().print(table)
+    make_console().print(table)
     pz = Table(
         title="PettingZoo ParallelEnv of continuous Tag (2 taggers, K = 10 nearest "
         "observed), random actions"
@@ -97,7 +138,7 @@ def main(args: Args) -> None:
     for runners in (10, 100, 1000):
         c, us = pettingzoo_step(runners, args.steps)
         pz.add_row(str(runners + 2), f"{c:.1f}", f"{us:,.0f}", f"{(runners + 2) / us * 1e6:,.0f}")
-    Console().print(pz)
+    make_console().print(pz)
 
 
 def pettingzoo_step(runners: int, steps: int) -> tuple[float, float]:

@@ -17,6 +17,7 @@ from arenax.envs.core import Environment
 from arenax.envs.wrappers import SingleAgent
 from arenax.interop.levels import (
     LevelSource,
+    action_dtype,
     checked_actions,
     level_sampler,
     require_environment,
@@ -25,6 +26,7 @@ from arenax.interop.levels import (
     to_gym_space,
     to_numpy_obs,
 )
+from arenax.interop.packing import Packing
 
 try:  # optional dependency: pip install -e ".[interop]"
     import gymnasium as gym
@@ -52,63 +54,112 @@ def _single(env: Environment) -> SingleAgent:
     return SingleAgent(env, env.teams[0])
 
 
-def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> tuple:
-    """Three functions over `n` envs, each compiled once:
+#: resets drawn per pass of a vector export's step (see `_compiled`)
+RESET_CHUNK = 64
 
-    * `reset(key) -> (key, obs, state)`; `reset_each(keys (n,)) -> (obs, state)` (one
-      key per env: per-env seeds);
-    * `step(key, state, action, ret, length, pending) -> (key, (obs, reward, terminated,
-      truncated, final_obs, episode_return, episode_length), state, ret, length, pending)`
-      where `ret` and `length` are the running episode totals and `pending (n,)`
-      marks envs whose episode ended on the previous step. `SAME_STEP` (`next_step`
-      false): an ended episode's env is reset in the same step (its observation is the new
-      episode's first; `final_obs` the last one). `NEXT_STEP`: the step that ends an
-      episode returns its last observation; the next step resets that env (its action is
-      ignored; reward 0, no termination or truncation).
+
+def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> tuple:
+    """`(reset, reset_each, step, carry, out)` over `n` envs, each function compiled once.
+
+    What stays on the device between calls, the *carry* `(key, state, ret, length,
+    pending)`, and what a step hands to the host, *out* `(obs, reward, terminated,
+    truncated, final_obs, episode_return, episode_length)`, each travel as one flat
+    buffer (:class:`~arenax.interop.packing.Packing` s `carry` and `out`): a compiled call
+    on a CPU costs about as much per returned array as a small batch's step.
+
+    * `reset(key) -> (carry, obs)`; `reset_each(keys (n,)) -> (carry, obs)` (one key per
+      env: per-env seeds; the batch's key stream then continues from `keys[0]`);
+    * `step(carry, action) -> (carry, out)`. `ret` and `length` are the running episode
+      totals, `pending (n,)` marks envs whose episode ended on the previous step.
+      `SAME_STEP` (`next_step` false): an ended episode's env is reset in the same step
+      (its observation is the new episode's first; `final_obs` the last one).
+      `NEXT_STEP`: the step that ends an episode returns its last observation; the next
+      step resets that env (its action is ignored; reward 0, no termination or
+      truncation).
     """
 
     def reset_one(key: jax.Array) -> tuple[Any, Any]:
         return reset_on_sampled_level(env, sample_level, key)
 
-    def where(c: jax.Array, a: Any, b: Any) -> Any:
-        return jax.tree.map(lambda x, y: jnp.where(c, x, y), a, b)
+    chunk = RESET_CHUNK  # passes = ceil(resets / chunk)
 
-    def step_one(key, state, action, ret, length, pending):
-        k_step, k_new = jax.random.split(key)
-        stepped, reward, terminated, truncated, _ = env.step_state(k_step, state, action)
-        last_obs = env.observe(stepped)
-        new_obs, new_state = reset_one(k_new)
+    def resets(need: jax.Array, keys: jax.Array, obs: Any, state: Any) -> tuple[Any, Any]:
+        """`(obs, state)` with a new episode (on a newly drawn level) for every env where
+        `need (n,)`, from that env's own key: the same numbers as drawing for every env
+        and selecting, but only the envs that need one pay for it (drawing a level and
+        its start is most of a step's work, and few episodes end on any one step)."""
+        if chunk >= n:  # one pass would draw for every env: draw and select, no loop
+            k_new = jax.vmap(lambda k: jax.random.split(k)[1])(keys)
+            fresh_obs, fresh = jax.vmap(reset_one)(k_new)
+            pick = lambda a, b: jnp.where(need.reshape(need.shape + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
+            return jax.tree.map(pick, fresh_obs, obs), jax.tree.map(pick, fresh, state)
+        ids = jnp.nonzero(need, size=-(-n // chunk) * chunk, fill_value=n)[0]
+
+        def one_pass(i: jax.Array, carry: tuple) -> tuple:
+            obs, state = carry
+            which = jax.lax.dynamic_slice(ids, (i * chunk,), (chunk,))  # n: no env
+            k_new = jax.vmap(lambda k: jax.random.split(k)[1])(keys[jnp.minimum(which, n - 1)])
+            fresh_obs, fresh = jax.vmap(reset_one)(k_new)
+            put = lambda big, small: big.at[which].set(small, mode="drop")  # noqa: E731
+            return jax.tree.map(put, obs, fresh_obs), jax.tree.map(put, state, fresh)
+
+        passes = (jnp.sum(need) + chunk - 1) // chunk
+        return jax.lax.fori_loop(0, passes, one_pass, (obs, state))
+
+    def zeros() -> tuple[jax.Array, jax.Array, jax.Array]:
+        return jnp.zeros((n,), jnp.float32), jnp.zeros((n,), jnp.int32), jnp.zeros((n,), bool)
+
+    def batch_step(key, state, action, ret, length, pending):
+        key, k = jax.random.split(key)
+        keys = jax.random.split(k, n)  # env i: split(keys[i]) = (its step key, its reset key)
+        k_step = jax.vmap(lambda kk: jax.random.split(kk)[0])(keys)
+        stepped, reward, terminated, truncated, _ = jax.vmap(env.step_state)(k_step, state, action)
+        last_obs = jax.vmap(env.observe)(stepped)
         if next_step:  # envs that ended last step start their next episode now
+            obs, state = resets(pending, keys, last_obs, stepped)
             reward = jnp.where(pending, 0.0, reward)
             terminated, truncated = terminated & ~pending, truncated & ~pending
-            done = terminated | truncated
-            state, obs = where(pending, new_state, stepped), where(pending, new_obs, last_obs)
             ret = jnp.where(pending, 0.0, ret + reward)
             length = jnp.where(pending, 0, length + 1)
             out = (obs, reward, terminated, truncated, last_obs, ret, length)
-            return out, state, ret, length, done
+            return (key, state, ret, length, terminated | truncated), out
         done = terminated | truncated
-        state, obs = where(done, new_state, stepped), where(done, new_obs, last_obs)
+        obs, state = resets(done, keys, last_obs, stepped)
         ret, length = ret + reward, length + 1
         out = (obs, reward, terminated, truncated, last_obs, ret, length)
-        return out, state, jnp.where(done, 0.0, ret), jnp.where(done, 0, length), pending
+        return (key, state, jnp.where(done, 0.0, ret), jnp.where(done, 0, length), pending), out
+
+    def batch_reset(key):
+        key, k = jax.random.split(key)
+        obs, state = jax.vmap(reset_one)(jax.random.split(k, n))
+        return (key, state, *zeros()), obs
+
+    def batch_reset_each(keys):
+        obs, state = jax.vmap(reset_one)(keys)
+        return (jax.random.fold_in(keys[0], n), state, *zeros()), obs
+
+    carry_shape, _ = jax.eval_shape(batch_reset, jax.random.key(0))
+    carry = Packing.of(carry_shape)
+    action = jax.ShapeDtypeStruct((n, *env.action_space().shape), action_dtype(env.action_space()))
+    out = Packing.of(jax.eval_shape(batch_step, *carry_shape[:2], action, *carry_shape[2:])[1])
 
     @jax.jit
     def reset(key):
-        key, k = jax.random.split(key)
-        return (key, *jax.vmap(reset_one)(jax.random.split(k, n)))
+        c, obs = batch_reset(key)
+        return carry.pack(c), obs
 
     @jax.jit
     def reset_each(keys):
-        return jax.vmap(reset_one)(keys)
+        c, obs = batch_reset_each(keys)
+        return carry.pack(c), obs
 
     @jax.jit
-    def step(key, state, action, ret, length, pending):
-        key, k = jax.random.split(key)
-        keys = jax.random.split(k, n)
-        return (key, *jax.vmap(step_one)(keys, state, action, ret, length, pending))
+    def step(buf, action):
+        key, state, ret, length, pending = carry.unpack(buf)
+        c, o = batch_step(key, state, action, ret, length, pending)
+        return carry.pack(c), out.pack(o)
 
-    return reset, reset_each, step
+    return reset, reset_each, step, carry, out
 
 
 class ArenaxVectorEnv(VectorEnv):
@@ -152,11 +203,11 @@ class ArenaxVectorEnv(VectorEnv):
         self.render_mode = None
         self._next_step = mode == AutoresetMode.NEXT_STEP
         sample = level_sampler(levels, self.env)
-        self._reset_fn, self._reset_each_fn, self._step_fn = _compiled(
+        self._reset_fn, self._reset_each_fn, self._step_fn, _, self._out = _compiled(
             self.env, sample, n_envs, self._next_step
         )
         self._key = seed_key(seed)
-        self._state = None
+        self._carry = None  # key, states, episode totals: one buffer on the device
 
     def reset(self, *, seed: Any = None, options: dict | None = None):
         """New levels and episodes for every env: `(obs, {})`. `seed`: one int for the
@@ -170,27 +221,21 @@ class ArenaxVectorEnv(VectorEnv):
                     f"{self.num_envs} ints (one per env)"
                 )
             keys = jnp.stack([seed_key(s) for s in seeds])
-            obs, self._state = self._reset_each_fn(keys)
-            self._key = jax.random.fold_in(keys[0], self.num_envs)  # the batch's stream
+            self._carry, obs = self._reset_each_fn(keys)
         else:
             if seed is not None:
                 self._key = seed_key(seed)
-            self._key, obs, self._state = self._reset_fn(self._key)
-        self._ret = jnp.zeros((self.num_envs,), jnp.float32)
-        self._len = jnp.zeros((self.num_envs,), jnp.int32)
-        self._pending = jnp.zeros((self.num_envs,), bool)
+            self._carry, obs = self._reset_fn(self._key)
         return to_numpy_obs(jax.device_get(obs), self._obs_space), {}
 
     def step(self, actions: Any):
         """One step of every env: `(obs, rewards (n,), terminations (n,), truncations (n,),
         infos)`."""
-        if self._state is None:
+        if self._carry is None:
             raise RuntimeError("call reset() before step()")
         a = checked_actions(actions, self._act_space, (self.num_envs,), "env")
-        self._key, out, self._state, self._ret, self._len, self._pending = self._step_fn(
-            self._key, self._state, a, self._ret, self._len, self._pending
-        )
-        obs, r, te, tr, final, ret, length = jax.device_get(out)  # one transfer
+        self._carry, out = self._step_fn(self._carry, a)
+        obs, r, te, tr, final, ret, length = self._out.unpack_numpy(np.asarray(out))
         done = te | tr
         infos: dict[str, Any] = {}
         if done.any() and not self._next_step:
