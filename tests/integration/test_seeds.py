@@ -14,6 +14,7 @@ import pytest
 from arenax import cli
 from arenax.options import ConfigError
 from arenax.train import train, validate
+from arenax.train.checkpoint import CheckpointError
 from arenax.train.logging import read_jsonl
 from helpers import assert_close, assert_same, learning_rows, tiny_preset
 
@@ -117,6 +118,19 @@ def test_a_stack_resumes_exactly_and_each_seed_is_a_run_of_its_own(
     assert "over 2 seeds: held-out solved rate" in out
     for i in range(2):
         assert (tmp_path / "full" / f"seed{i}" / "eval_SixteenRooms.csv").is_file()
+    # one seed trained further on its own: the stack cannot resume, and the error says why
+    # and what to do instead
+    longer = cfg.total_steps * 4 // 3
+    train(dataclasses.replace(cfg, seeds=1, seed=1, out_dir=tmp_path / "full", name="seed1",
+                              total_steps=longer), resume=tmp_path / "full" / "seed1")  # fmt: skip
+    with pytest.raises(CheckpointError) as err:
+        train(dataclasses.replace(cfg, name="full", total_steps=longer), resume=tmp_path / "full")
+    message = str(err.value)
+    assert "no checkpoint that every seed has (seed0: 5, 6; seed1: 8" in message, message
+    assert (
+        f"resume each seed's folder on its own (arenax resume {tmp_path / 'full' / 'seed0'}"
+        in message
+    )
 
 
 def test_seeds_are_checked() -> None:

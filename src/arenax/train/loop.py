@@ -325,7 +325,14 @@ def restore_members(
         return state, [record], int(record["cycle"])
     common = set.intersection(*(set(k.all_steps()) for k in ckpts))
     if checkpoint is None and not common:
-        raise CheckpointError(f"{cfg.run_dir}: no checkpoint that every seed has")
+        has = "; ".join(
+            f"{k.run_dir.name}: {', '.join(map(str, k.all_steps())) or 'none'}" for k in ckpts
+        )
+        raise CheckpointError(
+            f"{cfg.run_dir}: no checkpoint that every seed has ({has}; a seed resumed on its "
+            "own went its own way): resume each seed's folder on its own "
+            f"(arenax resume {Path(cfg.run_dir) / ckpts[0].run_dir.name} ...)"
+        )
     step = checkpoint if checkpoint is not None else max(common)
     states, records = [], []
     for k in ckpts:
