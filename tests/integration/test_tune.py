@@ -73,3 +73,24 @@ def test_tune_prints_each_rung_stops_at_the_knee_and_checks_its_options(capsys) 
     assert "envs 2: compile" in printed and "envs 4: compile" in printed
     with pytest.raises(ConfigError, match=r"start=64: must be <= tune.max=8"):
         tune(TINY, TuneArgs(start=64, max=8))
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_the_rungs_measured(monkeypatch, capsys) -> None:
+    """Ctrl-C while the second rung is being prepared: the first rung's row is kept, the
+    table is printed and the suggestion names why the ladder stopped."""
+    import arenax.benchmarking as B
+
+    real = B._rung
+
+    def interrupt_at_4(cfg, vary, value):
+        if value == 4:
+            raise KeyboardInterrupt
+        return real(cfg, vary, value)
+
+    monkeypatch.setattr(B, "_rung", interrupt_at_4)
+    out = tune(TINY, TuneArgs(start=2, max=64, repeats=1))
+    assert [r["value"] for r in out["rows"]] == [2] and out["rows"][0]["sps"] > 0
+    assert out["stopped"] == "interrupted (Ctrl-C)" and out["suggested"] == 2
+    printed = capsys.readouterr().out
+    assert "suggested: --n-envs 2 (the largest measured; interrupted (Ctrl-C))" in printed
