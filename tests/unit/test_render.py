@@ -37,3 +37,14 @@ def test_highlight_brightens_view():
     a = render(LV, tile_size=10, highlight=False).astype(int)
     b = render(LV, tile_size=10, highlight=True).astype(int)
     assert (b >= a).all() and (b > a).any()
+
+
+def test_gallery_columns_and_rows_fit_their_own_images() -> None:
+    """A small and a large image side by side, a third below: each column is as wide as
+    its widest image, each row as tall as its tallest (pad 8 around and between)."""
+    from arenax.envs.maze.render import gallery
+
+    small, large, mid = (np.zeros((s, s, 3), np.uint8) for s in (10, 50, 30))
+    sheet = gallery([small, large, mid], columns=2, pad=8)
+    assert sheet.shape == (8 + 50 + 8 + 30 + 8, 8 + 30 + 8 + 50 + 8, 3)
+    assert (sheet[8 + 10 : 8 + 50, 8 + 10 : 8 + 30] == 255).all()  # white beside small

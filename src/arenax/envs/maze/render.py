@@ -107,15 +107,23 @@ def gallery(
         raise ValueError("gallery needs at least one image")
     images = [_fit(im, max_side) for im in images]
     cap_h = 14 if captions else 0
-    cw = max(im.shape[1] for im in images)
-    ch = max(im.shape[0] for im in images) + cap_h
-    rows = (len(images) + columns - 1) // columns
     cols = min(columns, len(images))
-    sheet = Image.new("RGB", (cols * (cw + pad) + pad, rows * (ch + pad) + pad), (255, 255, 255))
+    rows = (len(images) + columns - 1) // columns
+    measure = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    # each column as wide as its widest image or caption, each row as tall as its tallest
+    # image (no wide gaps beside small mazes in a sheet with a large one)
+    widths = [0] * cols
+    heights = [0] * rows
+    for i, im in enumerate(images):
+        text = measure.textlength(captions[i]) if captions else 0
+        widths[i % columns] = max(widths[i % columns], im.shape[1], int(text) + 1)
+        heights[i // columns] = max(heights[i // columns], im.shape[0] + cap_h)
+    xs = np.cumsum([pad] + [w + pad for w in widths])
+    ys = np.cumsum([pad] + [h + pad for h in heights])
+    sheet = Image.new("RGB", (int(xs[-1]), int(ys[-1])), (255, 255, 255))
     draw = ImageDraw.Draw(sheet)
     for i, im in enumerate(images):
-        x = pad + (i % columns) * (cw + pad)
-        y = pad + (i // columns) * (ch + pad)
+        x, y = int(xs[i % columns]), int(ys[i // columns])
         sheet.paste(Image.fromarray(im), (x, y))
         if captions:
             draw.text((x, y + im.shape[0] + 1), captions[i], fill=(0, 0, 0))
