@@ -60,7 +60,7 @@ def test_each_seed_trains_what_its_own_run_trains(
         monkeypatch.setattr("sys.argv", argv)
         capsys.readouterr()
         cli.main()
-        out = capsys.readouterr().out
+        out = " ".join(capsys.readouterr().out.split())  # lines wrap at $COLUMNS
         assert "different lengths of training (seed4 @ cycle 3, seed5 @ cycle 4)" in out, out
         assert "over 2 seeds: held-out solved rate" in out
         # commands that load one seed's policy or buffer name the seeds' folders
@@ -80,7 +80,7 @@ def test_each_seed_trains_what_its_own_run_trains(
         monkeypatch.setattr("sys.argv", argv)
         capsys.readouterr()
         cli.main()
-        out = capsys.readouterr().out
+        out = " ".join(capsys.readouterr().out.split())  # lines wrap at $COLUMNS
         per_seed = []
         for s in (4, 5):
             with (run / f"seed{s}" / "eval_tag.csv").open() as f:
