@@ -105,6 +105,18 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         arrays = {t: np.asarray(v) for t, v in team_values.items()}
         return {a: arrays[self._index[a][0]][self._index[a][1]] for a in agents}
 
+    def _checked(self, given: list[tuple[int, str, Any]], space: Any) -> np.ndarray:
+        """One team's actions `[(index, agent, action)]` checked at once (one vectorised
+        check for the whole team; the agent-by-agent check only to name a bad one)."""
+        try:
+            stacked = np.asarray([act for _, _, act in given])
+            return checked_actions(stacked, space, (len(given),), "agent")
+        except ValueError:
+            pass
+        return np.stack(
+            [checked_actions(act, space, (), f"agent {name!r}") for _, name, act in given]
+        )
+
     def reset(self, seed: int | None = None, options: dict | None = None):
         """A new level and episode: `(obs, infos)` for every agent."""
         if seed is not None:
@@ -124,17 +136,19 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         if missing:
             raise ValueError(f"no action for live agent(s) {', '.join(missing[:5])}")
         team_actions = {}
-        for t in self.env.teams:
-            space = self.env.action_space(t)
-            a = np.zeros((self.env.num_agents(t), *space.shape), self._dtypes[t])
-            team_actions[t] = a
+        given: dict[str, list[tuple[int, str, Any]]] = {t: [] for t in self.env.teams}
         for name, act in actions.items():
             if name not in self._index:
                 raise ValueError(f"unknown agent {name!r}")
             t, i = self._index[name]
-            team_actions[t][i] = checked_actions(
-                act, self.env.action_space(t), (), f"agent {name!r}"
-            )
+            given[t].append((i, name, act))
+        for t in self.env.teams:
+            space = self.env.action_space(t)
+            a = np.zeros((self.env.num_agents(t), *space.shape), self._dtypes[t])
+            if given[t]:
+                rows = [i for i, _, _ in given[t]]
+                a[rows] = self._checked(given[t], space)
+            team_actions[t] = a
         self._key, k = jax.random.split(self._key)
         obs, self._state, reward, te, tr, out = self._step_fn(
             k, self._state, {t: jnp.asarray(a) for t, a in team_actions.items()}
