@@ -119,7 +119,8 @@ def main(args: Args) -> None:
                    f"{n / theirs * 1e6:,.0f}", f"{ours / theirs:.2f}")  # fmt: skip
     make_console().print(cp)
     env = arenax.make("maze", height=13, width=13, n_walls=60)
-    table = Table(title=f"maze env steps/s ({jax.devices()[0].device_kind}), random actions")
+    table = Table(title=f"maze env steps/s ({jax.devices()[0].device_kind}), random actions (the "
+                  "scan draws a level for every env every step, the VectorEnv for ended episodes)")  # fmt: skip
     for col in ("envs", "arenax scan: compile (s)", "steps/s", "VectorEnv: compile (s)",
                 "steps/s", "µs per step() call"):  # fmt: skip
         table.add_column(col, justify="right")
