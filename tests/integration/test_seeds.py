@@ -21,6 +21,14 @@ from helpers import assert_close, assert_same, learning_rows, tiny_preset
 pytestmark = pytest.mark.slow  # every test here trains
 
 
+def cli_output(monkeypatch, capsys, *argv: str) -> str:
+    """What `arenax ARGV` prints, whitespace normalised (lines wrap at `$COLUMNS`)."""
+    monkeypatch.setattr("sys.argv", ["arenax", *argv])
+    capsys.readouterr()
+    cli.main()
+    return " ".join(capsys.readouterr().out.split())
+
+
 @pytest.mark.parametrize(
     ("preset", "changes"),
     [
@@ -56,11 +64,8 @@ def test_each_seed_trains_what_its_own_run_trains(
         assert [len(r) for r in stack.seed_rows] == [3, 4]
         # so their latest checkpoints differ, and the evaluation says so
         run = tmp_path / "stack" / preset
-        argv = ["arenax", "eval", str(run), "--suite", "SixteenRooms", "--episodes", "2"]
-        monkeypatch.setattr("sys.argv", argv)
-        capsys.readouterr()
-        cli.main()
-        out = " ".join(capsys.readouterr().out.split())  # lines wrap at $COLUMNS
+        out = cli_output(monkeypatch, capsys, "eval", str(run), "--suite", "SixteenRooms",
+                         "--episodes", "2")  # fmt: skip
         assert "different lengths of training (seed4 @ cycle 3, seed5 @ cycle 4)" in out, out
         assert "over 2 seeds: held-out solved rate" in out
         # commands that load one seed's policy or buffer name the seeds' folders
@@ -76,11 +81,8 @@ def test_each_seed_trains_what_its_own_run_trains(
             )
     if preset == "tag-grid":  # a Tag evaluation summarises over seeds too
         run = tmp_path / "stack" / preset
-        argv = ["arenax", "eval", str(run), "--episodes", "4", "--opponents", "trained"]
-        monkeypatch.setattr("sys.argv", argv)
-        capsys.readouterr()
-        cli.main()
-        out = " ".join(capsys.readouterr().out.split())  # lines wrap at $COLUMNS
+        out = cli_output(monkeypatch, capsys, "eval", str(run), "--episodes", "4",
+                         "--opponents", "trained")  # fmt: skip
         per_seed = []
         for s in (4, 5):
             with (run / f"seed{s}" / "eval_tag.csv").open() as f:
