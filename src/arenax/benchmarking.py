@@ -389,7 +389,7 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     limit = int(args.memory_limit_mib * 2**20) or device_memory()[0]
     step = cfg.devices
     if vary_envs := args.vary == "envs":
-        one_team = [t.ppo.minibatches for t in cfg.teams.values()] if len(cfg.teams) == 1 else [1]
+        one_team = [t.learner[1].minibatches for t in cfg.teams.values()] if len(cfg.teams) == 1 else [1]  # fmt: skip
         step = math.lcm(cfg.devices, *one_team)
     value = max(step, -(-args.start // step) * step)
     _rung(cfg, args.vary, value)  # reject a bad `vary` before any work

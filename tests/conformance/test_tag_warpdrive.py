@@ -325,3 +325,48 @@ def test_distances_are_warpdrives_float32() -> None:
         (pos[:, None, 0] - pos[None, :, 0]) ** 2 + (pos[:, None, 1] - pos[None, :, 1]) ** 2
     )
     np.testing.assert_allclose(d, ref.astype(np.float32), rtol=2e-7, atol=1e-6)
+
+
+# ---------------------------------------------------------------------- run configs
+@pytest.mark.parametrize(
+    ("run", "preset"),
+    [("tag_continuous", "tag-continuous-warpdrive"), ("tag_gridworld", "tag-grid-warpdrive")],
+)
+def test_warpdrive_presets_carry_its_shipped_run_configs(run: str, preset: str) -> None:
+    """The presets' source, `WARPDRIVE_RUNS`, equals WarpDrive's own YAML files, and the
+    presets say the same: its env, envs and steps per iteration, run length, A2C per policy."""
+    import importlib.resources
+
+    import yaml
+
+    from arenax.train.presets import PRESETS, WARPDRIVE_RUNS
+
+    text = importlib.resources.files("warp_drive.training") / f"run_configs/{run}.yaml"
+    shipped = yaml.safe_load(text.read_text())
+    ours = WARPDRIVE_RUNS[run]
+    assert ours["env"] == {k: v for k, v in shipped["env"].items() if k != "seed"}
+    assert ours["trainer"] == {k: shipped["trainer"][k] for k in ours["trainer"]}
+    drop = ("to_train", "model_ckpt_filepath")
+    for name, policy in shipped["policy"].items():
+        policy = {k: v for k, v in policy.items() if k not in drop}
+        policy["model"] = {k: v for k, v in policy["model"].items() if k not in drop}
+        assert ours["policy"][name] == policy
+
+    cfg, trainer = PRESETS[preset], shipped["trainer"]
+    game = (TagEnv if run == "tag_continuous" else GridTagEnv).from_warpdrive(**shipped["env"])
+    assert cfg.family.make(cfg.env) == game
+    assert cfg.n_envs == trainer["num_envs"]
+    assert cfg.n_envs * cfg.n_steps == trainer["train_batch_size"]
+    assert cfg.total_steps == shipped["env"]["episode_length"] * trainer["num_episodes"]
+    for team, tc in cfg.teams.items():
+        name = team if tc.policy == "" else tc.policy
+        p = shipped["policy"][name]
+        a = tc.a2c
+        assert (a.lr, a.gamma, a.vf_coef, a.ent_coef) == (
+            p["lr"], p["gamma"], p["vf_loss_coeff"], p["entropy_coeff"]
+        )
+        assert a.max_grad_norm == (p["max_grad_norm"] if p["clip_grad_norm"] else None)
+        assert (a.normalize_returns, a.normalize_advantages) == (
+            p["normalize_return"], p["normalize_advantage"]
+        )
+        assert list(tc.network.hidden) == p["model"]["fc_dims"] and tc.network.shared_trunk

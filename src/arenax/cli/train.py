@@ -29,16 +29,20 @@ def _team_type(preset: str, team: Any) -> type:
     """`TeamConfig` with the team's network and learner as concrete option groups (the
     network's options are the team's own: `--agent.hidden`)."""
     from arenax.curricula import TeamConfig
+    from arenax.rl.a2c import A2CConfig
     from arenax.rl.ddpg import DDPGConfig
     from arenax.rl.ppo import PPOConfig
 
     hide = Annotated[Any, tyro.conf.Suppress]
-    learner = (
-        [("ddpg", DDPGConfig, dataclasses.field(default=team.ddpg)),
-         ("ppo", Annotated[PPOConfig, tyro.conf.Suppress], dataclasses.field(default=team.ppo))]
-        if team.ddpg is not None
-        else [("ddpg", hide, dataclasses.field(default=None))]
-    )  # fmt: skip
+    hidden_ppo = ("ppo", Annotated[PPOConfig, tyro.conf.Suppress], dataclasses.field(default=team.ppo))  # fmt: skip
+    learner = [
+        ("ddpg", DDPGConfig, dataclasses.field(default=team.ddpg)) if team.ddpg is not None
+        else ("ddpg", hide, dataclasses.field(default=None)),
+        ("a2c", A2CConfig, dataclasses.field(default=team.a2c)) if team.a2c is not None
+        else ("a2c", hide, dataclasses.field(default=None)),
+    ]  # fmt: skip
+    if team.ddpg is not None or team.a2c is not None:
+        learner.append(hidden_ppo)
     fields = [
         ("network", Annotated[type(team.network), tyro.conf.arg(name="")],
          dataclasses.field(default=team.network)),

@@ -31,6 +31,7 @@ from arenax.curricula.scores import (
 )
 from arenax.envs.core import Environment
 from arenax.nn.mlp import MLPConfig
+from arenax.rl.a2c import A2CConfig
 from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.gae import gae
 from arenax.rl.learner import Learner, LearnerState, no_update_stats
@@ -53,6 +54,8 @@ class TeamConfig:
     """The policy's PPO hyperparameters."""
     ddpg: DDPGConfig | None = None
     """Learn with DDPG / TD3 instead of PPO (one agent, continuous actions, DR)."""
+    a2c: A2CConfig | None = None
+    """Learn with A2C (WarpDrive's trainer) instead of PPO."""
     policy: str = ""
     """Name of the policy driving this team (default: the team's name). Teams with the same
     name share one policy (equal spaces and options)."""
@@ -67,6 +70,11 @@ class TeamConfig:
     def option_prefix(self, field: str) -> str:
         """The network's options are the team's own (`--agent.hidden`)."""
         return "" if field == "network" else field
+
+    @property
+    def learner(self) -> tuple[str, PPOConfig | A2CConfig]:
+        """`(name, options)` of the team's on-policy learner: `("a2c", …)` or `("ppo", …)`."""
+        return ("a2c", self.a2c) if self.a2c is not None else ("ppo", self.ppo)
 
 
 class Played(NamedTuple):

@@ -24,7 +24,8 @@ from arenax.options import PositiveInts, fields_of
 
 @dataclasses.dataclass(frozen=True)
 class MLPConfig:
-    """An MLP actor-critic (separate actor and critic, ReLU) for vector observations."""
+    """An MLP actor-critic (separate actor and critic, or one shared trunk; ReLU) for
+    vector observations."""
 
     KIND: ClassVar[str] = "mlp"
 
@@ -36,6 +37,9 @@ class MLPConfig:
     squash: bool = False
     """Continuous actions: tanh-squash the Gaussian onto the action bounds (log-probs
     corrected for the change of variables); False: the env clips actions to its bounds."""
+    shared_trunk: bool = False
+    """One MLP under both the policy and the value head (WarpDrive's fully connected
+    model); False: separate actor and critic MLPs."""
 
     def policy(self, observation_space: Any, action_space: Any) -> MLPPolicy:
         """The network for one team's spaces (its action distribution from the action
@@ -52,6 +56,8 @@ class MLPNet(nn.Module):
 
     n_logits: int
     hidden: tuple[int, ...] = (256, 256)
+    shared_trunk: bool = False
+    """One trunk under both heads (else one each)."""
     log_std_dim: int = 0
     """When > 0, a state-independent parameter `log_std (log_std_dim,)` (zeros) is
     appended to the actor's outputs (a Gaussian's mean then log std)."""
@@ -63,11 +69,16 @@ class MLPNet(nn.Module):
                 x = nn.relu(nn.Dense(h, kernel_init=orthogonal(2**0.5))(x))
             return x
 
-        logits = nn.Dense(self.n_logits, kernel_init=orthogonal(0.01))(trunk(obs))
+        # each head is built before its trunk: the layers' names (Dense_0 = the policy
+        # head...) and so their initial values are those of separate MLPs' parameters
+        policy_head = nn.Dense(self.n_logits, kernel_init=orthogonal(0.01))
+        features = trunk(obs)
+        logits = policy_head(features)
         if self.log_std_dim:
             log_std = self.param("log_std", nn.initializers.zeros, (self.log_std_dim,))
             logits = jnp.concatenate([logits, jnp.broadcast_to(log_std, logits.shape)], -1)
-        value = nn.Dense(1, kernel_init=orthogonal(1.0))(trunk(obs))[..., 0]
+        value_head = nn.Dense(1, kernel_init=orthogonal(1.0))
+        value = value_head(features if self.shared_trunk else trunk(obs))[..., 0]
         return logits, value
 
 
@@ -98,7 +109,8 @@ class MLPPolicy(MLPConfig):
     def net(self) -> MLPNet:
         gaussian_param = isinstance(self.dist, DiagGaussian) and self.log_std == "parameter"
         return MLPNet(n_logits=self.n_logits, hidden=tuple(self.hidden),
-                      log_std_dim=self.dist.dim if gaussian_param else 0)  # fmt: skip
+                      log_std_dim=self.dist.dim if gaussian_param else 0,
+                      shared_trunk=self.shared_trunk)  # fmt: skip
 
     def initial_carry(self, batch: int) -> tuple[()]:
         """No recurrent state."""

@@ -30,12 +30,12 @@ class LearnerState:
 
 def make_optimizer(
     lr: float,
-    max_grad_norm: float,
+    max_grad_norm: float | None,
     adam_eps: float = 1e-5,
     schedule: str = "constant",
     total_updates: int = 1,
 ) -> tuple[optax.GradientTransformation, optax.Schedule]:
-    """Global-norm clipping then Adam; `schedule` `"constant"` or `"linear"` (from
+    """Global-norm clipping (none when `max_grad_norm` is None) then Adam; `schedule` `"constant"` or `"linear"` (from
     `lr` to 0 over `total_updates` gradient steps). Returns `(tx, lr_schedule)`."""
     if schedule == "linear":
         sched = optax.linear_schedule(lr, 0.0, max(int(total_updates), 1))
@@ -43,8 +43,10 @@ def make_optimizer(
         sched = optax.constant_schedule(lr)
     else:
         raise ValueError(f"lr_schedule={schedule!r}: allowed 'constant', 'linear'")
-    tx = optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(sched, eps=adam_eps))
-    return tx, sched
+    adam = optax.adam(sched, eps=adam_eps)
+    if max_grad_norm is None:
+        return optax.chain(adam), sched
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), adam), sched
 
 
 @dataclasses.dataclass(frozen=True)

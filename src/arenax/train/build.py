@@ -13,6 +13,7 @@ from arenax.curricula.players import Players
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import Scripted
 from arenax.options import ConfigError
+from arenax.rl.a2c import A2CConfig, A2CLearner
 from arenax.rl.learner import Learner
 from arenax.rl.ppo import PPOConfig, bootstraps
 from arenax.train.config import TrainConfig
@@ -23,9 +24,11 @@ def make_env(cfg: TrainConfig) -> Environment:
     return cfg.family.make(cfg.env)
 
 
-def make_learner(cfg: TrainConfig, policy: Any, ppo: PPOConfig) -> Learner:
-    """A PPO learner for `policy` (its learning-rate schedule spans the whole run)."""
-    return Learner(policy, ppo, total_updates=cfg.update_rounds * ppo.epochs * ppo.minibatches)
+def make_learner(cfg: TrainConfig, policy: Any, options: PPOConfig | A2CConfig) -> Learner:
+    """A PPO or A2C learner for `policy` (its learning-rate schedule spans the whole run)."""
+    kind = A2CLearner if isinstance(options, A2CConfig) else Learner
+    steps = cfg.update_rounds * options.epochs * options.minibatches
+    return kind(policy, options, total_updates=steps)
 
 
 def make_players(cfg: TrainConfig) -> Players:
@@ -51,10 +54,10 @@ def make_players(cfg: TrainConfig) -> Players:
                     )
             continue
         policy = tc.network.policy(env.observation_space(team), env.action_space(team))
-        learners[name] = make_learner(cfg, policy, tc.ppo)
+        learners[name] = make_learner(cfg, policy, tc.learner[1])
         if tc.frozen:
             frozen.add(name)
-    boot = {t: bootstraps(cfg.teams[t].ppo, env) for t in team_policy}
+    boot = {t: bootstraps(cfg.teams[t].learner[1], env) for t in team_policy}
     score_team = getattr(cfg.curriculum, "score_team", "")
     return Players(env, learners, team_policy, frozenset(frozen), boot, score_team)
 

@@ -301,16 +301,19 @@ class TrainConfig:
             users = [t for t in self.teams if policy_of.get(t) == name]
             first = self.teams[users[0]]
             for other in users[1:]:
-                for f in ("frozen", "network", "ppo", "ddpg"):
+                for f in ("frozen", "network", "ppo", "ddpg", "a2c"):
                     a, b = getattr(first, f), getattr(self.teams[other], f)
                     if a != b:
                         yield Problem(f"{other}.{f}", b, f"must equal {users[0]}.{f} (both teams use policy {name!r})")  # fmt: skip
             seqs = per_device * sum(game.num_agents(t) for t in users)
-            if first.ddpg is None and seqs % first.ppo.minibatches:
+            kind, learner = first.learner
+            if first.ddpg is None and seqs % learner.minibatches:
                 what = f"agent sequences of policy {name!r}" if len(game.teams) > 1 else "environments"  # fmt: skip
-                yield Problem(f"{users[0]}.ppo.minibatches", first.ppo.minibatches, f"must divide the {what} per device ({seqs})")  # fmt: skip
-            if first.ppo.carry_over and not isinstance(self.curriculum, DRConfig | PairedConfig):
-                yield Problem(f"{users[0]}.ppo.carry_over", True, "applies to dr and paired (replayed levels start from a zero state, as in the reference)")  # fmt: skip
+                yield Problem(f"{users[0]}.ppo.minibatches", learner.minibatches, f"must divide the {what} per device ({seqs})")  # fmt: skip
+            if learner.carry_over and not isinstance(self.curriculum, DRConfig | PairedConfig):
+                yield Problem(f"{users[0]}.{kind}.carry_over", True, "applies to dr and paired (replayed levels start from a zero state, as in the reference)")  # fmt: skip
+            if first.a2c is not None and first.ddpg is not None:
+                yield Problem(f"{users[0]}.a2c", "set", f"{users[0]} learns with ddpg already: choose one learner")  # fmt: skip
         acting = [t for t in self.teams if t in policy_of]
         if acting and all(self.teams[t].frozen for t in acting):
             yield Problem(f"{acting[0]}.frozen", True, "every team is frozen or scripted: nothing would learn")  # fmt: skip
