@@ -101,7 +101,7 @@ class DomainRandomisation(Curriculum):
             ids = jnp.arange(self.n_envs, dtype=jnp.int32)
             levels = jax.vmap(self.generator)(per_env_keys(k_levels, ids))
             start = start_rollout(self.rollout_env, k_reset, levels, ids, p.initial_carry(self.n_envs))  # fmt: skip
-            learners = p.init(k_params, {t: start.obs[t][0] for t in p.teams})
+            learners = p.init(k_params, {t: jax.tree.map(lambda x: x[0], start.obs[t]) for t in p.teams})
             return TrainState.create(key, learners, {"rollout": start})
         k_params, k_level = jax.random.split(key)
         obs, _ = self.env.reset(k_level, self.generator(k_level))

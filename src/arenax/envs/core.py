@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 Level = TypeVar("Level")
@@ -87,6 +88,14 @@ class Environment(Generic[Level, State]):
             if np.issubdtype(a.dtype, np.floating) and not np.all(np.isfinite(a)):
                 out.append(f"{jax.tree_util.keystr(path).lstrip('.')} is not finite")
         return out
+
+    def global_state(self, state: State) -> jax.Array:
+        """The whole game as one vector `(S,) float32`, for centralised critics: by default
+        every team's observations (teams in order, agents in order), flattened and
+        concatenated; families override it with a compact description of the game."""
+        obs = self.observe(state)
+        leaves = [x for t in self.teams for x in jax.tree.leaves(obs[t])]
+        return jnp.concatenate([jnp.ravel(x).astype(jnp.float32) for x in leaves])
 
     @property
     def time_limit(self) -> int:

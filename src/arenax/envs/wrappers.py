@@ -19,6 +19,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from arenax.envs import spaces
 from arenax.envs.core import Environment
 from arenax.struct import pytree_dataclass
 
@@ -297,7 +298,46 @@ class Scripted(Wrapper):
     def observe(self, state: Any) -> dict[str, jax.Array]:
         return self._own(self.env.observe(state))
 
+    def global_state(self, state: Any) -> jax.Array:
+        """The whole game's (scripted teams included)."""
+        return self.env.global_state(state)
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalState(Wrapper):
+    """Each agent of the `teams` observes `{"obs": its observation, "state": the game's
+    global state}` (`env.global_state`, the same vector for every agent of an env): what
+    a centralised critic reads. Other teams observe as before."""
+
+    teams_with_state: tuple[str, ...] = ()
+
+    def observation_space(self, team: str = "agent") -> Any:
+        own = self.env.observation_space(team)
+        if team not in self.teams_with_state:
+            return own
+        size = jax.eval_shape(self.env.global_state, self._example_state()).shape[0]
+        state = spaces.Box(-jnp.inf, jnp.inf, (size,), jnp.float32)
+        return spaces.Dict((("obs", own), ("state", state)))
+
+    def _example_state(self) -> Any:
+        return jax.eval_shape(
+            lambda k: self.env.reset_state(k, self.env.generate(k)), jax.random.key(0)
+        )
+
+    def observe(self, state: Any) -> Any:
+        obs = self.env.observe(state)
+        if not self.teams_with_state:
+            return obs
+        g = self.env.global_state(state)
+        out = dict(obs)
+        for t in self.teams_with_state:
+            n = self.env.num_agents(t)
+            out[t] = {"obs": obs[t], "state": jnp.broadcast_to(g, (n, *g.shape))}
+        return out
+
 
 def whole_game(env: Any) -> Any:
-    """The game behind `env` with every team (`Scripted` unwrapped)."""
+    """The game behind `env` with every team and the game's own observations (`GlobalState`
+    and `Scripted` unwrapped)."""
+    env = env.env if isinstance(env, GlobalState) else env
     return env.game if isinstance(env, Scripted) else env

@@ -40,15 +40,26 @@ class MLPConfig:
     shared_trunk: bool = False
     """One MLP under both the policy and the value head (WarpDrive's fully connected
     model); False: separate actor and critic MLPs."""
+    critic: Literal["obs", "state"] = "obs"
+    """What the critic reads: the agent's observation, or the game's global state and the
+    agent's observation (a centralised critic, MAPPO's agent-specific state). The actor
+    always reads the observation alone."""
 
     def policy(self, observation_space: Any, action_space: Any) -> MLPPolicy:
         """The network for one team's spaces (its action distribution from the action
         space: categorical, multi-discrete or Gaussian)."""
+        state = observation_space["state"] if _with_state(observation_space) else None
         return MLPPolicy(
             dist=for_space(action_space, self.squash),
             n_actions=int(getattr(action_space, "n", 0)),
+            state_size=0 if state is None else int(state.shape[0]),
             **fields_of(self, MLPConfig),
         )
+
+
+def _with_state(space: Any) -> bool:
+    """An observation space of `GlobalState`: `Dict(obs=..., state=...)`."""
+    return hasattr(space, "spaces") and {n for n, _ in space.spaces} == {"obs", "state"}
 
 
 class MLPNet(nn.Module):
@@ -63,7 +74,11 @@ class MLPNet(nn.Module):
     appended to the actor's outputs (a Gaussian's mean then log std)."""
 
     @nn.compact
-    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def __call__(
+        self, obs: jax.Array, critic_obs: jax.Array | None = None
+    ) -> tuple[jax.Array, jax.Array]:
+        """`(logits, value)`; the critic reads `critic_obs` when given (else `obs`)."""
+
         def trunk(x: jax.Array) -> jax.Array:
             for h in self.hidden:
                 x = nn.relu(nn.Dense(h, kernel_init=orthogonal(2**0.5))(x))
@@ -78,7 +93,8 @@ class MLPNet(nn.Module):
             log_std = self.param("log_std", nn.initializers.zeros, (self.log_std_dim,))
             logits = jnp.concatenate([logits, jnp.broadcast_to(log_std, logits.shape)], -1)
         value_head = nn.Dense(1, kernel_init=orthogonal(1.0))
-        value = value_head(features if self.shared_trunk else trunk(obs))[..., 0]
+        critic_in = obs if critic_obs is None else critic_obs
+        value = value_head(features if self.shared_trunk else trunk(critic_in))[..., 0]
         return logits, value
 
 
@@ -95,6 +111,8 @@ class MLPPolicy(MLPConfig):
     diagonal Gaussian)."""
     n_actions: int = 0
     """Actions of a categorical distribution (unused otherwise)."""
+    state_size: int = 0
+    """Size of the global state a centralised critic reads (0: none)."""
 
     @property
     def n_logits(self) -> int:
@@ -112,21 +130,40 @@ class MLPPolicy(MLPConfig):
                       log_std_dim=self.dist.dim if gaussian_param else 0,
                       shared_trunk=self.shared_trunk)  # fmt: skip
 
+    def _inputs(self, obs: Any) -> tuple[jax.Array, jax.Array | None]:
+        """`(actor input, critic input or None)`: a centralised critic's observations are
+        `{"obs", "state"}` (`arenax.envs.wrappers.GlobalState`); the critic reads the state
+        then the observation, the actor the observation."""
+        if not isinstance(obs, dict):
+            return jnp.asarray(obs, jnp.float32), None
+        own = jnp.asarray(obs["obs"], jnp.float32)
+        if self.critic == "state":
+            return own, jnp.concatenate([jnp.asarray(obs["state"], jnp.float32), own], -1)
+        return own, None
+
     def initial_carry(self, batch: int) -> tuple[()]:
         """No recurrent state."""
         del batch
         return ()
 
-    def init(self, key: jax.Array, obs: jax.Array) -> Any:
-        """Parameters, from an example observation `(T, B, D)`."""
-        return self.net.init(key, jnp.asarray(obs, jnp.float32))
+    def init(self, key: jax.Array, obs: Any) -> Any:
+        """Parameters, from an example observation `(T, B, D)` (a centralised critic's:
+        `{"obs": (T, B, D), "state": (T, B, S)}`)."""
+        return self.net.init(key, *self._inputs(obs))
 
     def apply(
         self, params: Any, obs: jax.Array, first: jax.Array, carry: Any
     ) -> tuple[tuple[()], jax.Array, jax.Array]:
-        """`((), logits (T, B, n_logits), value (T, B))` for `obs (T, B, D)`."""
+        """`((), logits (T, B, n_logits), value (T, B))` for `obs (T, B, D)`. A centralised
+        critic's policy given the observation alone (acting: evaluation, exports) returns
+        NaN values: acting needs no state."""
         del first
-        logits, value = self.net.apply(params, obs)
+        own, critic_in = self._inputs(obs)
+        if self.critic == "state" and critic_in is None:
+            blind = jnp.zeros((*own.shape[:-1], self.state_size + own.shape[-1]), jnp.float32)
+            logits, _ = self.net.apply(params, own, blind)
+            return carry, logits, jnp.full(logits.shape[:-1], jnp.nan, jnp.float32)
+        logits, value = self.net.apply(params, own, critic_in)
         return carry, logits, value
 
 

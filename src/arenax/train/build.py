@@ -11,7 +11,7 @@ from arenax.curricula.common import Curriculum, Setup
 from arenax.curricula.offpolicy import OffPolicyDR
 from arenax.curricula.players import Players
 from arenax.envs.core import Environment
-from arenax.envs.wrappers import Scripted
+from arenax.envs.wrappers import GlobalState, Scripted
 from arenax.options import ConfigError
 from arenax.rl.a2c import A2CConfig, A2CLearner
 from arenax.rl.learner import Learner
@@ -31,6 +31,11 @@ def make_learner(cfg: TrainConfig, policy: Any, options: PPOConfig | A2CConfig) 
     return kind(policy, options, total_updates=steps)
 
 
+def central_critic_teams(cfg: TrainConfig, env: Environment) -> tuple[str, ...]:
+    """The acting teams whose critics read the game's global state (`--<team>.critic state`)."""
+    return tuple(t for t in env.teams if getattr(cfg.teams[t].network, "critic", "") == "state")
+
+
 def make_players(cfg: TrainConfig) -> Players:
     """The game's players: one learner per policy name (from the options of the first team
     that uses it), teams played by scripts inside the env."""
@@ -38,6 +43,9 @@ def make_players(cfg: TrainConfig) -> Players:
     env = game
     if cfg.scripted_teams:  # played inside the env; the others act, learn and are rewarded
         env = Scripted(game, cfg.scripted_teams, cfg.family.need("scripted", "--<team>.scripted"))
+    central = central_critic_teams(cfg, env)
+    if central:  # their critics read the game's global state
+        env = GlobalState(env, central)
     team_policy = cfg.team_policy()
     learners: dict[str, Learner] = {}
     frozen = set()

@@ -435,6 +435,25 @@ class TagEnv(Environment[TagLevel, TagState]):
         return new, self._split(reward.astype(jnp.float32)), terminated, end, info
 
     # ------------------------------------------------------------------ observation
+    def global_state(self, state: TagState) -> jax.Array:
+        """Every agent's `x / L, y / L, speed / max, acceleration / max, cos and sin of its
+        direction, in the game` (agent order: taggers, then runners), then `t / T`:
+        `(7 A + 1,) float32` (the discs of an arena are not in it)."""
+        per = jnp.stack(
+            [
+                state.pos[:, 0] / state.arena,
+                state.pos[:, 1] / state.arena,
+                state.speed / self.max_speed,
+                state.accel / self.max_speed,
+                jnp.cos(state.direction),
+                jnp.sin(state.direction),
+                state.in_game.astype(jnp.float32),
+            ],
+            axis=-1,
+        )
+        time = state.time.astype(jnp.float32) / self.horizon(state)
+        return jnp.concatenate([per.reshape(-1), time[None]]).astype(jnp.float32)
+
     def observe(self, state: TagState) -> dict[str, jax.Array]:
         a, nt = self.n_agents, self.n_taggers
         is_tagger = (jnp.arange(a) < nt).astype(jnp.float32)

@@ -74,7 +74,8 @@ def team_actor(
                 out[team] = scripted_actions(env, state, team)
             else:
                 pol = policies[team]
-                _, logits, _ = pol.apply(params[team], obs[team][None], None, ())
+                seq = jax.tree.map(lambda x: x[None], obs[team])  # (T=1, A, ...)
+                _, logits, _ = pol.apply(params[team], seq, None, ())
                 out[team] = pol.dist.mode(logits[0]) if greedy else pol.dist.sample(k, logits[0])
         return out
 

@@ -290,6 +290,13 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         new = state.replace(pos=pos, time=time)
         return new, reward, tagged, time >= self.horizon(state), info
 
+    def global_state(self, state: GridTagState) -> jax.Array:
+        """Every agent's cell `x / L, y / L` (taggers, then the runner), then `t / T`:
+        `(2 A + 1,) float32` (an arena's obstacles are not in it)."""
+        p = state.pos.astype(jnp.float32) / float(self.size)
+        time = state.time.astype(jnp.float32) / self.horizon(state)
+        return jnp.concatenate([p.reshape(-1), time[None]])
+
     def observe(self, state: GridTagState) -> dict[str, jax.Array]:
         a, size = self.n_agents, float(self.size)
         p = state.pos.astype(jnp.float32) / size
