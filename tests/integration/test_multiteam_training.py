@@ -231,3 +231,20 @@ def test_cli_tag_train_resume_render_plot(
     ]  # fmt: skip
     assert all(int(r["episodes"]) == 6 and 0 <= float(r["any_tag"]) <= 1 for r in rows)
     assert len(list((tmp_path / "gifs").glob("*.gif"))) == 6
+    # cross-play: another run's policies as a driver, and the worst cases over drivers
+    run_cli("train", "tag-grid", *small[:-1], "h", "--total-steps", str(4 * 8 * 2))
+    capsys.readouterr()
+    run_cli("eval", str(tmp_path / "g"), "--episodes", "6", "--opponents", "random",
+            "--coplayers", str(tmp_path / "h"))  # fmt: skip
+    out = " ".join(capsys.readouterr().out.split())
+    with (tmp_path / "g" / "eval_tag.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["taggers"], r["runners"]) for r in rows] == [
+        ("trained", "random"), ("trained", "h"), ("random", "trained"), ("h", "trained"),
+        ("random", "random"),
+    ]  # fmt: skip
+    worst = min(float(r["any_tag"]) for r in rows[:2])
+    assert f"worst case of the trained taggers over every runner driver: P(tag) {worst:.2f}" in out
+    with pytest.raises(SystemExit):  # refused in one line, before loading anything
+        run_cli("eval", str(tmp_path / "g"), "--coplayers", str(tmp_path / "nowhere"))
+    assert "coplayers=" in capsys.readouterr().out

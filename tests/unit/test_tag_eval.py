@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 from arenax.envs.tag import GridTagEnv, TagEnv
-from arenax.envs.tag.evaluation import evaluate_matchup, play_episodes, team_actor
+from arenax.envs.tag.evaluation import (
+    MatchResult,
+    evaluate_matchup,
+    play_episodes,
+    summarize,
+    team_actor,
+    worst_cases,
+)
+from arenax.envs.tag.scripted import scripted_actions
 
 
 def test_episode_statistics_match_a_step_by_step_replay() -> None:
@@ -51,3 +60,51 @@ def test_scripted_chasers_tag_and_fleers_escape_more_than_random() -> None:
     chase, _ = evaluate_matchup(cont, "scripted", "random", {}, {}, lv, jax.random.key(5))
     rand, _ = evaluate_matchup(cont, "random", "random", {}, {}, lv, jax.random.key(5))
     assert chase.tagged > rand.tagged + 0.5
+
+
+def _result(taggers: str, runners: str, any_tag: float, arena: str = "") -> MatchResult:
+    nan = float("nan")
+    return MatchResult(taggers, runners, arena, 10, *[nan] * 3, any_tag, *[nan] * 12)
+
+
+def test_worst_cases_over_opponents_and_arenas_by_hand() -> None:
+    results = [
+        _result("trained", "trained", 0.9, "a"),  # their own partners: not an opponent
+        _result("trained", "random", 0.8, "a"),
+        _result("trained", "other", 0.4, "b"),
+        _result("trained", "scripted", 0.6, "b"),
+        _result("scripted", "trained", 0.7, "a"),
+        _result("other", "trained", 0.2, "b"),
+        _result("random", "random", 0.0, "a"),  # nobody's
+    ]
+    worst = worst_cases(results)
+    assert worst["tagger"][0] == 0.4 and worst["tagger"][1].runners == "other"
+    assert worst["runner"][0] == pytest.approx(0.3) and worst["runner"][1].taggers == "scripted"
+    summary = summarize(results)
+    assert summary["eval/worst/tagger"] == 0.4
+    assert summary["eval/worst/runner"] == pytest.approx(0.3)
+
+
+def test_a_coplayer_drives_its_team_with_its_own_parameters() -> None:
+    """The same policy with another run's parameters: the co-player's actions are those
+    of its parameters, not the trained run's; a team a co-player run scripted is scripted."""
+    from arenax.nn.mlp import MLPConfig
+
+    env = GridTagEnv(n_taggers=2, size=6, episode_length=10)
+    pol = MLPConfig(hidden=(8,)).policy(env.observation_space("runner"), env.action_space("runner"))
+    obs, state = env.reset(None, env.generate(jax.random.key(0)))
+    seq = obs["runner"][None]
+    mine, theirs = pol.init(jax.random.key(1), seq), pol.init(jax.random.key(2), seq)
+    policies = {"runner": pol}
+    coplayers = {"other": (policies, {"runner": theirs}), "scripter": ({}, {})}
+
+    def runner_actions(driver: str) -> np.ndarray:
+        act = team_actor(env, {"tagger": "random", "runner": driver}, policies,
+                         {"runner": mine}, True, coplayers)  # fmt: skip
+        return np.asarray(act(state, obs, jax.random.key(3))["runner"])
+
+    greedy = lambda p: np.asarray(pol.dist.mode(pol.apply(p, seq, None, ())[1][0]))  # noqa: E731
+    np.testing.assert_array_equal(runner_actions("trained"), greedy(mine))
+    np.testing.assert_array_equal(runner_actions("other"), greedy(theirs))
+    scripted = np.asarray(scripted_actions(env, state, "runner"))
+    np.testing.assert_array_equal(runner_actions("scripter"), scripted)

@@ -10,7 +10,15 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import tyro
 
-from arenax.cli.common import console, dir_problem, file_problem, parse, run_config, run_problems
+from arenax.cli.common import (
+    console,
+    dir_problem,
+    file_problem,
+    one_seed_problems,
+    parse,
+    run_config,
+    run_problems,
+)
 from arenax.options import SEED, UNIT, AtLeast, IntIn, OrNone, Problem, check
 
 
@@ -29,6 +37,9 @@ class EvalArgs:
         "trained", "random", "scripted",
     )  # fmt: skip
     """Games of several teams: the drivers the trained teams meet."""
+    coplayers: tuple[Path, ...] = ()
+    """Games of several teams: other runs of the same game whose latest policies the
+    trained teams also meet (cross-play; each named by its folder)."""
     episodes: Annotated[int, IntIn(1, 100_000)] = 100
     """Episodes per level, or per matchup (1 to 100,000)."""
     greedy: bool = False
@@ -66,6 +77,9 @@ class EvalArgs:
                     family.heldout(cfg.game(), self.suite)
                 except ValueError as exc:
                     yield Problem("suite", self.suite, str(exc))
+        for run in self.coplayers:
+            yield from one_seed_problems(run, "coplayers")
+            yield from run_problems(run, "coplayers")
         yield from file_problem(self.out, "out", (".csv",))
         yield from dir_problem(self.gif_dir, "gif_dir")
         if self.out is None and (Path(self.run_dir) / "config.json").is_file():
@@ -78,7 +92,7 @@ def _eval_one(args: EvalArgs) -> Any:
     return evaluate_run(
         args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
         args.out, args.gif_dir, console, tuple(args.opponents), args.cvar_alpha,
-        args.cvar_levels, args.cvar_episodes, args.cvar_solvable,
+        args.cvar_levels, args.cvar_episodes, args.cvar_solvable, args.coplayers,
     )  # fmt: skip
 
 

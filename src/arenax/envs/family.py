@@ -96,6 +96,8 @@ class Evaluation:
         key: the evaluation's key (never a training key).
         gif_dir: write a GIF of one episode per level (or matchup) here, if given.
         opponents: many-agent games: the drivers the trained teams meet.
+        coplayers: many-agent games: other runs' policies the trained teams also meet,
+            `{name: ({team: policy}, {team: params})}` (cross-play).
         cvar_alpha, cvar_levels, cvar_episodes: robustness on levels of `generate`:
             the success rate's CVaR over the worst `cvar_alpha` of `cvar_levels`
             levels (0: not asked), chosen on one evaluation and measured on a second.
@@ -112,6 +114,9 @@ class Evaluation:
     key: jax.Array | None = None
     gif_dir: Path | None = None
     opponents: tuple[str, ...] = ("trained", "random", "scripted")
+    coplayers: dict[str, tuple[dict[str, Any], dict[str, Any]]] = dataclasses.field(
+        default_factory=dict
+    )
     cvar_alpha: float = 0.0
     cvar_levels: int = 1000
     cvar_episodes: int = 4

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from rich.console import Console
 from arenax.envs.family import Evaluation, Report
 from arenax.envs.maze import render as pictures
 from arenax.envs.wrappers import whole_game
+from arenax.options import ConfigError
 from arenax.utils import frame_indices, make_console, save_gif
 
 
@@ -52,6 +54,33 @@ def load_players(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any
     return cfg, algo, algo.team_policies(), jax.device_get(algo.team_params(state)), cycle
 
 
+def load_coplayers(
+    game: Any, runs: Sequence[Path], taken: tuple[str, ...] = ()
+) -> dict[str, tuple[dict, dict]]:
+    """`{run folder name: ({team: policy}, {team: params})}` of other runs' latest
+    checkpoints, to meet the evaluated run's teams (cross-play). Their games must have the
+    same teams, observation and action spaces; a name equal to a driver (`taken`) or to
+    another co-player's is refused."""
+    out: dict[str, tuple[dict, dict]] = {}
+    for run in runs:
+        name = Path(run).name
+        if name in out or name in taken:
+            raise ConfigError(f"coplayers: {name!r} names two drivers; give the runs distinct folder names")  # fmt: skip
+        if len(game.teams) < 2:
+            raise ConfigError(f"coplayers: {str(run)!r}: the evaluated game has one team, no co-players")  # fmt: skip
+        _, algo, policies, params, _ = load_players(Path(run))
+        other = whole_game(algo.env)
+        for team in game.teams:
+            same = team in other.teams and all(
+                getattr(game, f)(team) == getattr(other, f)(team)
+                for f in ("observation_space", "action_space", "num_agents")
+            )
+            if not same:
+                raise ConfigError(f"coplayers: {str(run)!r} plays another game (its {team!r} team differs in teams, spaces or size)")  # fmt: skip
+        out[name] = (policies, params)
+    return out
+
+
 def write_csv(rows: list[Any], path: Path) -> Path:
     """One line per result dataclass (its fields are the columns)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,16 +106,20 @@ def evaluate_run(
     cvar_levels: int = 1000,
     cvar_episodes: int = 4,
     cvar_solvable: bool = True,
+    coplayers: Sequence[Path] = (),
 ) -> Report:
     """Evaluate a run's checkpoint with its family's evaluation (the maze: held-out mazes;
-    Tag: matchups against opponents; a family without its own: its held-out levels, or
-    levels of its generator): print the table, write `RUN_DIR/eval_<name>.csv` (or
-    `out`) and any further CSVs the evaluation returns."""
+    Tag: matchups against opponents, and against the latest policies of the `coplayers`
+    runs; a family without its own: its held-out levels, or levels of its generator):
+    print the table, write `RUN_DIR/eval_<name>.csv` (or `out`) and any further CSVs the
+    evaluation returns."""
     console = console or make_console()
     cfg, algo, policies, params, cycle = load_players(run_dir, checkpoint)
+    game = whole_game(algo.env)
     request = Evaluation(
-        whole_game(algo.env), policies, params, algo.env.generate, suite, episodes, greedy,
-        jax.random.key(seed), gif_dir, tuple(opponents), cvar_alpha, cvar_levels,
+        game, policies, params, algo.env.generate, suite, episodes, greedy,
+        jax.random.key(seed), gif_dir, tuple(opponents),
+        load_coplayers(game, coplayers, tuple(opponents)), cvar_alpha, cvar_levels,
         cvar_episodes, cvar_solvable,
     )  # fmt: skip
     report = cfg.family.run_evaluation(request)

@@ -57,11 +57,13 @@ class MatchResult:
 
 def team_actor(
     env: Any, drivers: dict[str, str], policies: dict[str, Any], params: dict[str, Any],
-    greedy: bool,
+    greedy: bool, coplayers: dict[str, tuple[dict, dict]] | None = None,
 ) -> Callable[[Any, Any, jax.Array], dict[str, jax.Array]]:  # fmt: skip
     """`act(state, obs, key) -> {team: actions}` of one arena: each team driven by its
-    trained policy, uniformly random actions, or the scripted heuristic (also the trained
-    driver of a team without a policy: one scripted during training)."""
+    trained policy, uniformly random actions, the scripted heuristic (also the trained
+    driver of a team without a policy: one scripted during training), or the policy of
+    the co-player of that name (another run's, `coplayers`)."""
+    coplayers = coplayers or {}
 
     def act(state: Any, obs: Any, key: jax.Array) -> dict[str, jax.Array]:
         out = {}
@@ -70,12 +72,15 @@ def team_actor(
             how = drivers[team]
             if how == "random":
                 out[team] = env.action_space(team).sample(k, (env.num_agents(team),))
-            elif how == "scripted" or team not in policies:
+            elif how in coplayers and team not in coplayers[how][0]:
+                out[team] = scripted_actions(env, state, team)  # scripted in its training
+            elif how == "scripted" or (how == "trained" and team not in policies):
                 out[team] = scripted_actions(env, state, team)
             else:
-                pol = policies[team]
+                pols, prms = coplayers.get(how, (policies, params))
+                pol = pols[team]
                 seq = jax.tree.map(lambda x: x[None], obs[team])  # (T=1, A, ...)
-                _, logits, _ = pol.apply(params[team], seq, None, ())
+                _, logits, _ = pol.apply(prms[team], seq, None, ())
                 out[team] = pol.dist.mode(logits[0]) if greedy else pol.dist.sample(k, logits[0])
         return out
 
@@ -134,8 +139,10 @@ def matchups(opponents: tuple[str, ...], scripted: Sequence[str] = ()) -> list[t
 def evaluate_matchup(
     env: Any, taggers: str, runners: str, policies: dict[str, Any], params: dict[str, Any],
     levels: Any, key: jax.Array, greedy: bool = False, arena: str = "",
+    coplayers: dict[str, tuple[dict, dict]] | None = None,
 ) -> tuple[MatchResult, dict[str, np.ndarray]]:  # fmt: skip
-    act = team_actor(env, {"tagger": taggers, "runner": runners}, policies, params, greedy)
+    drivers = {"tagger": taggers, "runner": runners}
+    act = team_actor(env, drivers, policies, params, greedy, coplayers)
     out = jax.device_get(play_episodes(env, act, levels, key))
     n = len(out["tagged"])
     tagged = mean_ci(out["tagged"])
@@ -207,11 +214,28 @@ def results_table(results: list[MatchResult], title: str) -> Table:
 
 def summarize(results: list[MatchResult]) -> dict[str, float]:
     """Per matchup, the chance that the runners are tagged at least once in an episode,
-    mean over arenas (each arena weighs the same): `eval/P(tag)/<taggers>-vs-<runners>`."""
+    mean over arenas (each arena weighs the same): `eval/P(tag)/<taggers>-vs-<runners>`;
+    and the worst cases of the trained teams over every opponent and arena they met
+    (`worst_cases`)."""
     out: dict[str, list[float]] = {}
     for r in results:
         out.setdefault(f"eval/P(tag)/{r.taggers}-vs-{r.runners}", []).append(r.any_tag)
-    return {k: float(np.mean(v)) for k, v in out.items()}
+    summary = {k: float(np.mean(v)) for k, v in out.items()}
+    for team, (value, _) in worst_cases(results).items():
+        summary[f"eval/worst/{team}"] = value
+    return summary
+
+
+def worst_cases(results: list[MatchResult]) -> dict[str, tuple[float, MatchResult]]:
+    """The robustness of the trained teams over co-players × arenas: the trained taggers'
+    lowest P(tag) against any runner driver but their own team (`tagger`), the trained
+    runners' lowest P(no tag) against any tagger driver (`runner`), each with the matchup
+    where it happened. Random-vs-random is nobody's."""
+    met = {
+        "tagger": [(r.any_tag, r) for r in results if r.taggers == "trained" != r.runners],
+        "runner": [(1.0 - r.any_tag, r) for r in results if r.runners == "trained" != r.taggers],
+    }
+    return {team: min(m, key=lambda x: x[0]) for team, m in met.items() if m}
 
 
 def evaluate_run(req: Evaluation) -> Report:
@@ -236,12 +260,15 @@ def evaluate_run(req: Evaluation) -> Report:
         sets = {name: jax.vmap(h.sample)(keys) for name, h in arenas.items()}
     results = []
     for j, (arena, levels) in enumerate(sets.items()):
-        for i, (tg, rn) in enumerate(matchups(req.opponents, scripted)):
+        for i, (tg, rn) in enumerate(matchups((*req.opponents, *req.coplayers), scripted)):
             k = jax.random.fold_in(k_play, i + 1000 * j)  # arena j's matchup i
-            res, _ = evaluate_matchup(env, tg, rn, policies, params, levels, k, req.greedy, arena)
+            res, _ = evaluate_matchup(
+                env, tg, rn, policies, params, levels, k, req.greedy, arena, req.coplayers
+            )
             results.append(res)
             if req.gif_dir is not None:
-                act = team_actor(env, {"tagger": tg, "runner": rn}, policies, params, req.greedy)
+                drivers = {"tagger": tg, "runner": rn}
+                act = team_actor(env, drivers, policies, params, req.greedy, req.coplayers)
                 lv = jax.tree.map(lambda x: x[0], levels)
                 frames = episode_frames(env, k, act, level=lv)
                 name = f"{arena}_" if arena else ""
@@ -251,6 +278,16 @@ def evaluate_run(req: Evaluation) -> Report:
     where = "held-out starts" if not req.suite else "episodes per arena"
     title = f"Tag, {req.episodes} {where} per matchup ({mode})"
     report = Report(results, results_table(results, title), "tag", summarize(results))
+    what = {"tagger": ("taggers", "P(tag)", "runners"), "runner": ("runners", "P(no tag)", "taggers")}  # fmt: skip
+    for team, (value, r) in worst_cases(results).items():
+        side, measure, other = what[team]
+        against = r.runners if team == "tagger" else r.taggers
+        where = f" on {r.arena}" if r.arena else ""
+        report.notes.append(
+            f"worst case of the trained {side} over every {other[:-1]} driver"
+            f"{' and arena' if r.arena else ''}: {measure} {value:.2f} against {against} "
+            f"{other}{where}"
+        )
     if req.cvar_alpha > 0:
         rob = [
             arena_robustness(env, policies, params, req.generate, req.cvar_levels,
