@@ -453,3 +453,70 @@ def test_reading_a_run_without_checkpoints_writes_nothing_into_it(
         code, out = run_cli(monkeypatch, capsys, *argv)
         assert code == 2 and out.strip().startswith("error: no checkpoint in"), out
         assert sorted(p.name for p in run.iterdir()) == ["config.json"]
+
+
+# ---------------------------------------------------------------------- a full disk
+# what Orbax's background write raises when the disk fills (the text of a real run on a
+# 3 MB tmpfs), for the test that cannot fill a disk
+ENOSPC = (
+    'RESOURCE_EXHAUSTED: Error writing "learner.agent.params.Dense_0.kernel/0.0" in OCDBT '
+    'database at local file "checkpoints/3.orbax-checkpoint-tmp/state.orbax-checkpoint-tmp/'
+    'ocdbt.process_0/": Failed writing: "d/8ea5006b": Failed to write 42674 bytes to file '
+    "8: No space left on device [os_error_code='28']"
+)
+
+
+def test_a_full_disk_during_a_save_is_one_line_and_the_run_resumes_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import orbax.checkpoint as ocp
+
+    from arenax.train.checkpoint import CheckpointWriteError
+
+    full = train(tiny(tmp_path, name="full", total_steps=4 * 16 * 6, checkpoint_every=1))
+    save = ocp.CheckpointManager.save
+
+    def failing(self: ocp.CheckpointManager, step: int, *args: object, **kw: object) -> bool:
+        if step == 3:  # half written, then the disk is full
+            (Path(self.directory) / "3.orbax-checkpoint-tmp").mkdir()
+            raise ValueError(ENOSPC)
+        return save(self, step, *args, **kw)
+
+    monkeypatch.setattr(ocp.CheckpointManager, "save", failing)
+    cfg = tiny(tmp_path, name="r", total_steps=4 * 16 * 6, checkpoint_every=1)
+    with pytest.raises(CheckpointWriteError) as err:
+        train(cfg)
+    run = tmp_path / "r"
+    assert str(err.value) == (
+        f"checkpoint 3 could not be written to {run / 'checkpoints'}: the disk is full (No "
+        "space left on device); the last complete checkpoint (2) is intact: free disk space, "
+        f"then `arenax resume {run}` (details in {run / 'checkpoint_errors.log'})"
+    )
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["2"]  # partial removed
+    monkeypatch.setattr(ocp.CheckpointManager, "save", save)  # space freed
+    resumed = train(cfg, resume=run)
+    assert_same(learning_rows(read_jsonl(run / "metrics.jsonl")), learning_rows(full.rows))
+    assert resumed.rows[-1]["cycle"] == 6
+
+
+def test_the_save_threads_tracebacks_go_to_the_runs_error_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    (tmp_path / "run").mkdir()
+    ckpt = Checkpointer(tmp_path / "run", writer=True)
+    try:
+        raise ValueError(ENOSPC)
+    except ValueError:
+        logging.getLogger("absl").error(
+            "[thread=array_type_handler] _SignalingThread.run() raised an exception: x",
+            exc_info=True,
+        )
+    logging.getLogger("absl").error("another error")
+    ckpt.close()
+    log = (tmp_path / "run" / "checkpoint_errors.log").read_text()
+    assert "_SignalingThread.run() raised" in log and "Traceback" in log and ENOSPC in log
+    assert "another error" not in log
+    # what reaches the terminal's handlers
+    assert "_SignalingThread" not in caplog.text and "another error" in caplog.text

@@ -13,6 +13,7 @@ cannot be read or does not match is reported in one line and the next older one 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
@@ -22,7 +23,7 @@ import tempfile
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,41 @@ from arenax.train.parallel import shardings
 
 class CheckpointError(ConfigError):
     """No checkpoint of a run could be restored."""
+
+
+class CheckpointWriteError(ConfigError):
+    """A checkpoint could not be written (a full disk...): the run stops, the checkpoints
+    written before are intact."""
+
+
+class _SaveNoise(logging.Filter):
+    """Keeps the tracebacks Orbax's background save threads log when a write fails (a full
+    disk: four tracebacks, hundreds of lines) off the terminal: they go to `log` (the
+    run's `checkpoint_errors.log`); the failure itself reaches the run as one line."""
+
+    MARKS = ("_SignalingThread.run() raised", "background save thread", "Save Finalize thread")
+
+    def __init__(self, log: Path) -> None:
+        super().__init__()
+        self.log = log
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not any(m in record.getMessage() for m in self.MARKS):
+            return True
+        with contextlib.suppress(OSError), self.log.open("a") as f:
+            f.write(logging.Formatter().format(record) + "\n")
+        return False
+
+
+def _quiet_failed_saves(log: Path) -> None:
+    """Route the background save threads' error records to `log` (once per process; a
+    later run of the process moves them to its own log)."""
+    logger = logging.getLogger("absl")
+    for f in logger.filters:
+        if isinstance(f, _SaveNoise):
+            f.log = log
+            return
+    logger.addFilter(_SaveNoise(log))
 
 
 class _AsyncNoise(logging.Filter):
@@ -144,6 +180,10 @@ class Checkpointer:
                 shutil.rmtree(tmp, ignore_errors=True)
         distributed.barrier("checkpoints-clean")
         self.manager = self._manager()
+        self._pending: int | None = None  # the cycle of the write in flight
+        self._failed = False
+        if writer:
+            _quiet_failed_saves(self.run_dir / "checkpoint_errors.log")
 
     def _manager(self) -> ocp.CheckpointManager:
         options = ocp.CheckpointManagerOptions(
@@ -157,17 +197,54 @@ class Checkpointer:
     def save(self, cycle: int, state: Any, record: dict[str, Any]) -> None:
         """Start writing the checkpoint of `cycle` (asynchronously; see `wait`)."""
         record = {**record, "digest": state_digest(state)}
-        self.manager.save(
-            cycle,
-            args=ocp.args.Composite(
-                state=ocp.args.StandardSave(state), record=ocp.args.JsonSave(record)
-            ),
-            force=True,
+        args = ocp.args.Composite(
+            state=ocp.args.StandardSave(state), record=ocp.args.JsonSave(record)
         )
+        self.wait()  # the write before (Orbax would wait for it too): its failure is its own
+        self._pending = cycle
+        with self._writing():
+            self.manager.save(cycle, args=args, force=True)
 
     def wait(self) -> None:
-        """Block until pending writes are complete."""
-        self.manager.wait_until_finished()
+        """Block until pending writes are complete (`CheckpointWriteError` if one failed)."""
+        with self._writing():
+            self.manager.wait_until_finished()
+        self._pending = None
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Turn a failed write into one `CheckpointWriteError` line: what failed, that
+        the earlier checkpoints are intact, what to do; its partial files are removed."""
+        try:
+            yield
+        except Exception as exc:
+            self._failed = True
+            raise CheckpointWriteError(self._write_failure(exc)) from exc
+
+    def _write_failure(self, exc: BaseException) -> str:
+        text = str(exc)
+        full = "No space left on device" in text or getattr(exc, "errno", None) == errno.ENOSPC
+        reason = (
+            "the disk is full (No space left on device)"
+            if full else f"{type(exc).__name__}: {(text.strip().splitlines() or [''])[0][:160]}"
+        )  # fmt: skip
+        for tmp in self.directory.glob("*.orbax-checkpoint-tmp*"):
+            shutil.rmtree(tmp, ignore_errors=True)  # the partial write: give its space back
+        done = sorted(int(p.name) for p in self.directory.glob("*") if p.name.isdigit())
+        done = [c for c in done if c != self._pending]
+        kept = (
+            f"the last complete checkpoint ({done[-1]}) is intact" if done
+            else "no earlier checkpoint was written"
+        )  # fmt: skip
+        fix = "free disk space" if full else "fix the cause"
+        log = self.run_dir / "checkpoint_errors.log"
+        with contextlib.suppress(OSError), log.open("a") as f:
+            f.write(f"checkpoint {self._pending}: {type(exc).__name__}: {text}\n")
+        what = f"checkpoint {self._pending}" if self._pending is not None else "a checkpoint"
+        return (
+            f"{what} could not be written to {self.directory}: {reason}; {kept}: {fix}, "
+            f"then `arenax resume {self.run_dir}` (details in {log})"
+        )
 
     def latest(self) -> int | None:
         """Cycle of the latest complete checkpoint."""
@@ -309,5 +386,8 @@ class Checkpointer:
         return dest
 
     def close(self) -> None:
-        self.manager.wait_until_finished()
-        self.manager.close()
+        """Wait for the write in flight and close (after a failed write: close only)."""
+        if not self._failed:
+            self.wait()
+        with contextlib.suppress(Exception) if self._failed else contextlib.nullcontext():
+            self.manager.close()
