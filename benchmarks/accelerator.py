@@ -55,7 +55,7 @@ def main(args: Args) -> list[dict[str, Any]]:
     import jax
 
     from arenax.benchmarking import device_peak_bytes
-    from arenax.train.loop import compiled_memory_bytes
+    from arenax.train.memory import compiled_memory_bytes
 
     results: list[dict[str, Any]] = []
 

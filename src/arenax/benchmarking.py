@@ -340,7 +340,7 @@ class TuneArgs:
     """Refuse a rung whose compiled program needs more than this fraction of the memory."""
     memory_limit_mib: Annotated[float, In(0.0, 1e9)] = 0.0
     """The memory to fit in (MiB); 0: the device's (a CPU: the host's), as training
-    checks it (`arenax.train.loop.device_memory`)."""
+    checks it (`arenax.train.memory.device_memory`)."""
     gain: Annotated[float, In(0.0, 10.0)] = 0.1
     """Knee rule: the suggestion is the first rung after which doubling gains less than
     this fraction of throughput."""
@@ -381,7 +381,7 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     or (`stop_at_knee`) once a doubling gains less than `gain`. Each rung is printed as
     it is measured; on Ctrl-C the table so far is kept. Prints the table and returns
     `{"rows", "suggested", "stopped"}` (the knee, see `knee`)."""
-    from arenax.train.loop import device_memory
+    from arenax.train.memory import device_memory
     from arenax.train.parallel import make_mesh
 
     check(args)
@@ -428,7 +428,7 @@ def _climb(
     from arenax.options import ConfigError
     from arenax.train.build import make_curriculum, make_env
     from arenax.train.config import validate
-    from arenax.train.loop import compiled_memory_bytes
+    from arenax.train.memory import compiled_memory_bytes
     from arenax.train.parallel import init_state, make_chunk, place, shardings, state_specs
 
     vary_envs = args.vary == "envs"

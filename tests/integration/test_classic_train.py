@@ -155,7 +155,7 @@ def test_impossible_physics_stops_training_with_one_clear_message(tmp_path: Path
     checkpoint was written yet and points at the levels."""
     from arenax.registry import FAMILIES, register
     from arenax.train import all_presets
-    from arenax.train.loop import NonFiniteLoss
+    from arenax.train.hooks import NonFiniteLoss
 
     @dataclasses.dataclass(frozen=True)
     class Weightless(CartPoleEnv):

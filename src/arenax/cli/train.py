@@ -260,7 +260,7 @@ class ResumeArgs:
 
 def resume_command(args: Sequence[str]) -> None:
     """Continue a run from its newest readable checkpoint (optionally with a new budget)."""
-    from arenax.train.loop import load_saved_config
+    from arenax.train.prepare import load_saved_config
 
     a: ResumeArgs = parse(ResumeArgs, args, "arenax resume")
     check(a)

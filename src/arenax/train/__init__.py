@@ -32,7 +32,8 @@ from arenax.options import ConfigError
 from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.ppo import PPOConfig
 from arenax.train.config import EvalConfig, TrainConfig, validate
-from arenax.train.loop import NonFiniteLoss, TrainResult, train
+from arenax.train.hooks import NonFiniteLoss
+from arenax.train.loop import TrainResult, train
 from arenax.train.presets import PRESETS, all_presets, tiny, with_compat
 
 __all__ = [

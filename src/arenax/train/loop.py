@@ -11,9 +11,7 @@ repeat:  state, metrics <- chunk(state)          # K cycles, one compiled progra
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import os
 import signal
 import threading
 import time
@@ -29,21 +27,17 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from arenax.curricula.common import Curriculum, TrainState
-from arenax.envs.family import Evaluation
-from arenax.envs.wrappers import whole_game
 from arenax.train import distributed
-from arenax.train.build import make_curriculum, make_env
+from arenax.train.build import make_curriculum
 from arenax.train.checkpoint import Checkpointer, CheckpointError
 from arenax.train.config import (
-    ConfigError,
     TrainConfig,
-    load_config,
-    resume_differences,
     save_config,
     to_dict,
-    validate,
 )
+from arenax.train.hooks import Hook, default_hooks
 from arenax.train.logging import Logger
+from arenax.train.memory import OutOfMemory, check_compiled_memory
 from arenax.train.parallel import (
     AXIS,
     init_state,
@@ -53,16 +47,13 @@ from arenax.train.parallel import (
     stacked_specs,
     state_specs,
 )
-from arenax.train.rundir import RunLock, make_new_run_dir
-from arenax.utils import make_console, tree_bytes
+from arenax.train.prepare import check_budget_left, prepare_run_dir
+from arenax.train.rundir import RunLock
+from arenax.utils import make_console
 
 # Host timing columns: everything else in a metrics row is a deterministic function of the
 # seed (bitwise on CPU), which the resume tests check.
 TIMING_COLUMNS = ("wall_time", "sps")
-
-
-class NonFiniteLoss(RuntimeError):
-    """A loss became NaN/inf; the run stopped and the last good checkpoint was kept."""
 
 
 class Interrupted(RuntimeError):
@@ -159,92 +150,6 @@ class Run:
         return jax.tree.map(lambda x: x[i], self.state)
 
 
-# after a chunk, for each seed that trained in it: (run, seed, its metrics, its new rows)
-Hook = Callable[[Run, Member, dict[str, np.ndarray], list[dict[str, Any]]], None]
-
-
-# ------------------------------------------------------------------ preparing a run
-def check_extras(cfg: TrainConfig) -> None:
-    """Optional packages the run asks for, before anything is written."""
-    if cfg.wandb:
-        try:
-            import wandb  # noqa: F401
-        except ImportError:
-            raise ConfigError(
-                "wandb=True: Weights & Biases is not installed (pip install wandb), or pass --no-wandb"
-            ) from None
-
-
-def load_saved_config(run_dir: Path) -> TrainConfig:
-    """The config a run directory was trained with (a one-line `ConfigError` when it
-    is missing, not JSON, or not a config of this arenax)."""
-    path = Path(run_dir) / "config.json"
-    if not path.is_file():
-        raise ConfigError(f"resume={str(run_dir)!r}: no config.json there (not a run directory)")
-    try:
-        return load_config(path)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    except (ConfigError, TypeError, KeyError, AttributeError) as exc:
-        raise ConfigError(f"{path}: not a config of this arenax ({exc})") from None
-
-
-def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig, Path, RunLock]:
-    """Validate `cfg`, then make and lock its run directory: a new one, an overwritten
-    one, or (with `resume`) the existing run, whose saved config `cfg` may change only
-    in budget, logging and outputs. A new run's `config.json` is written now; a resumed
-    run's only once its checkpoint has been restored (`start_run`). Returns the
-    config to run, the folder and its lock (`None` on processes other than 0 of a
-    multi-process run, which only read the folder)."""
-    validate(cfg, available_devices=jax.device_count())
-    check_process_devices(cfg)
-    check_extras(cfg)
-    check_memory(cfg, make_curriculum(cfg))
-    if resume is None:
-
-        def new_run() -> RunLock:
-            lock = make_new_run_dir(cfg.run_dir, cfg.overwrite)
-            save_config(cfg, cfg.run_dir / "config.json")
-            return lock
-
-        return cfg, cfg.run_dir, distributed.on_main(new_run, "create the run directory")
-    run_dir = Path(resume)
-    saved = load_saved_config(run_dir)
-    diffs = resume_differences(saved, cfg)
-    budget = ("total_steps", "total_updates")
-    changed = any(getattr(saved, f) != getattr(cfg, f) for f in budget)
-    linear = any(t.learner[1].lr_schedule == "linear" for t in cfg.teams.values())
-    if linear and changed:
-        diffs.append("the budget (it sets the linear learning-rate schedule)")
-    if diffs:
-        raise ConfigError(
-            f"resume={str(run_dir)!r}: config differs from the saved run in {'; '.join(diffs)}"
-        )
-    cfg = dataclasses.replace(cfg, out_dir=run_dir.parent, name=run_dir.name)
-    return cfg, run_dir, distributed.on_main(lambda: RunLock.acquire(run_dir), "lock the run")
-
-
-def check_process_devices(cfg: TrainConfig) -> None:
-    """A multi-process run's mesh spans every device of every process."""
-    if distributed.multi_process() and cfg.devices != jax.device_count():
-        raise ConfigError(
-            f"devices={cfg.devices}: a multi-process run uses every device of its "
-            f"{jax.process_count()} processes; pass --devices {jax.device_count()} (or leave "
-            "the default)"
-        )
-
-
-def check_budget_left(cfg: TrainConfig, counters: dict[str, int], cycle: int) -> None:
-    """A resumed run's budget must not be below what it has done already."""
-    for field, counter in (("total_steps", "env_steps"), ("total_updates", "updates")):
-        budget, done = getattr(cfg, field), counters.get(counter, 0)
-        per_cycle = cfg.steps_per_cycle if counter == "env_steps" else 1
-        if budget is not None and budget < done and done - budget >= per_cycle:
-            # (a last cycle that went past the budget is a spent budget, not a lower one)
-            raise ConfigError(
-                f"{field}={budget}: below the {done:,} {counter.replace('_', ' ')} this run "
-                f"has done (cycle {cycle}); pass a larger --{field.replace('_', '-')}"
-            )
 
 
 def start_run(
@@ -362,172 +267,6 @@ class NothingToDo(Exception):
     def __init__(self, state: TrainState) -> None:
         super().__init__("the budget is spent")
         self.state = state
-
-
-class OutOfMemory(ConfigError):
-    """The device ran out of memory (a one-line message with what to lower)."""
-
-
-def compiled_memory_bytes(compiled: Any) -> int | None:
-    """XLA's estimate of the device memory a compiled program needs (arguments, outputs
-    and temporaries, less what outputs alias); `None` where the backend gives no analysis."""
-    try:
-        m = compiled.memory_analysis()
-        need = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
-        return int(need - m.alias_size_in_bytes)
-    except Exception:  # no analysis on this backend
-        return None
-
-
-def check_compiled_memory(compiled: Any, cfg: TrainConfig) -> None:
-    """Refuse a compiled chunk whose memory (XLA's analysis, where the backend gives one)
-    exceeds one device's."""
-    need = compiled_memory_bytes(compiled)
-    if need is None:  # the lower bound checked before stands
-        return
-    have, what = device_memory()
-    if need > 0.9 * have:
-        raise OutOfMemory(
-            f"n_envs={cfg.n_envs}: the compiled chunk of cycles needs {need / 2**30:,.1f} GiB "
-            f"per device, more than the {have / 2**30:,.1f} GiB of {what}; lower --n-envs, "
-            "--n-steps or --chunk"
-        )
-
-
-def device_memory() -> tuple[int, str]:
-    """`(bytes, what)` one device can hold: the accelerator's limit, or the host's RAM."""
-    dev = jax.local_devices()[0]
-    stats = dev.memory_stats() if hasattr(dev, "memory_stats") else None
-    if stats and stats.get("bytes_limit"):
-        return int(stats["bytes_limit"]), f"{dev.device_kind} memory"
-    pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
-    return int(pages * size), "host memory"
-
-
-def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
-    """Refuse, before anything is allocated or compiled, a run whose train state and
-    per-cycle trajectories cannot fit one device (a lower bound of what it needs)."""
-    try:
-        state = tree_bytes(jax.eval_shape(algorithm.init, jax.random.key(0)))
-        env = make_env(cfg)
-        level = jax.eval_shape(env.generate, jax.random.key(0))
-        obs = tree_bytes(jax.eval_shape(lambda lv: env.reset(jax.random.key(0), lv)[0], level))
-    except (OverflowError, MemoryError, ValueError, TypeError) as exc:
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
-        raise ConfigError(f"the run's arrays cannot be built (sizes too large?): {why}") from None
-    state *= cfg.seeds  # several seeds: that many runs side by side
-    per_device = cfg.n_envs // cfg.devices
-    trajectory = cfg.seeds * cfg.blocks * per_device * cfg.n_steps * (obs + 64)
-    need = state + trajectory
-    have, what = device_memory()
-    if need <= 0.8 * have:
-        return
-    gib = lambda b: f"{b / 2**30:,.1f} GiB"  # noqa: E731
-    large = sorted(
-        ((v, f.name) for f in dataclasses.fields(cfg.env)
-         if isinstance(v := getattr(cfg.env, f.name), int) and not isinstance(v, bool)),
-        reverse=True,
-    )[:2]  # fmt: skip
-    sizes = ", ".join(f"--env.{n.replace('_', '-')}={v}" for v, n in large)
-    if state > 0.4 * have:
-        buffer = (
-            f", {cfg.curriculum.KIND}.buffer_size" if hasattr(cfg.curriculum, "buffer_size") else ""
-        )
-        raise ConfigError(
-            f"the train state alone needs {gib(state)} per device, more than {what} allows "
-            f"({gib(have)}); lower the network's sizes{buffer} or the options that size the "
-            f"game's levels ({sizes})"
-        )
-    fit = max(cfg.devices, int(cfg.n_envs * 0.5 * have / need) // cfg.devices * cfg.devices)
-    one_env = cfg.seeds * cfg.blocks * cfg.n_steps * (obs + 64)
-    if state + cfg.devices * one_env > 0.8 * have:  # fewer envs cannot help: the env's size
-        raise ConfigError(
-            f"one environment's observations take {gib(obs)} per step ({gib(one_env)} per "
-            f"cycle), more than the {gib(have)} of {what} allows even with --n-envs "
-            f"{cfg.devices}: lower the options that size the game ({sizes}) or --n-steps"
-        )
-    raise ConfigError(
-        f"n_envs={cfg.n_envs}: one cycle needs at least {gib(need)} per device (state "
-        f"{gib(state)} + trajectories {gib(trajectory)}), more than the {gib(have)} of {what}; "
-        f"try --n-envs {fit} or fewer --n-steps"
-    )
-
-
-# ------------------------------------------------------------------ hooks
-def stop_on_non_finite_loss(
-    run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list
-) -> None:  # fmt: skip
-    """Raise `NonFiniteLoss` if a loss of an updating cycle is NaN/inf (cycles
-    without an update report NaN losses on purpose)."""
-    n = len(rows)
-    updated = np.asarray(metrics.get("updated", np.ones(n))) > 0
-    bad = [
-        k for k in metrics
-        if k.rsplit("/", 1)[-1] in ("loss", "value_loss", "pg_loss")
-        and not np.all(np.isfinite(metrics[k][updated]))
-    ]  # fmt: skip
-    if bad:
-        i = int(np.argmax(updated & ~np.isfinite(metrics[bad[0]])))
-        seed = f" (seed {member.cfg.seed})" if len(run.members) > 1 else ""
-        kept = (
-            f"The last good checkpoint (cycle {member.last_good}) in {member.cfg.run_dir} is "
-            "intact"
-            if member.last_good is not None else f"No checkpoint of {member.cfg.run_dir} was written"
-        )  # fmt: skip
-        returns = [k for k in metrics if k == "return" or k.startswith("return/")]
-        env_bad = any(not np.all(np.isfinite(metrics[k][i])) for k in returns)
-        fix = (
-            "the episode returns are non-finite too: the environment produced NaN/inf (check "
-            "its levels' values, e.g. env.level_problems(level))"
-            if env_bad else
-            "lower ppo.lr or ppo.max_grad_norm and resume or restart (if the environment can "
-            "produce NaN/inf observations, check its levels: env.level_problems(level))"
-        )  # fmt: skip
-        raise NonFiniteLoss(
-            f"non-finite {bad[0]} at cycle {run.cycle - n + i + 1}{seed}; stopped. {kept}: {fix}"
-        )
-
-
-def log_rows(run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list) -> None:
-    """Write the chunk's rows to every sink."""
-    member.logger.log(rows)
-
-
-def evaluate_when_due(
-    run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list
-) -> None:  # fmt: skip
-    """Evaluate the trained teams every `eval.every` cycles with the family's evaluation
-    (the maze: its held-out suite)."""
-    cfg = member.cfg
-    if not cfg.eval.every or run.cycle % cfg.eval.every or not distributed.is_main():
-        return
-    state = run.member_state(run.members.index(member))
-    algo = run.algorithm
-    params = jax.device_get(algo.team_params(state))
-    key = jax.random.fold_in(jax.random.key(cfg.seed ^ 0x5EED), run.cycle)
-    request = Evaluation(
-        whole_game(algo.env), algo.team_policies(), params, algo.env.generate, cfg.eval.suite,
-        cfg.eval.episodes, cfg.eval.greedy, key,
-    )  # fmt: skip
-    report = cfg.family.run_evaluation(request)
-    evals = [{"cycle": run.cycle, **member.counters, **dataclasses.asdict(r)} for r in report.rows]
-    member.logger.log_eval(evals, report.summary)
-    seed = f" seed {cfg.seed}" if len(run.members) > 1 else ""
-    shown = ", ".join(f"{k.removeprefix('eval/')} {v:.3f}" for k, v in report.summary.items())
-    run.print(
-        f"eval{seed} @ {member.counters['env_steps']:,} steps: {shown} "
-        f"({cfg.eval.suite or cfg.family.default_suite or 'held-out levels'}, "
-        f"{cfg.eval.episodes} episodes per level)"
-    )
-
-
-def default_hooks(cfg: TrainConfig) -> list[Hook]:
-    """Check losses, log, evaluate — in this order; the checkpoint follows
-    (`checkpoint_when_due`)."""
-    hooks: list[Hook] = [stop_on_non_finite_loss, log_rows]
-    if cfg.eval.every:
-        hooks.append(evaluate_when_due)
-    return hooks
 
 
 def save_members(run: Run) -> None:

@@ -1,0 +1,101 @@
+"""Preparing a run before anything compiles: the options validated, the memory checked,
+the run directory made (new or overwritten) or reopened (resume: what may change, the
+budget left) and locked."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import jax
+
+from arenax.options import ConfigError
+from arenax.train import distributed
+from arenax.train.build import make_curriculum
+from arenax.train.config import TrainConfig, load_config, resume_differences, save_config, validate
+from arenax.train.memory import check_memory
+from arenax.train.rundir import RunLock, make_new_run_dir
+
+
+def check_extras(cfg: TrainConfig) -> None:
+    """Optional packages the run asks for, before anything is written."""
+    if cfg.wandb:
+        try:
+            import wandb  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                "wandb=True: Weights & Biases is not installed (pip install wandb), or pass --no-wandb"
+            ) from None
+
+
+def load_saved_config(run_dir: Path) -> TrainConfig:
+    """The config a run directory was trained with (a one-line `ConfigError` when it
+    is missing, not JSON, or not a config of this arenax)."""
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise ConfigError(f"resume={str(run_dir)!r}: no config.json there (not a run directory)")
+    try:
+        return load_config(path)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except (ConfigError, TypeError, KeyError, AttributeError) as exc:
+        raise ConfigError(f"{path}: not a config of this arenax ({exc})") from None
+
+
+def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig, Path, RunLock]:
+    """Validate `cfg`, then make and lock its run directory: a new one, an overwritten
+    one, or (with `resume`) the existing run, whose saved config `cfg` may change only
+    in budget, logging and outputs. A new run's `config.json` is written now; a resumed
+    run's only once its checkpoint has been restored (`start_run`). Returns the
+    config to run, the folder and its lock (`None` on processes other than 0 of a
+    multi-process run, which only read the folder)."""
+    validate(cfg, available_devices=jax.device_count())
+    check_process_devices(cfg)
+    check_extras(cfg)
+    check_memory(cfg, make_curriculum(cfg))
+    if resume is None:
+
+        def new_run() -> RunLock:
+            lock = make_new_run_dir(cfg.run_dir, cfg.overwrite)
+            save_config(cfg, cfg.run_dir / "config.json")
+            return lock
+
+        return cfg, cfg.run_dir, distributed.on_main(new_run, "create the run directory")
+    run_dir = Path(resume)
+    saved = load_saved_config(run_dir)
+    diffs = resume_differences(saved, cfg)
+    budget = ("total_steps", "total_updates")
+    changed = any(getattr(saved, f) != getattr(cfg, f) for f in budget)
+    linear = any(t.learner[1].lr_schedule == "linear" for t in cfg.teams.values())
+    if linear and changed:
+        diffs.append("the budget (it sets the linear learning-rate schedule)")
+    if diffs:
+        raise ConfigError(
+            f"resume={str(run_dir)!r}: config differs from the saved run in {'; '.join(diffs)}"
+        )
+    cfg = dataclasses.replace(cfg, out_dir=run_dir.parent, name=run_dir.name)
+    return cfg, run_dir, distributed.on_main(lambda: RunLock.acquire(run_dir), "lock the run")
+
+
+def check_process_devices(cfg: TrainConfig) -> None:
+    """A multi-process run's mesh spans every device of every process."""
+    if distributed.multi_process() and cfg.devices != jax.device_count():
+        raise ConfigError(
+            f"devices={cfg.devices}: a multi-process run uses every device of its "
+            f"{jax.process_count()} processes; pass --devices {jax.device_count()} (or leave "
+            "the default)"
+        )
+
+
+def check_budget_left(cfg: TrainConfig, counters: dict[str, int], cycle: int) -> None:
+    """A resumed run's budget must not be below what it has done already."""
+    for field, counter in (("total_steps", "env_steps"), ("total_updates", "updates")):
+        budget, done = getattr(cfg, field), counters.get(counter, 0)
+        per_cycle = cfg.steps_per_cycle if counter == "env_steps" else 1
+        if budget is not None and budget < done and done - budget >= per_cycle:
+            # (a last cycle that went past the budget is a spent budget, not a lower one)
+            raise ConfigError(
+                f"{field}={budget}: below the {done:,} {counter.replace('_', ' ')} this run "
+                f"has done (cycle {cycle}); pass a larger --{field.replace('_', '-')}"
+            )
