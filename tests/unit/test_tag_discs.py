@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from arenax import make_generator, make_mutator
 from arenax.envs.tag import BENCHMARK, TagEnv, TagLevel
 from arenax.envs.tag import discs as D
-from arenax.envs.tag.continuous import crosses_discs
+from arenax.envs.tag.obstacles import crosses_discs
 from arenax.envs.tag.render import frame
 
 # action heads with 1 level in [1, 1] (accelerate by 1) / [0, 0] (no turn): index 1

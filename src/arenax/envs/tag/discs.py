@@ -46,7 +46,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from arenax.envs.tag.arenas import reachable
-from arenax.envs.tag.continuous import TagEnv, TagLevel, free_positions, inside_discs
+from arenax.envs.tag.continuous import TagEnv, TagLevel
+from arenax.envs.tag.obstacles import free_positions, inside_discs
 
 RASTER = 32
 

@@ -233,7 +233,7 @@ class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
         )  # fmt: skip
 
     def step_state(self, key: jax.Array, state: DiscEditorState, action: Any) -> Any:
-        from arenax.envs.tag.continuous import free_positions
+        from arenax.envs.tag.obstacles import free_positions
 
         g, L, nt = self.canvas, self.game.arena, self.game.n_taggers
         cell = jnp.asarray(action["teacher"]).reshape(()).astype(jnp.int32)
