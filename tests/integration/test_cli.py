@@ -40,6 +40,19 @@ def test_render_suite(tmp_path):
     assert sheet.shape[0] > 2 * img.shape[0] and sheet.shape[1] > 4 * img.shape[1]
 
 
+def test_a_large_maze_keeps_six_pixels_a_cell_in_a_gallery(tmp_path):
+    """PerfectMazeXL (101 x 101 inside its border) beside small mazes: scaled down to at
+    least 6 pixels a cell (it was 320 pixels, 3 a cell), the small ones as drawn."""
+    out = tmp_path / "xl.png"
+    render_cmd(RenderArgs(source="FourRooms,PerfectMazeXL", out=out, tile=16))
+    sheet = np.asarray(Image.open(out).convert("RGB"))
+    xl = HELDOUT_MAZES["PerfectMazeXL"].sample(jax.random.key(0))
+    side = 6 * (max(xl.walls.shape) + 2)
+    small = render(HELDOUT_MAZES["FourRooms"].sample(jax.random.key(0)), tile_size=16)
+    np.testing.assert_array_equal(sheet[8 : 8 + small.shape[0], 8 : 8 + small.shape[1]], small)
+    assert sheet.shape[1] >= 8 + small.shape[1] + 8 + side  # FourRooms, then the XL
+
+
 def test_list(capsys):
     run("list", [])
     assert "maze/dr" in capsys.readouterr().out

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import tyro
 
 from arenax.cli.common import (
@@ -136,6 +137,17 @@ def _px(env: Any, level: Any, tile: int) -> int:
     return max(64, min(320, tile * (size + 1))) if size is not None else 320
 
 
+#: the fewest pixels a grid cell keeps when a gallery scales a large level down
+MIN_CELL_PX = 6
+
+
+def _max_side(levels: list[Any]) -> int:
+    """The largest picture side of a gallery: 320 pixels, more for a level whose grid
+    would fall below `MIN_CELL_PX` a cell at 320 (PerfectMazeXL: 103 cells -> 618)."""
+    cells = [max(np.shape(lv.walls)[-2:]) + 2 for lv in levels if hasattr(lv, "walls")]
+    return max([320] + [MIN_CELL_PX * c for c in cells])
+
+
 def _gallery(args: RenderArgs) -> None:
     import jax
 
@@ -159,7 +171,8 @@ def _gallery(args: RenderArgs) -> None:
         image, caption = level_pictures(family, e, [lv], _px(e, lv, args.tile))
         images += image
         captions.append(f"{name} {caption[0]}".strip())
-    path = pictures.save_png(pictures.gallery(images, captions, columns=args.columns), args.out)
+    sheet = pictures.gallery(images, captions, columns=args.columns, max_side=_max_side(levels))
+    path = pictures.save_png(sheet, args.out)
     console.print(f"wrote {path} ({len(images)} levels from {args.source!r})")
     if args.episode_gif is not None and family.frame is not None:
         from arenax.eval.report import episode_frames
