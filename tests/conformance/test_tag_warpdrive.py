@@ -339,6 +339,7 @@ def test_warpdrive_presets_carry_its_shipped_run_configs(run: str, preset: str) 
 
     import yaml
 
+    from arenax.train import validate
     from arenax.train.presets import PRESETS, WARPDRIVE_RUNS
 
     text = importlib.resources.files("warp_drive.training") / f"run_configs/{run}.yaml"
@@ -353,6 +354,7 @@ def test_warpdrive_presets_carry_its_shipped_run_configs(run: str, preset: str) 
         assert ours["policy"][name] == policy
 
     cfg, trainer = PRESETS[preset], shipped["trainer"]
+    validate(cfg)  # a preset arenax can run (the teams in the game's order...)
     game = (TagEnv if run == "tag_continuous" else GridTagEnv).from_warpdrive(**shipped["env"])
     assert cfg.family.make(cfg.env) == game
     assert cfg.n_envs == trainer["num_envs"]

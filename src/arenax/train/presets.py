@@ -158,6 +158,9 @@ WARPDRIVE_RUNS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
+_TAG_TEAMS = ("tagger", "runner")  # the games' order of teams
+
+
 def _warpdrive_team(policy: dict[str, Any], name: str = "") -> TeamConfig:
     """A team trained as a WarpDrive `policy` entry: A2C, one fully connected trunk."""
     a2c = A2CConfig(
@@ -259,7 +262,7 @@ PRESETS: dict[str, TrainConfig] = {
         "tag_continuous",
         TagConfig,
         TagEnv,
-        {t: _warpdrive_team(p) for t, p in WARPDRIVE_RUNS["tag_continuous"]["policy"].items()},
+        {t: _warpdrive_team(WARPDRIVE_RUNS["tag_continuous"]["policy"][t]) for t in _TAG_TEAMS},
     ),
     "tag-grid-warpdrive": _warpdrive(
         "tag_gridworld",
