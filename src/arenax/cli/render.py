@@ -128,11 +128,16 @@ def _game(family: Any, preset: str) -> Any:
     return family.env()
 
 
+def _cells(level: Any) -> int | None:
+    """Cells a side of a grid level's picture (its walls and their border), else None."""
+    walls = getattr(level, "walls", None)
+    return None if walls is None else max(np.shape(walls)[-2:]) + 2
+
+
 def _px(env: Any, level: Any, tile: int) -> int:
     """A level's picture size: `tile` pixels a cell where levels are grids, else 320."""
-    walls = getattr(level, "walls", None)
-    if walls is not None:
-        return tile * (max(walls.shape[-2:]) + 2)
+    if (cells := _cells(level)) is not None:
+        return tile * cells
     size = getattr(env, "size", None)
     return max(64, min(320, tile * (size + 1))) if size is not None else 320
 
@@ -144,8 +149,7 @@ MIN_CELL_PX = 6
 def _max_side(levels: list[Any]) -> int:
     """The largest picture side of a gallery: 320 pixels, more for a level whose grid
     would fall below `MIN_CELL_PX` a cell at 320 (PerfectMazeXL: 103 cells -> 618)."""
-    cells = [max(np.shape(lv.walls)[-2:]) + 2 for lv in levels if hasattr(lv, "walls")]
-    return max([320] + [MIN_CELL_PX * c for c in cells])
+    return max([320] + [MIN_CELL_PX * c for lv in levels if (c := _cells(lv)) is not None])
 
 
 def _gallery(args: RenderArgs) -> None:

@@ -63,7 +63,8 @@ def _with_state(space: Any) -> bool:
 
 
 class MLPNet(nn.Module):
-    """Separate actor and critic MLPs (ReLU, orthogonal init; policy output scaled 0.01)."""
+    """Separate actor and critic MLPs, or one shared trunk (ReLU, orthogonal init; policy
+    output scaled 0.01)."""
 
     n_logits: int
     hidden: tuple[int, ...] = (256, 256)
