@@ -6,23 +6,42 @@ checkers of Gymnasium and PettingZoo) and ``integration`` (tiny end-to-end runs,
 line, several processes). The fast tier for the inner loop is ``make test-fast`` (unit and
 conformance, without ``slow`` tests); CI runs everything.
 
-Tests compile with XLA's CPU backend optimisation off (``--xla_backend_optimization_level=0``):
-about half the compile time of the suite's tiny programs, the same IEEE arithmetic (the
-reference replays pass bit for bit), and speed is measured in ``benchmarks/``, never here.
+Tests compile with XLA's CPU backend optimisation off (``--xla_backend_optimization_level=0``)
+and its older loop emitters instead of the fusion emitters (``--xla_cpu_use_fusion_emitters=false``):
+together about a quarter of the compile time of the suite's tiny programs (compiling is half
+of the suite's time), the same IEEE arithmetic (the reference replays pass bit for bit; a
+transcendental may round differently in its last bit), and speed is measured in
+``benchmarks/``, never here. ``benchmarks/test_time.py`` says where the suite's time goes.
 """
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-# two CPU devices for the multi-device tests, unoptimised codegen (both must be set before
-# JAX initialises; child processes inherit them through the environment)
+
+def _xla_accepts(flag: str) -> bool:
+    """Whether this jaxlib knows ``flag`` (XLA aborts the process on an unknown flag)."""
+    code = "import jax.numpy as jnp; jnp.zeros(1).block_until_ready()"
+    env = {**os.environ, "XLA_FLAGS": flag, "JAX_PLATFORMS": "cpu"}
+    return (
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True).returncode == 0
+    )
+
+
+# two CPU devices for the multi-device tests, quick codegen (set before JAX initialises; the
+# workers of pytest-xdist and the commands the tests start inherit them through the
+# environment, so the check of the fusion-emitter flag runs once a session)
 _flags = os.environ.get("XLA_FLAGS", "")
 if "xla_force_host_platform_device_count" not in _flags:
     _flags += " --xla_force_host_platform_device_count=2"
 if "xla_backend_optimization_level" not in _flags:
     _flags += " --xla_backend_optimization_level=0"
+_QUICK_EMITTERS = "--xla_cpu_use_fusion_emitters=false"
+if "xla_cpu_use_fusion_emitters" not in _flags and _xla_accepts(_QUICK_EMITTERS):
+    _flags += " " + _QUICK_EMITTERS
 os.environ["XLA_FLAGS"] = _flags.strip()
 
 import jax  # noqa: E402
@@ -49,3 +68,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         parts = Path(str(item.fspath)).resolve().relative_to(TESTS).parts
         if parts and parts[0] in TIERS:
             item.add_marker(getattr(pytest.mark, parts[0]))
+
+
+# ------------------------------------------------- where a test's time goes (opt-in)
+# ARENAX_TEST_PROFILE=FILE appends one JSON line a test: its wall time (set-up included), the seconds JAX spent
+# tracing, lowering and compiling in this process (persistent-cache loads count as compiles)
+# and the cache's hits and misses. `benchmarks/test_time.py FILE` sums it up. Commands a test
+# starts in other processes are not seen (their time is in the wall time only).
+_PROFILE = os.environ.get("ARENAX_TEST_PROFILE")
+if _PROFILE:
+    import json
+    import time
+    from collections import Counter
+
+    from jax import monitoring
+
+    _counts: Counter = Counter()
+    _EVENTS = {
+        "/jax/core/compile/jaxpr_trace_duration": "trace_s",
+        "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",
+        "/jax/core/compile/backend_compile_duration": "compile_s",
+    }
+
+    def _on_duration(event: str, secs: float, **_: object) -> None:
+        if event in _EVENTS:
+            _counts[_EVENTS[event]] += secs
+
+    def _on_event(event: str, **_: object) -> None:
+        if event.endswith(("/cache_hits", "/cache_misses")):
+            _counts[event.rsplit("/", 1)[1]] += 1
+
+    monitoring.register_event_duration_secs_listener(_on_duration)
+    monitoring.register_event_listener(_on_event)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(item: pytest.Item, nextitem: object):
+        _counts.clear()
+        start = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            row = {"test": item.nodeid, "wall_s": time.perf_counter() - start, **_counts}
+            with open(_PROFILE, "a") as f:
+                f.write(json.dumps(row) + "\n")

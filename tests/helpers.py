@@ -22,6 +22,15 @@ CACHE_DIR = Path(
 )
 
 
+def default_codegen_env() -> dict[str, str]:
+    """The environment for a command that compiles with XLA's default CPU emitters instead
+    of the suite's quicker ones (``conftest.py``), which compile a loop of one iteration
+    differently from a longer one: a chunk of 1 cycle and a chunk of 5 then round apart in
+    the last bit. Tests of that equality (what a user's runs rely on) run commands with it."""
+    flags = [f for f in os.environ["XLA_FLAGS"].split() if "xla_cpu_use_fusion_emitters" not in f]
+    return {**os.environ, "XLA_FLAGS": " ".join(flags), "ARENAX_CACHE": str(CACHE_DIR)}
+
+
 def learning_rows(rows: list[dict]) -> list[dict]:
     """Metrics rows without the host timing columns (the rest is deterministic)."""
     return [{k: v for k, v in r.items() if k not in TIMING_COLUMNS} for r in rows]

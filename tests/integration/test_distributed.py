@@ -34,7 +34,9 @@ def free_port() -> int:
 
 
 def env_with(devices: int) -> dict[str, str]:
-    flags = f"--xla_force_host_platform_device_count={devices} --xla_backend_optimization_level=0"
+    # the suite's codegen flags (conftest), with this process's number of devices
+    kept = [f for f in os.environ["XLA_FLAGS"].split() if "host_platform_device_count" not in f]
+    flags = " ".join([f"--xla_force_host_platform_device_count={devices}", *kept])
     return {
         **os.environ,
         "XLA_FLAGS": flags,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -36,7 +35,8 @@ from arenax.train import (
 from arenax.train.build import make_curriculum
 from arenax.train.checkpoint import Checkpointer
 from arenax.train.parallel import make_chunk, make_mesh, replicate
-from helpers import CACHE_DIR, assert_same, learning_rows
+from arenax.train.prepare import load_saved_config
+from helpers import assert_same, default_codegen_env, learning_rows
 
 
 def student(**network: object) -> dict[str, TeamConfig]:
@@ -101,18 +101,27 @@ def test_same_seed_same_metrics_and_resume_is_bitwise_exact(tmp_path: Path) -> N
 @pytest.mark.slow
 def test_resume_after_sigkill_is_bitwise_exact(tmp_path: Path) -> None:
     cycles = 40
-    cfg = tiny(
-        tmp_path, name="ref", total_steps=TINY.steps_per_cycle * cycles, chunk=5, checkpoint_every=5
-    )
-    train(cfg)
-    env = {**os.environ, "ARENAX_CACHE": str(CACHE_DIR)}
-    args = [
-        sys.executable, "-m", "arenax.cli", "train", "maze-dr", "--env.height", "5", "--env.width", "5",
-        "--env.n-walls", "4", "--env.max-steps", "20", "--agent.hidden", "16", "--n-envs", "4",
-        "--n-steps", "16", "--total-steps", str(cfg.total_steps), "--chunk", "1",
-        "--checkpoint-every", "1", "--archive-every", "0", "--eval.every", "0", "--no-progress",
-        "--no-tensorboard", "--out-dir", str(tmp_path), "--name", "killed",
-    ]  # fmt: skip
+    total = TINY.steps_per_cycle * cycles
+    cfg = tiny(tmp_path, name="ref", total_steps=total, chunk=5, checkpoint_every=5)
+    # every run in a command of its own, compiled as a user's would be (helpers)
+    env = default_codegen_env()
+
+    def command(name: str, chunk: int) -> list[str]:
+        """`arenax train` at the shapes of `TINY`."""
+        return [
+            sys.executable, "-m", "arenax.cli", "train", "maze-dr", "--env.height", "5",
+            "--env.width", "5", "--env.n-walls", "4", "--env.max-steps", "20", "--agent.hidden",
+            "16", "--n-envs", "4", "--n-steps", "16", "--total-steps", str(total), "--chunk",
+            str(chunk), "--checkpoint-every", str(chunk), "--archive-every", "0", "--eval.every",
+            "0", "--no-progress", "--no-tensorboard", "--out-dir", str(tmp_path), "--name", name,
+        ]  # fmt: skip
+
+    ref = subprocess.run(command("ref", 5), env=env, capture_output=True, text=True, timeout=300)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    # the command trains `TINY` (its output switches and the unused evaluation suite aside)
+    saved = load_saved_config(tmp_path / "ref")
+    assert dataclasses.replace(saved, tensorboard=False, progress=False, eval=cfg.eval) == cfg
+    args = command("killed", 1)
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     ckdir = tmp_path / "killed" / "checkpoints"
     deadline = time.time() + 120

@@ -1,0 +1,57 @@
+"""Where the test suite's time goes, from a profile the suite wrote.
+
+    ARENAX_TEST_PROFILE=/tmp/prof.jsonl make test        # one JSON line a test (tests/conftest.py)
+    python benchmarks/test_time.py /tmp/prof.jsonl [--top 30]
+
+Prints the tests by wall time (set-up included) with the seconds JAX spent tracing, lowering
+and compiling in the test's own process and the persistent cache's misses and hits, then the
+totals by file and over the suite. Under ``pytest -n 2`` the two workers share two cores, so
+a test's seconds are its share of a loaded machine, not its time alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+COLUMNS = ("wall_s", "trace_s", "lower_s", "compile_s", "cache_misses", "cache_hits")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("profile", type=Path, help="the file ARENAX_TEST_PROFILE named")
+    parser.add_argument("--top", type=int, default=30, help="how many tests to list")
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.profile.read_text().splitlines() if line]
+    if not rows:
+        raise SystemExit(f"{args.profile}: no tests recorded")
+
+    def line(name: str, r: dict) -> str:
+        cells = [
+            f"{r.get(c, 0):8.1f}" if c.endswith("_s") else f"{r.get(c, 0):7d}" for c in COLUMNS
+        ]
+        return f"{' '.join(cells)}  {name}"
+
+    head = "  wall_s  trace_s  lower_s compile_s misses    hits  test"
+    print(head)
+    for r in sorted(rows, key=lambda r: -r["wall_s"])[: args.top]:
+        print(line(r["test"], r))
+    files: dict[str, dict] = defaultdict(lambda: defaultdict(float))
+    for r in rows:
+        f = files[r["test"].split("::")[0]]
+        for c in COLUMNS:
+            f[c] += r.get(c, 0)
+    print("\nby file")
+    print(head.replace("  test", "  file"))
+    for name, f in sorted(files.items(), key=lambda kv: -kv[1]["wall_s"]):
+        print(line(name, {c: (int(v) if not c.endswith("_s") else v) for c, v in f.items()}))
+    total = {c: sum(r.get(c, 0) for r in rows) for c in COLUMNS}
+    print(f"\n{len(rows)} tests")
+    print(head.replace("  test", ""))
+    print(line("total", total))
+
+
+if __name__ == "__main__":
+    main()
