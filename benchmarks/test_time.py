@@ -24,9 +24,16 @@ def main() -> None:
     parser.add_argument("profile", type=Path, help="the file ARENAX_TEST_PROFILE named")
     parser.add_argument("--top", type=int, default=30, help="how many tests to list")
     args = parser.parse_args()
-    rows = [json.loads(line) for line in args.profile.read_text().splitlines() if line]
+    try:
+        rows = [json.loads(line) for line in args.profile.read_text().splitlines() if line]
+    except OSError as exc:
+        parser.exit(2, f"error: {args.profile}: {exc.strerror}\n")
+    except json.JSONDecodeError as exc:
+        parser.exit(2, f"error: {args.profile}: not a profile of the suite ({exc.msg})\n")
     if not rows:
-        raise SystemExit(f"{args.profile}: no tests recorded")
+        parser.exit(2, f"error: {args.profile}: no tests recorded\n")
+    if args.top < 0:
+        parser.exit(2, f"error: top={args.top}: must be >= 0\n")
 
     def line(name: str, r: dict) -> str:
         cells = [

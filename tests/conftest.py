@@ -7,8 +7,8 @@ line, several processes). The fast tier for the inner loop is ``make test-fast``
 conformance, without ``slow`` tests); CI runs everything.
 
 Tests compile with XLA's CPU backend optimisation off (``--xla_backend_optimization_level=0``)
-and its older loop emitters instead of the fusion emitters (``--xla_cpu_use_fusion_emitters=false``):
-together about a quarter of the compile time of the suite's tiny programs (compiling is half
+and its older loop emitters instead of the fusion emitters
+(``--xla_cpu_use_fusion_emitters=false``): together about a quarter of the compile time of the suite's tiny programs (compiling is half
 of the suite's time), the same IEEE arithmetic (the reference replays pass bit for bit; a
 transcendental may round differently in its last bit), and speed is measured in
 ``benchmarks/``, never here. ``benchmarks/test_time.py`` says where the suite's time goes.
@@ -26,9 +26,13 @@ def _xla_accepts(flag: str) -> bool:
     """Whether this jaxlib knows ``flag`` (XLA aborts the process on an unknown flag)."""
     code = "import jax.numpy as jnp; jnp.zeros(1).block_until_ready()"
     env = {**os.environ, "XLA_FLAGS": flag, "JAX_PLATFORMS": "cpu"}
-    return (
-        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True).returncode == 0
-    )
+    try:
+        run = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return run.returncode == 0
 
 
 # two CPU devices for the multi-device tests, quick codegen (set before JAX initialises; the
@@ -71,9 +75,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 # ------------------------------------------------- where a test's time goes (opt-in)
-# ARENAX_TEST_PROFILE=FILE appends one JSON line a test: its wall time (set-up included), the seconds JAX spent
-# tracing, lowering and compiling in this process (persistent-cache loads count as compiles)
-# and the cache's hits and misses. `benchmarks/test_time.py FILE` sums it up. Commands a test
+# ARENAX_TEST_PROFILE=FILE appends one JSON line a test: its wall time (set-up included), the
+# seconds JAX spent tracing, lowering and compiling in this process (persistent-cache loads
+# count as compiles) and the cache's hits and misses. `benchmarks/test_time.py FILE` sums it up. Commands a test
 # starts in other processes are not seen (their time is in the wall time only).
 _PROFILE = os.environ.get("ARENAX_TEST_PROFILE")
 if _PROFILE:

@@ -22,13 +22,19 @@ CACHE_DIR = Path(
 )
 
 
+def xla_flags_without(*names: str) -> list[str]:
+    """The suite's ``XLA_FLAGS`` (``conftest.py``) less the flags whose names contain any of
+    ``names``, for a command that sets those itself."""
+    return [f for f in os.environ["XLA_FLAGS"].split() if not any(n in f for n in names)]
+
+
 def default_codegen_env() -> dict[str, str]:
     """The environment for a command that compiles with XLA's default CPU emitters instead
     of the suite's quicker ones (``conftest.py``), which compile a loop of one iteration
     differently from a longer one: a chunk of 1 cycle and a chunk of 5 then round apart in
     the last bit. Tests of that equality (what a user's runs rely on) run commands with it."""
-    flags = [f for f in os.environ["XLA_FLAGS"].split() if "xla_cpu_use_fusion_emitters" not in f]
-    return {**os.environ, "XLA_FLAGS": " ".join(flags), "ARENAX_CACHE": str(CACHE_DIR)}
+    flags = " ".join(xla_flags_without("xla_cpu_use_fusion_emitters"))
+    return {**os.environ, "XLA_FLAGS": flags, "ARENAX_CACHE": str(CACHE_DIR)}
 
 
 def learning_rows(rows: list[dict]) -> list[dict]:

@@ -18,7 +18,14 @@ import pytest
 
 from arenax.train import train
 from arenax.train.logging import read_jsonl
-from helpers import CACHE_DIR, assert_close, assert_same, learning_rows, tiny_preset
+from helpers import (
+    CACHE_DIR,
+    assert_close,
+    assert_same,
+    learning_rows,
+    tiny_preset,
+    xla_flags_without,
+)
 
 pytestmark = pytest.mark.slow  # every test here trains
 
@@ -35,7 +42,7 @@ def free_port() -> int:
 
 def env_with(devices: int) -> dict[str, str]:
     # the suite's codegen flags (conftest), with this process's number of devices
-    kept = [f for f in os.environ["XLA_FLAGS"].split() if "host_platform_device_count" not in f]
+    kept = xla_flags_without("host_platform_device_count")
     flags = " ".join([f"--xla_force_host_platform_device_count={devices}", *kept])
     return {
         **os.environ,
