@@ -4,7 +4,8 @@
     python benchmarks/test_time.py /tmp/prof.jsonl [--top 30]
 
 Prints the tests by wall time (set-up included) with the seconds JAX spent tracing, lowering
-and compiling in the test's own process and the persistent cache's misses and hits, then the
+and compiling in the test's own process, the persistent cache's misses and hits and the
+programs a run reused in-process (``arenax.train.programs``: no trace, lower or load), then the
 totals by file and over the suite. Under ``pytest -n 2`` the two workers share two cores, so
 a test's seconds are its share of a loaded machine, not its time alone.
 """
@@ -16,7 +17,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-COLUMNS = ("wall_s", "trace_s", "lower_s", "compile_s", "cache_misses", "cache_hits")
+COLUMNS = ("wall_s", "trace_s", "lower_s", "compile_s", "cache_misses", "cache_hits", "reused")
 
 
 def main() -> None:
@@ -41,7 +42,7 @@ def main() -> None:
         ]
         return f"{' '.join(cells)}  {name}"
 
-    head = "  wall_s  trace_s  lower_s compile_s misses    hits  test"
+    head = "  wall_s  trace_s  lower_s compile_s misses    hits  reused  test"
     print(head)
     for r in sorted(rows, key=lambda r: -r["wall_s"])[: args.top]:
         print(line(r["test"], r))

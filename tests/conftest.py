@@ -77,7 +77,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # ------------------------------------------------- where a test's time goes (opt-in)
 # ARENAX_TEST_PROFILE=FILE appends one JSON line a test: its wall time (set-up included), the
 # seconds JAX spent tracing, lowering and compiling in this process (persistent-cache loads
-# count as compiles) and the cache's hits and misses. `benchmarks/test_time.py FILE` sums it up. Commands a test
+# count as compiles), the cache's hits and misses and the programs a run reused
+# (`arenax.train.programs`). `benchmarks/test_time.py FILE` sums it up. Commands a test
 # starts in other processes are not seen (their time is in the wall time only).
 _PROFILE = os.environ.get("ARENAX_TEST_PROFILE")
 if _PROFILE:
@@ -99,7 +100,7 @@ if _PROFILE:
             _counts[_EVENTS[event]] += secs
 
     def _on_event(event: str, **_: object) -> None:
-        if event.endswith(("/cache_hits", "/cache_misses")):
+        if event.endswith(("/cache_hits", "/cache_misses", "/programs/reused", "/programs/budget_only")):
             _counts[event.rsplit("/", 1)[1]] += 1
 
     monitoring.register_event_duration_secs_listener(_on_duration)

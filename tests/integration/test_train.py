@@ -184,13 +184,64 @@ def test_second_call_does_not_recompile() -> None:
     assert not any(getattr(x, "weak_type", False) for x in leaves)
 
 
+def test_one_program_runs_chunks_of_every_length_up_to_its_own() -> None:
+    """A run's chunks, the last and shorter one included, are one program (`up_to`): `n`
+    cycles then `m` equal `n + m` at once, and a program of another length runs the same
+    cycles bit for bit (a run resumed with another `--chunk` goes on exactly)."""
+    algo = make_curriculum(TINY)
+    mesh = make_mesh(1)
+    fresh = lambda: replicate(algo.init(jax.random.key(0)), mesh)  # noqa: E731 (donated)
+    upto = make_chunk(algo, mesh, TINY.n_envs, 3, up_to=True)
+    want_state, want = upto(fresh(), np.int32(3))
+    state, one = upto(fresh(), np.int32(1))
+    state, two = upto(state, np.int32(2))
+    assert upto._cache_size() == 1
+    longer_state, longer = make_chunk(algo, mesh, TINY.n_envs, 5, up_to=True)(fresh(), np.int32(3))
+    for k, v in want.items():
+        np.testing.assert_array_equal(np.concatenate([one[k][:1], two[k][:2]]), v, err_msg=k)
+        np.testing.assert_array_equal(longer[k][:3], v, err_msg=k)
+        assert not np.any(one[k][1:]) and not np.any(longer[k][3:]), k  # rows past n: zeros
+    leaves = [jax.tree.leaves(x) for x in (state, longer_state, want_state)]
+    for a, b, c in zip(*leaves, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(c))
+        np.testing.assert_array_equal(np.asarray(b), np.asarray(c))
+    # and the fixed-length chunk runs the same cycles (up to XLA's rounding of another loop)
+    _, fixed = make_chunk(algo, mesh, TINY.n_envs, 3)(fresh())
+    for k, v in want.items():
+        np.testing.assert_allclose(fixed[k], v, rtol=1e-3, atol=1e-5, err_msg=k)
+
+
+@pytest.mark.slow
+def test_a_run_of_a_program_built_before_reuses_it_and_trains_the_same(tmp_path: Path) -> None:
+    """Another seed, budget and folder build the same programs (`arenax.train.programs`):
+    the run reuses them and trains bit for bit what a run that builds them anew trains."""
+    from arenax.train import programs
+
+    events: list[str] = []
+    listener = lambda event, **_: events.append(event)  # noqa: E731
+    jax.monitoring.register_event_listener(listener)
+    try:
+        train(tiny(tmp_path, name="first"))
+        before = events.count("/arenax/programs/reused")
+        other = dict(seed=3, total_steps=TINY.steps_per_cycle * 4)
+        reused = train(tiny(tmp_path, name="reused", **other))
+        assert events.count("/arenax/programs/reused") == before + 2  # init and chunk
+        programs.clear()
+        fresh = train(tiny(tmp_path, name="fresh", **other))
+        assert events.count("/arenax/programs/reused") == before + 2
+    finally:
+        jax.monitoring.unregister_event_listener(listener)
+    assert len(reused.rows) == 4
+    assert_same(learning_rows(reused.rows), learning_rows(fresh.rows))
+
+
 @pytest.mark.slow
 def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import arenax.train.loop as loop
+    import arenax.train.run as run
 
-    real = loop.make_curriculum
+    real = run.make_curriculum
 
     @dataclasses.dataclass(frozen=True)
     class Poisoned(Curriculum):  # the contract's defaults for everything but init and cycle
@@ -208,7 +259,7 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
             m["loss"] = jax.numpy.where(state.cycle >= 5, jax.numpy.nan, m["loss"])
             return state, m
 
-    monkeypatch.setattr(loop, "make_curriculum", lambda cfg: Poisoned(real(cfg)))
+    monkeypatch.setattr(run, "make_curriculum", lambda cfg: Poisoned(real(cfg)))
     cfg = tiny(tmp_path, name="nan", chunk=2, checkpoint_every=2)
     with pytest.raises(
         NonFiniteLoss, match=r"non-finite loss at cycle 5.*last good checkpoint \(cycle 4\)"

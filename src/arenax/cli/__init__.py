@@ -66,7 +66,7 @@ def run(name: str, args: Sequence[str]) -> None:
     """Run a command, answering the errors users cause in one line (exit 2) and
     interruptions with the signal's status (130 / 143)."""
     from arenax.train.hooks import NonFiniteLoss
-    from arenax.train.loop import Interrupted
+    from arenax.train.signals import Interrupted
 
     try:
         command(name)(args)

@@ -56,12 +56,19 @@ class Learner:
     Attributes:
         policy: a `Policy`.
         config: PPO and optimiser options.
-        total_updates: gradient steps over the whole run (the linear schedule's length).
+        total_updates: gradient steps over the whole run (the linear schedule's length;
+            1 for any other schedule).
     """
 
     policy: Policy
     config: PPOConfig = PPOConfig()
     total_updates: int = 1
+
+    def __post_init__(self) -> None:
+        # only a linear schedule has a length: any other learns the same for every budget
+        # (one compiled program, `arenax.train.programs`)
+        if self.config.lr_schedule != "linear":
+            object.__setattr__(self, "total_updates", 1)
 
     @functools.cached_property
     def _optimizer(self) -> tuple[optax.GradientTransformation, optax.Schedule]:

@@ -328,7 +328,11 @@ class TrainConfig:
                     yield Problem(f"{team}.network", "ModelConfig", "reads a maze-like observation (image and direction); vector observations take MLPConfig (as the cartpole-dr preset)")  # fmt: skip
                 elif isinstance(network, MLPConfig) and not _vector(game.observation_space(team)):
                     yield Problem(f"{team}.network", "mlp", f"needs vector observations (a 1-D Box), not {game.observation_space(team)}")  # fmt: skip
-                elif isinstance(network, MLPConfig) and network.critic == "state" and network.shared_trunk:
+                elif (
+                    isinstance(network, MLPConfig)
+                    and network.critic == "state"
+                    and network.shared_trunk
+                ):
                     yield Problem(f"{team}.critic", "state", "a centralised critic needs its own trunk (no --<team>.shared-trunk)")  # fmt: skip
         if self.off_policy:
             yield from self._ddpg_problems(game)

@@ -1,6 +1,6 @@
 """What runs after each compiled chunk, for each seed that trained in it (`Hook`): stop on a
 non-finite loss, log the rows, evaluate when due. The checkpoint follows them
-(`arenax.train.loop.checkpoint_when_due`)."""
+(`arenax.train.run.checkpoint_when_due`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from arenax.train import distributed
 from arenax.train.config import TrainConfig
 
 if TYPE_CHECKING:
-    from arenax.train.loop import Member, Run
+    from arenax.train.run import Member, Run
 
 # after a chunk, for each seed that trained in it: (run, seed, its metrics, its new rows)
 Hook = Callable[["Run", "Member", dict[str, np.ndarray], list[dict[str, Any]]], None]

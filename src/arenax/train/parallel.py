@@ -67,10 +67,11 @@ def state_specs(algorithm: Curriculum, seeds: int = 1) -> Any:
     return specs if seeds == 1 else stacked_specs(specs)
 
 
-def init_state(algorithm: Curriculum, seeds: list[int]) -> TrainState:
+def init_state(algorithm: Curriculum, seeds: list[int], init: Callable | None = None) -> TrainState:
     """The first train state of the run of seed `seeds[0]` or, for several seeds, theirs
-    stacked on a leading axis (each exactly the state its own run starts from)."""
-    init = jax.jit(algorithm.init)  # one compiled program (op by op takes seconds per op)
+    stacked on a leading axis (each exactly the state its own run starts from). `init`:
+    `jax.jit(algorithm.init)` made before (a program kept by `arenax.train.programs`)."""
+    init = init or jax.jit(algorithm.init)  # one compiled program (op by op: seconds per op)
     states = [init(jax.random.key(s)) for s in seeds]
     if len(states) == 1:
         return states[0]
@@ -78,7 +79,12 @@ def init_state(algorithm: Curriculum, seeds: list[int]) -> TrainState:
 
 
 def make_chunk(
-    algorithm: Curriculum, mesh: Mesh, n_envs: int, n_cycles: int, seeds: int = 1
+    algorithm: Curriculum,
+    mesh: Mesh,
+    n_envs: int,
+    n_cycles: int,
+    seeds: int = 1,
+    up_to: bool = False,
 ) -> Callable:
     """`jit`-ed `state -> (state, metrics)` running `n_cycles` cycles.
 
@@ -91,6 +97,10 @@ def make_chunk(
     `active` a `(seeds,) bool` mask (a run that is not active keeps its state: it has
     spent its budget), each run's cycle is `vmap`-ed over that axis, and `metrics` leaves
     are `(n_cycles, seeds)`.
+
+    With `up_to`, the chunk takes one more argument, `n` (an `int32` scalar from 1 to
+    `n_cycles`), and runs `n` cycles: one program serves every chunk of a run, the last
+    and shorter one included (the rows of `metrics` past `n` are zeros).
     """
     n_dev = mesh.devices.size
     n_local = n_envs // n_dev
@@ -101,27 +111,42 @@ def make_chunk(
     def one_cycle(s: TrainState, ids: jax.Array) -> tuple[TrainState, Any]:
         return algorithm.cycle(s, cycle_key(s), ids, AXIS)
 
+    def cycles(body: Callable, state: TrainState, n: jax.Array | None) -> tuple[TrainState, Any]:
+        """`body` (`state -> (state, metrics)`) `n_cycles` times, or `n` times."""
+        if n is None:
+            return jax.lax.scan(lambda s, _: body(s), state, None, length=n_cycles)
+        shapes = jax.eval_shape(body, state)[1]
+        rows = jax.tree.map(lambda x: jnp.zeros((n_cycles, *x.shape), x.dtype), shapes)
+
+        def step(i: jax.Array, carry: tuple[TrainState, Any]) -> tuple[TrainState, Any]:
+            s, m = body(carry[0])
+            return s, jax.tree.map(lambda r, x: r.at[i].set(x), carry[1], m)
+
+        return jax.lax.fori_loop(0, n, step, (state, rows))
+
     specs = state_specs(algorithm, seeds)
     if seeds == 1:
 
-        def chunk(state: TrainState) -> tuple[TrainState, Any]:
+        def chunk(state: TrainState, *n: jax.Array) -> tuple[TrainState, Any]:
             ids = env_ids()
-            return jax.lax.scan(lambda s, _: one_cycle(s, ids), state, None, length=n_cycles)
+            return cycles(lambda s: one_cycle(s, ids), state, n[0] if n else None)
 
         in_specs: tuple = (specs,)
     else:
 
-        def chunk(state: TrainState, active: jax.Array) -> tuple[TrainState, Any]:
+        def chunk(state: TrainState, active: jax.Array, *n: jax.Array) -> tuple[TrainState, Any]:
             ids = env_ids()
 
-            def body(s: TrainState, _: None) -> tuple[TrainState, Any]:
+            def body(s: TrainState) -> tuple[TrainState, Any]:
                 new, metrics = jax.vmap(one_cycle, in_axes=(0, None))(s, ids)
                 keep = lambda n, o: jnp.where(active.reshape((-1,) + (1,) * (n.ndim - 1)), n, o)  # noqa: E731
                 return jax.tree.map(keep, new, s), metrics
 
-            return jax.lax.scan(body, state, None, length=n_cycles)
+            return cycles(body, state, n[0] if n else None)
 
         in_specs = (specs, PartitionSpec())
+    if up_to:
+        in_specs = (*in_specs, PartitionSpec())
     sharded = jax.shard_map(
         chunk, mesh=mesh, in_specs=in_specs, out_specs=(specs, PartitionSpec()), check_vma=False
     )

@@ -1,0 +1,138 @@
+"""Compiled programs kept for the life of the process, keyed by what they are built from.
+
+A run's chunk of cycles is one compiled program, a pure function of its curriculum (built
+from the run's options), the mesh and the chunk's length. `train` called again with options
+that build the same program (in a notebook, a sweep over seeds or budgets, a resume, a test
+suite) reuses it instead of tracing, lowering and compiling it again (JAX's persistent cache
+saves only the compile).
+
+The key (`program_key`) is exact or absent. It holds the options that shape the program
+(every option but the outputs, logging, evaluation, seed and budget) with their types, and
+the curriculum's `contents`: the classes it is made of and the plain values they hold, so a
+game wrapped differently, a curriculum built by other code, or a value derived from the
+budget (a linear learning-rate schedule's length, `Learner.total_updates`) makes another
+key. A config holding anything that is not plain data (a callable, an array, an object of a
+plugin's) gets no key, so its programs are always built anew. A curriculum keeps what it
+derives from the budget (`Setup.update_rounds`) in its fields, where the key sees it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from pathlib import PurePath
+from typing import Any
+
+import jax
+from jax import monitoring
+
+from arenax.train.config import TrainConfig
+
+#: options that never enter a compiled program: outputs, logging, evaluation, the launch,
+#: the seed (it enters through the state, an argument), the device count (the mesh is part
+#: of the key) and the budget (what a curriculum derives from it is in its `contents`)
+RUN_ONLY_FIELDS = frozenset(
+    {"total_steps", "total_updates", "chunk", "checkpoint_every", "archive_every", "out_dir",
+     "name", "overwrite", "resume", "tensorboard", "wandb", "wandb_project", "progress", "eval",
+     "devices", "launch", "seed"}
+)  # fmt: skip
+
+#: programs kept at most (least recently used first out)
+MAX_PROGRAMS = 32
+
+_PLAIN = (bool, int, float, str, type(None))
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _freeze(v: Any) -> Hashable:
+    """`v` as nested tuples that name each dataclass's type; `_NotPlain` for anything else."""
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        fields = tuple(
+            (f.name, _freeze(getattr(v, f.name))) for f in dataclasses.fields(v) if f.init
+        )
+        return (type(v).__module__, type(v).__qualname__, fields)
+    if isinstance(v, enum.Enum):
+        return (type(v).__module__, type(v).__qualname__, v.name)
+    if isinstance(v, _PLAIN):
+        return (type(v).__name__, v)
+    if isinstance(v, PurePath):
+        return ("path", str(v))
+    if isinstance(v, (tuple, list, frozenset, set)):
+        items = tuple(_freeze(x) for x in v)
+        return (
+            type(v).__name__,
+            tuple(sorted(items, key=repr)) if isinstance(v, (set, frozenset)) else items,
+        )
+    if isinstance(v, dict):
+        return ("dict", tuple((_freeze(k), _freeze(x)) for k, x in v.items()))
+    raise _NotPlain(type(v).__name__)
+
+
+def contents(obj: Any) -> Hashable:
+    """The classes `obj` is made of and the plain values they hold: its type and, for a
+    dataclass, tuple, list, set or dict, its parts' contents (anything else: its type)."""
+    seen: set[int] = set()
+
+    def walk(v: Any) -> Hashable:
+        if isinstance(v, (*_PLAIN, PurePath, enum.Enum)):
+            return _freeze(v)
+        if id(v) in seen:  # a cycle, or a part met before
+            return "seen"
+        seen.add(id(v))
+        name = f"{type(v).__module__}.{type(v).__qualname__}"
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return (name, tuple(walk(getattr(v, f.name, None)) for f in dataclasses.fields(v)))
+        if isinstance(v, (tuple, list)):
+            return (name, tuple(walk(x) for x in v))
+        if isinstance(v, (set, frozenset)):
+            return (name, tuple(sorted((walk(x) for x in v), key=repr)))
+        if isinstance(v, dict):
+            return (name, tuple((repr(k), walk(x)) for k, x in v.items()))
+        return name
+
+    return walk(obj)
+
+
+def program_key(cfg: TrainConfig, curriculum: Any) -> Hashable | None:
+    """What the run's compiled programs are built from (but the mesh and the chunk's
+    length): the options that shape them and the curriculum's `contents`; `None` when an
+    option is not plain data."""
+    try:
+        fields = tuple(
+            (f.name, _freeze(getattr(cfg, f.name)))
+            for f in dataclasses.fields(cfg)
+            if f.init and f.name not in RUN_ONLY_FIELDS
+        )
+    except _NotPlain:
+        return None
+    numerics = (jax.config.jax_enable_x64, str(jax.config.jax_default_matmul_precision))
+    return (fields, contents(curriculum), numerics)
+
+
+_programs: OrderedDict[Hashable, Any] = OrderedDict()
+
+
+def cached(key: Hashable | None, build: Callable[[], Any]) -> tuple[Any, bool]:
+    """`(program, reused)`: the program kept under `key`, or `build()` (kept unless `key`
+    is `None`)."""
+    if key is None:
+        return build(), False
+    if key in _programs:
+        _programs.move_to_end(key)
+        monitoring.record_event("/arenax/programs/reused")
+        return _programs[key], True
+    program = build()
+    _programs[key] = program
+    while len(_programs) > MAX_PROGRAMS:
+        _programs.popitem(last=False)
+    return program, False
+
+
+def clear() -> None:
+    """Forget every kept program."""
+    _programs.clear()

@@ -1,0 +1,236 @@
+"""A run in progress: its seeds (`Member`: config, checkpoints, logs, counters), how it
+starts (new or restored from the latest good checkpoint), when it checkpoints, and the
+budget rules (a run ends at the first budget spent)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import Mesh
+from rich.console import Console
+from rich.progress import Progress
+
+from arenax.curricula.common import Curriculum, TrainState
+from arenax.train import distributed, programs
+from arenax.train.build import make_curriculum
+from arenax.train.checkpoint import Checkpointer, CheckpointError
+from arenax.train.config import TrainConfig, save_config, to_dict
+from arenax.train.logging import Logger
+from arenax.train.parallel import AXIS, init_state, make_mesh, place, stacked_specs, state_specs
+from arenax.train.prepare import check_budget_left
+from arenax.train.programs import program_key
+from arenax.train.rundir import RunLock
+
+
+@dataclasses.dataclass
+class Member:
+    """One seed of a run (the run itself when it has one seed): its config (whose
+    `run_dir` is its folder), checkpoints, logs, step counters and progress."""
+
+    cfg: TrainConfig
+    ckpt: Checkpointer
+    logger: Logger | NullLogger
+    counters: dict[str, int]
+    last_good: int | None
+    #: still training (its budget is not spent)
+    active: bool = True
+    #: the cycle its own run's current chunk would end at (its budget is checked there)
+    chunk_end: int = 0
+    rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Run:
+    """A run in progress: its parts and where it stands (what hooks read and update)."""
+
+    cfg: TrainConfig
+    run_dir: Path
+    algorithm: Curriculum
+    mesh: Mesh
+    console: Console
+    state: TrainState
+    cycle: int
+    members: list[Member]
+    #: the seeds' folders' locks (several seeds; the run's own lock is held by train())
+    locks: list[RunLock] = dataclasses.field(default_factory=list)
+    #: what its compiled programs are built from (`programs.program_key`)
+    key: Hashable | None = None
+    progress: Progress | None = None
+
+    def print(self, text: str) -> None:
+        (self.progress.console if self.progress is not None else self.console).print(text)
+
+    def member_state(self, i: int) -> TrainState:
+        """Seed `i`'s train state (the state itself for one seed)."""
+        if len(self.members) == 1:
+            return self.state
+        return jax.tree.map(lambda x: x[i], self.state)
+
+
+def start_run(
+    cfg: TrainConfig, run_dir: Path, resume: bool, console: Console,
+    checkpoint: int | None = None,
+) -> Run:  # fmt: skip
+    """Build the curriculum and the mesh, then a fresh train state, or (`resume`) the
+    latest readable checkpoint's (or `checkpoint`'s) with its counters. With several
+    seeds, each seed's folder `RUN/seed<s>` is a run of its own (config, lock, logs,
+    checkpoints), and their states are stacked."""
+    algorithm = make_curriculum(cfg)
+    key = program_key(cfg, algorithm)
+    mesh = make_mesh(cfg.devices)
+    configs = cfg.seed_runs()
+    group = cfg.seeds > 1
+    warn = lambda text: console.print(f"[yellow]warning:[/] {text}")  # noqa: E731
+    # the locks are held (by process 0, the one writer of a multi-process run)
+    writer = distributed.is_main()
+    locks: list[RunLock] = []
+    ckpts: list[Checkpointer] = []
+    try:
+        for c in configs:
+            if group:
+                if writer:
+                    c.run_dir.mkdir(exist_ok=True)
+                    locks.append(RunLock.acquire(c.run_dir))
+                distributed.barrier("seed-folders")
+            # several seeds keep two checkpoints: one complete set survives a crash mid-save
+            ckpts.append(Checkpointer(c.run_dir, cfg.archive_every, writer, keep=1 + group))
+        if resume and (any(k.all_steps() for k in ckpts) or checkpoint is not None):
+            state, records, start = restore_members(algorithm, mesh, cfg, ckpts, checkpoint, warn)
+            counters = [{k: int(v) for k, v in r.items() if is_counter(k)} for r in records]
+            for c, n, r in zip(configs, counters, records, strict=True):
+                check_budget_left(c, n, int(r["cycle"]))
+            steps = sum(n["env_steps"] for n in counters)
+            console.print(f"[bold]resumed[/] {run_dir} at cycle {start} ({steps:,} env steps)")
+        else:
+            init_id = None if key is None else (key, "init", cfg.devices)
+            init, _ = programs.cached(init_id, lambda: jax.jit(algorithm.init))
+            state = init_state(algorithm, [c.seed for c in configs], init)
+            state = place(state, mesh, state_specs(algorithm, cfg.seeds))
+            start, counters = 0, [{"env_steps": 0} for _ in configs]
+    except BaseException:
+        for k in ckpts:
+            k.close()
+        for lock in locks:
+            lock.release()
+        raise
+    if resume and all(finished(cfg, n) for n in counters):  # spent: change nothing
+        for k in ckpts:
+            k.close()
+        for lock in locks:
+            lock.release()
+        raise NothingToDo(state)
+    members = []
+    for c, k, n in zip(configs, ckpts, counters, strict=True):
+        if not writer:  # process 0 writes the logs
+            logger: Logger | NullLogger = NullLogger()
+        else:
+            if resume or group:  # (a resumed run: now that the restore worked)
+                save_config(c, c.run_dir / "config.json")
+            logger = Logger(
+                c.run_dir, to_dict(c), resume_cycle=start, tensorboard=c.tensorboard,
+                wandb=c.wandb, wandb_project=c.wandb_project, warn=warn,
+            )  # fmt: skip
+        done = finished(cfg, n)
+        members.append(Member(c, k, logger, n, start if resume else None, not done, start))
+    return Run(cfg, run_dir, algorithm, mesh, console, state, start, members, locks, key)
+
+
+def restore_members(
+    algorithm: Curriculum, mesh: Mesh, cfg: TrainConfig, ckpts: list[Checkpointer],
+    checkpoint: int | None, warn: Callable[[str], None],
+) -> tuple[TrainState, list[dict[str, Any]], int]:  # fmt: skip
+    """`(state, records, cycle)` of a run's checkpoint `checkpoint` or newest readable
+    one; several seeds: the newest checkpoint every seed has, their states stacked."""
+    specs = algorithm.state_specs(AXIS)
+    abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
+    if len(ckpts) == 1:
+        state, record = ckpts[0].restore_good(abstract, mesh, specs, checkpoint, warn)
+        return state, [record], int(record["cycle"])
+    common = set.intersection(*(set(k.all_steps()) for k in ckpts))
+    if checkpoint is None and not common:
+        has = "; ".join(
+            f"{k.run_dir.name}: {', '.join(map(str, k.all_steps())) or 'none'}" for k in ckpts
+        )
+        raise CheckpointError(
+            f"{cfg.run_dir}: no checkpoint that every seed has ({has}; a seed resumed on its "
+            "own went its own way): resume each seed's folder on its own "
+            f"(arenax resume {Path(cfg.run_dir) / ckpts[0].run_dir.name} ...)"
+        )
+    step = checkpoint if checkpoint is not None else max(common)
+    states, records = [], []
+    for k in ckpts:
+        state, record = k.restore_good(abstract, mesh, specs, step, warn)
+        states.append(state)
+        records.append(record)
+    stacked = place(jax.tree.map(lambda *xs: jnp.stack(xs), *states), mesh, stacked_specs(specs))
+    return stacked, records, step
+
+
+class NullLogger:
+    """The logger of processes other than 0 in a multi-process run: they write nothing."""
+
+    def log(self, rows: list[dict[str, Any]]) -> None:
+        pass
+
+    def log_eval(self, rows: list[dict[str, Any]], summary: dict[str, float]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class NothingToDo(Exception):
+    """A resumed run whose budget is already spent (carries its restored state)."""
+
+    def __init__(self, state: TrainState) -> None:
+        super().__init__("the budget is spent")
+        self.state = state
+
+
+def save_members(run: Run) -> None:
+    """Start writing every seed's checkpoint of the current cycle. A seed whose budget is
+    spent saves its final state again (its record keeps its own last cycle), so that every
+    seed has every checkpoint of the run."""
+    for i, m in enumerate(run.members):
+        if m.active:
+            m.last_good = run.cycle
+        record = {"cycle": m.last_good, **m.counters, "config": to_dict(m.cfg)}
+        m.ckpt.save(run.cycle, run.member_state(i), record)
+
+
+def checkpoint_when_due(run: Run, ended: bool) -> None:
+    """Save the latest checkpoints every `checkpoint_every` cycles, and when a seed
+    spends its budget (`ended`)."""
+    if run.cycle % run.cfg.checkpoint_every == 0 or ended:
+        save_members(run)
+
+
+def is_counter(metric: str) -> bool:
+    """Per-cycle counts that rows accumulate: `*_steps` and `updates`."""
+    return metric.endswith("_steps") or metric == "updates"
+
+
+def finished(cfg: TrainConfig, counters: dict[str, int]) -> bool:
+    """Whether a budget is spent (the first one reached ends the run)."""
+    steps = cfg.total_steps is not None and counters.get("env_steps", 0) >= cfg.total_steps
+    updates = cfg.total_updates is not None and counters.get("updates", 0) >= cfg.total_updates
+    return steps or updates
+
+
+def cycles_left(cfg: TrainConfig, counters: dict[str, int]) -> int:
+    """Cycles that may still run without passing a budget (at least one): a cycle takes
+    at least `steps_per_cycle` steps and makes at most one update."""
+    left = []
+    if cfg.total_steps is not None:
+        left.append(
+            math.ceil((cfg.total_steps - counters.get("env_steps", 0)) / cfg.steps_per_cycle)
+        )
+    if cfg.total_updates is not None:
+        left.append(cfg.total_updates - counters.get("updates", 0))
+    return max(1, min(left))

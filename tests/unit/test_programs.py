@@ -1,0 +1,107 @@
+"""The programs a run keeps for the process (`arenax.train.programs`): the key holds every
+option that enters a compiled program and nothing else, a config that is not plain data gets
+no key, and the contents of a curriculum tell apart games wrapped differently and budgets of
+a linear learning-rate schedule."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from arenax.envs.wrappers import GlobalState
+from arenax.train import PRESETS, tiny
+from arenax.train import programs as P
+from arenax.train.build import make_curriculum
+
+CFG = tiny(PRESETS["tag-grid"])
+
+
+def key(cfg):
+    return P.program_key(cfg, make_curriculum(cfg))
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"out_dir": Path("elsewhere"), "name": "x", "seed": 7, "chunk": 5},
+        {"checkpoint_every": 1, "archive_every": 3, "progress": True, "tensorboard": True},
+        {"overwrite": True, "resume": Path("r")},
+    ],
+)
+def test_outputs_seed_and_chunk_do_not_change_the_key(changes: dict) -> None:
+    assert key(dataclasses.replace(CFG, **changes)) == key(CFG)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"n_envs": 2 * CFG.n_envs},
+        {"n_steps": CFG.n_steps + 1},
+        {"env": dataclasses.replace(CFG.env, episode_length=CFG.env.episode_length + 1)},
+    ],
+)
+def test_what_enters_the_program_changes_the_key(changes: dict) -> None:
+    assert key(dataclasses.replace(CFG, **changes)) != key(CFG)
+
+
+@pytest.mark.parametrize("preset", ["maze-dr", "maze-sfl-paper", "maze-paired"])
+def test_the_budget_changes_the_key_only_through_a_linear_schedule(preset: str) -> None:
+    cfg = tiny(PRESETS[preset])
+    cfg = dataclasses.replace(cfg, total_steps=4 * cfg.steps_per_cycle, total_updates=None)
+    longer = dataclasses.replace(cfg, total_steps=3 * cfg.total_steps)
+    linear = any(t.learner[1].lr_schedule == "linear" for t in cfg.teams.values())
+    assert linear == (preset == "maze-sfl-paper")  # the one preset with a linear schedule
+    assert (key(longer) != key(cfg)) == linear
+
+
+def test_a_team_option_changes_the_key() -> None:
+    t = CFG.teams["tagger"]
+    teams = {**CFG.teams, "tagger": dataclasses.replace(t, ppo=dataclasses.replace(t.ppo, lr=1.0))}
+    assert key(dataclasses.replace(CFG, teams=teams)) != key(CFG)
+
+
+def test_options_of_equal_fields_but_other_classes_differ() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class A:
+        x: int = 1
+
+    @dataclasses.dataclass(frozen=True)
+    class B:
+        x: int = 1
+
+    assert P._freeze(A()) != P._freeze(B())
+    assert P._freeze((1, 2)) != P._freeze([1, 2]) and P._freeze(1) != P._freeze(1.0)
+
+
+def test_an_option_that_is_not_plain_data_gets_no_key() -> None:
+    env = dataclasses.replace(CFG.env, episode_length=lambda: 3)  # type: ignore[arg-type]
+    assert P.program_key(dataclasses.replace(CFG, env=env), make_curriculum(CFG)) is None
+    built = []
+    for _ in range(2):
+        P.cached(None, lambda: built.append(1))
+    assert len(built) == 2
+
+
+def test_a_game_wrapped_differently_has_other_contents() -> None:
+    algo = make_curriculum(CFG)
+    assert P.contents(algo) == P.contents(make_curriculum(CFG))
+    players = algo.players
+    wrapped = dataclasses.replace(players, env=GlobalState(players.env, ("tagger",)))
+    other = dataclasses.replace(algo, players=wrapped)
+    assert P.contents(other) != P.contents(algo)
+    assert P.program_key(CFG, other) != P.program_key(CFG, algo)
+
+
+def test_the_kept_programs_are_bounded_and_reused() -> None:
+    P.clear()
+    try:
+        builds = []
+        for i in range(P.MAX_PROGRAMS + 1):
+            P.cached(("k", i), lambda i=i: builds.append(i) or i)
+        assert P.cached(("k", P.MAX_PROGRAMS), lambda: -1) == (P.MAX_PROGRAMS, True)
+        assert P.cached(("k", 0), lambda: -1) == (-1, False)  # the oldest went first
+        assert len(builds) == P.MAX_PROGRAMS + 1
+    finally:
+        P.clear()
