@@ -17,6 +17,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import tyro
 from rich.console import Console
 from rich.table import Table
@@ -143,8 +144,8 @@ def train_cycle(cfg: TrainConfig) -> tuple[Callable, Any]:
     algo = make_curriculum(cfg)
     mesh = make_mesh(1)
     state = place(algo.init(jax.random.key(0)), mesh, algo.state_specs(AXIS))
-    chunk = make_chunk(algo, mesh, cfg.n_envs, 1)
-    return (lambda s, _: chunk(s)), state
+    chunk = make_chunk(algo, mesh, cfg.n_envs, 1, up_to=True)  # the program `train` runs
+    return (lambda s, _: chunk(s, np.int32(1))), state
 
 
 def main(args: Args) -> None:

@@ -277,8 +277,10 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
         mesh = make_mesh(d)
         state = place(init_state(algo, list(range(n_seeds))), mesh, state_specs(algo, n_seeds))
         chunk = 1 if isinstance(cfg.curriculum, PairedConfig) else args.chunk
-        fn = make_chunk(algo, mesh, cfg.n_envs, chunk, n_seeds)
+        # the program `train` runs (`up_to`: its chunks' length an argument), `chunk` cycles
+        fn = make_chunk(algo, mesh, cfg.n_envs, chunk, n_seeds, up_to=True)
         extra = () if n_seeds == 1 else (np.ones(n_seeds, bool),)  # every seed trains
+        extra = (*extra, np.int32(chunk))
         t0 = time.perf_counter()
         compiled = fn.lower(state, *extra).compile()
         compile_s = time.perf_counter() - t0
@@ -445,11 +447,12 @@ def _climb(
         algo = make_curriculum(rung)
         seeds = list(range(rung.seeds))  # --seeds N: N runs stacked in the program
         abstract = jax.eval_shape(functools.partial(init_state, algo, seeds))
-        fn = make_chunk(algo, mesh, rung.n_envs, 1, rung.seeds)
+        fn = make_chunk(algo, mesh, rung.n_envs, 1, rung.seeds, up_to=True)  # as `train` runs
         placed = shardings(mesh, state_specs(algo, rung.seeds), abstract)
         abstract = jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
                                 abstract, placed)  # fmt: skip
         extra = () if rung.seeds == 1 else (np.ones(rung.seeds, bool),)
+        extra = (*extra, np.int32(1))
         compiled = fn.lower(abstract, *extra).compile()
         compile_s = time.perf_counter() - t0
         mem = compiled_memory_bytes(compiled)
