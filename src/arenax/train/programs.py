@@ -1,7 +1,7 @@
 """Compiled programs kept for the life of the process, keyed by what they are built from.
 
-A run's chunk of cycles is one compiled program, a pure function of its curriculum (built
-from the run's options), the mesh and the chunk's length. `train` called again with options
+A run's chunks of cycles are one compiled program, a pure function of its curriculum (built
+from the run's options), the mesh and the longest chunk (`--chunk`). `train` called again with options
 that build the same program (in a notebook, a sweep over seeds or budgets, a resume, a test
 suite) reuses it instead of tracing, lowering and compiling it again (JAX's persistent cache
 saves only the compile).
@@ -31,8 +31,9 @@ from jax import monitoring
 from arenax.train.config import TrainConfig
 
 #: options that never enter a compiled program: outputs, logging, evaluation, the launch,
-#: the seed (it enters through the state, an argument), the device count (the mesh is part
-#: of the key) and the budget (what a curriculum derives from it is in its `contents`)
+#: the seed (it enters through the state, an argument), the device count and the chunk (the
+#: mesh and the longest chunk are part of the chunk program's key) and the budget (what a
+#: curriculum derives from it is in its `contents`)
 RUN_ONLY_FIELDS = frozenset(
     {"total_steps", "total_updates", "chunk", "checkpoint_every", "archive_every", "out_dir",
      "name", "overwrite", "resume", "tensorboard", "wandb", "wandb_project", "progress", "eval",
