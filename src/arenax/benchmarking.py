@@ -279,8 +279,8 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
         chunk = 1 if isinstance(cfg.curriculum, PairedConfig) else args.chunk
         # the program `train` runs (`up_to`: its chunks' length an argument), `chunk` cycles
         fn = make_chunk(algo, mesh, cfg.n_envs, chunk, n_seeds, up_to=True)
-        extra = () if n_seeds == 1 else (np.ones(n_seeds, bool),)  # every seed trains
-        extra = (*extra, np.int32(chunk))
+        every = () if n_seeds == 1 else (np.ones(n_seeds, bool),)  # every seed trains
+        extra = (*every, np.int32(chunk))
         t0 = time.perf_counter()
         compiled = fn.lower(state, *extra).compile()
         compile_s = time.perf_counter() - t0
@@ -451,8 +451,8 @@ def _climb(
         placed = shardings(mesh, state_specs(algo, rung.seeds), abstract)
         abstract = jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
                                 abstract, placed)  # fmt: skip
-        extra = () if rung.seeds == 1 else (np.ones(rung.seeds, bool),)
-        extra = (*extra, np.int32(1))
+        every = () if rung.seeds == 1 else (np.ones(rung.seeds, bool),)
+        extra = (*every, np.int32(1))
         compiled = fn.lower(abstract, *extra).compile()
         compile_s = time.perf_counter() - t0
         mem = compiled_memory_bytes(compiled)

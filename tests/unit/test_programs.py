@@ -71,8 +71,8 @@ def test_options_of_equal_fields_but_other_classes_differ() -> None:
     class B:
         x: int = 1
 
-    assert P._freeze(A()) != P._freeze(B())
-    assert P._freeze((1, 2)) != P._freeze([1, 2]) and P._freeze(1) != P._freeze(1.0)
+    assert P.contents(A()) != P.contents(B())
+    assert P.contents((1, 2)) != P.contents([1, 2]) and P.contents(1) != P.contents(1.0)
 
 
 def test_an_option_that_is_not_plain_data_gets_no_key() -> None:

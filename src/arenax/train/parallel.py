@@ -115,6 +115,7 @@ def make_chunk(
         """`body` (`state -> (state, metrics)`) `n_cycles` times, or `n` times."""
         if n is None:
             return jax.lax.scan(lambda s, _: body(s), state, None, length=n_cycles)
+        body = jax.jit(body)  # traced once: for the rows' shapes, then in the loop
         shapes = jax.eval_shape(body, state)[1]
         rows = jax.tree.map(lambda x: jnp.zeros((n_cycles, *x.shape), x.dtype), shapes)
 

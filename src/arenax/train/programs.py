@@ -28,17 +28,13 @@ from typing import Any
 import jax
 from jax import monitoring
 
-from arenax.train.config import TrainConfig
+from arenax.train.config import RESUMABLE_FIELDS, TrainConfig
 
-#: options that never enter a compiled program: outputs, logging, evaluation, the launch,
-#: the seed (it enters through the state, an argument), the device count and the chunk (the
-#: mesh and the longest chunk are part of the chunk program's key) and the budget (what a
-#: curriculum derives from it is in its `contents`)
-RUN_ONLY_FIELDS = frozenset(
-    {"total_steps", "total_updates", "chunk", "checkpoint_every", "archive_every", "out_dir",
-     "name", "overwrite", "resume", "tensorboard", "wandb", "wandb_project", "progress", "eval",
-     "devices", "launch", "seed"}
-)  # fmt: skip
+#: options that never enter a compiled program: those a resumed run may change (outputs,
+#: logging, evaluation, the launch, the device count and the chunk: the mesh and the longest
+#: chunk are part of the chunk program's key; the budget: what a curriculum derives from it
+#: is in its `contents`) and the seed (it enters through the state, an argument)
+RUN_ONLY_FIELDS = RESUMABLE_FIELDS | {"seed"}
 
 #: programs kept at most (least recently used first out)
 MAX_PROGRAMS = 32
@@ -50,50 +46,37 @@ class _NotPlain(Exception):
     pass
 
 
-def _freeze(v: Any) -> Hashable:
-    """`v` as nested tuples that name each dataclass's type; `_NotPlain` for anything else."""
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        fields = tuple(
-            (f.name, _freeze(getattr(v, f.name))) for f in dataclasses.fields(v) if f.init
-        )
-        return (type(v).__module__, type(v).__qualname__, fields)
-    if isinstance(v, enum.Enum):
-        return (type(v).__module__, type(v).__qualname__, v.name)
-    if isinstance(v, _PLAIN):
-        return (type(v).__name__, v)
-    if isinstance(v, PurePath):
-        return ("path", str(v))
-    if isinstance(v, (tuple, list, frozenset, set)):
-        items = tuple(_freeze(x) for x in v)
-        return (
-            type(v).__name__,
-            tuple(sorted(items, key=repr)) if isinstance(v, (set, frozenset)) else items,
-        )
-    if isinstance(v, dict):
-        return ("dict", tuple((_freeze(k), _freeze(x)) for k, x in v.items()))
-    raise _NotPlain(type(v).__name__)
-
-
-def contents(obj: Any) -> Hashable:
-    """The classes `obj` is made of and the plain values they hold: its type and, for a
-    dataclass, tuple, list, set or dict, its parts' contents (anything else: its type)."""
-    seen: set[int] = set()
+def contents(obj: Any, strict: bool = False) -> Hashable:
+    """The classes `obj` is made of and the plain values they hold, as nested tuples: each
+    dataclass, tuple, list, set or dict with its type and its parts' contents, anything else
+    by its type (`strict`: raise `_NotPlain` instead). A part that contains itself is cut."""
+    path: set[int] = set()  # the parts being walked (a cycle ends at one of them)
 
     def walk(v: Any) -> Hashable:
-        if isinstance(v, (*_PLAIN, PurePath, enum.Enum)):
-            return _freeze(v)
-        if id(v) in seen:  # a cycle, or a part met before
-            return "seen"
-        seen.add(id(v))
+        if isinstance(v, _PLAIN):
+            return (type(v).__name__, v)
+        if isinstance(v, PurePath):
+            return ("path", str(v))
         name = f"{type(v).__module__}.{type(v).__qualname__}"
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return (name, tuple(walk(getattr(v, f.name, None)) for f in dataclasses.fields(v)))
-        if isinstance(v, (tuple, list)):
-            return (name, tuple(walk(x) for x in v))
-        if isinstance(v, (set, frozenset)):
-            return (name, tuple(sorted((walk(x) for x in v), key=repr)))
-        if isinstance(v, dict):
-            return (name, tuple((repr(k), walk(x)) for k, x in v.items()))
+        if isinstance(v, enum.Enum):
+            return (name, v.name)
+        if id(v) in path:
+            return "cycle"
+        path.add(id(v))
+        try:
+            if dataclasses.is_dataclass(v) and not isinstance(v, type):
+                fields = dataclasses.fields(v)
+                return (name, tuple((f.name, walk(getattr(v, f.name))) for f in fields if f.init))
+            if isinstance(v, (tuple, list)):
+                return (name, tuple(walk(x) for x in v))
+            if isinstance(v, (set, frozenset)):
+                return (name, tuple(sorted((walk(x) for x in v), key=repr)))
+            if isinstance(v, dict):
+                return (name, tuple((walk(k), walk(x)) for k, x in v.items()))
+        finally:
+            path.discard(id(v))
+        if strict:
+            raise _NotPlain(name)
         return name
 
     return walk(obj)
@@ -105,7 +88,7 @@ def program_key(cfg: TrainConfig, curriculum: Any) -> Hashable | None:
     option is not plain data."""
     try:
         fields = tuple(
-            (f.name, _freeze(getattr(cfg, f.name)))
+            (f.name, contents(getattr(cfg, f.name), strict=True))
             for f in dataclasses.fields(cfg)
             if f.init and f.name not in RUN_ONLY_FIELDS
         )
