@@ -267,7 +267,8 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     for name in args.presets:
         if name not in PRESETS:
             raise ValueError(f"preset {name!r}: allowed {', '.join(PRESETS)}")
-        for cell in args.cells or (getattr(PRESETS[name].teams["agent"].network, "cell", "-"),):
+        first = next(iter(PRESETS[name].teams.values()))  # the maze's agent, Tag's taggers
+        for cell in args.cells or (getattr(first.network, "cell", "-"),):
             if cell not in ("lstm", "gru", "ff", "s5", "-"):
                 raise ValueError(f"cell {cell!r}: allowed lstm, gru, ff, s5")
             cfg = PRESETS[name] if cell == "-" else with_cell(PRESETS[name], cell)

@@ -268,14 +268,40 @@ def test_exports_refuse_impossible_fixed_levels() -> None:
 
 
 @pytest.mark.parametrize("game", ["tag", "grid-tag"])
-def test_pettingzoo_state_is_every_agents_observation(game: str) -> None:
-    """``state()`` (centralised critics) is every agent's observation in agent order,
-    flattened: checked against the per-agent observations the step returns; its space
-    holds it."""
+def test_pettingzoo_state_is_the_games_global_state(game: str) -> None:
+    """``state()`` (centralised critics) is the vector the centralised critic reads in
+    training: for continuous Tag 7 numbers per agent and t / T, for grid Tag each agent's
+    cell and t / T (checked against the agents' positions); its space holds it."""
     if game == "tag":
         env = arenax.make("tag", n_taggers=2, n_runners=3, episode_length=30)
     else:
         env = arenax.make("grid-tag", n_taggers=2, size=6, episode_length=30)
+    p = to_pettingzoo(env, env.generate)
+    p.reset(seed=0)
+    per_agent = 7 if game == "tag" else 2
+    agents = sum(env.num_agents(t) for t in env.teams)
+    assert p.state_space.shape == (per_agent * agents + 1,)
+    for t in range(3):
+        s = p.state()
+        np.testing.assert_allclose(s, np.asarray(env.global_state(p._state)), rtol=1e-6, atol=1e-6)
+        assert p.state_space.contains(s)
+        assert s[-1] == pytest.approx(t / 30)
+        if game == "grid-tag":  # each agent's (x, y) / L, taggers then runners
+            pos = np.asarray(p._state.pos).reshape(-1)
+            np.testing.assert_allclose(s[:-1] * env.size, pos, atol=1e-5)
+        p.step({a: p.action_space(a).sample() for a in p.agents})
+
+
+def test_pettingzoo_state_without_a_familys_own_is_every_agents_observation() -> None:
+    """A game without its own global state (grid Tag with the environment API's default)
+    gives every agent's observation, flattened, in agent order."""
+    import copy
+
+    from arenax.envs.core import Environment
+
+    env = copy.copy(arenax.make("grid-tag", n_taggers=2, size=6, episode_length=30))
+    plain = type("Plain", (type(env),), {"global_state": Environment.global_state})
+    object.__setattr__(env, "__class__", plain)
     p = to_pettingzoo(env, env.generate)
     obs, _ = p.reset(seed=0)
     for _ in range(3):

@@ -1,9 +1,12 @@
 """Curricula: which levels the players train on — DR, PLR / PLR⊥ / ACCEL and their
-parallel forms, SFL, PAIRED and its relatives — each written once over
+parallel forms, SFL, PAIRED and its relatives — and whom they play (a population of
+co-players: self-play, FSP, PFSP, and MAESTRO over both), each written once over
 `Players`, and the options that choose them."""
 
 from arenax.curricula.common import Curriculum, Setup, TrainState
+from arenax.curricula.coplayers import PopulationConfig, PopulationCurriculum
 from arenax.curricula.dr import DomainRandomisation, DRConfig
+from arenax.curricula.maestro import MaestroConfig, MaestroCurriculum
 from arenax.curricula.paired import PairedConfig, TeacherConfig, TeacherCurriculum
 from arenax.curricula.players import Players, TeamConfig
 from arenax.curricula.plr import ACCELConfig, PLRConfig, ReplayCurriculum
@@ -11,7 +14,16 @@ from arenax.curricula.sfl import SFLConfig, SFLCurriculum
 
 #: the curricula a run chooses from (`TrainConfig.curriculum`), by name
 CURRICULA: dict[str, type] = {
-    c.KIND: c for c in (DRConfig, PLRConfig, ACCELConfig, SFLConfig, PairedConfig)
+    c.KIND: c
+    for c in (
+        DRConfig,
+        PLRConfig,
+        ACCELConfig,
+        SFLConfig,
+        PairedConfig,
+        PopulationConfig,
+        MaestroConfig,
+    )
 }
 
 __all__ = [
@@ -20,9 +32,13 @@ __all__ = [
     "Curriculum",
     "DRConfig",
     "DomainRandomisation",
+    "MaestroConfig",
+    "MaestroCurriculum",
     "PLRConfig",
     "PairedConfig",
     "Players",
+    "PopulationConfig",
+    "PopulationCurriculum",
     "ReplayCurriculum",
     "SFLConfig",
     "SFLCurriculum",

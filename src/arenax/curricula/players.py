@@ -198,18 +198,32 @@ class Players:
     # ------------------------------------------------------------------ learning
     def update(
         self, states: dict[str, Any], trajs: dict[str, Trajectory], carry0: dict[str, Any],
-        key: jax.Array, axis_name: str | None,
+        key: jax.Array, axis_name: str | None, trains: dict[str, jax.Array] | None = None,
     ) -> tuple[dict[str, Any], dict[str, jax.Array]]:  # fmt: skip
         """PPO of each learning policy on the trajectories `trajs[team] (T, N·A_team)` of
-        the teams it drives (concatenated), from their initial carries `carry0`."""
+        the teams it drives (concatenated), from their initial carries `carry0`.
+        `trains {policy name: () bool}` skips a policy's update where false (its state
+        unchanged, its statistics NaN, `<policy>/updated` 0): an optimiser step on no
+        data would still move it."""
         out, metrics = dict(states), {}
         for i, name in enumerate(self.learning):
             teams = self.teams_of(name)
             traj = jax.tree.map(lambda *x: jnp.concatenate(x, axis=1), *[trajs[t] for t in teams])
             carry = jax.tree.map(lambda *x: jnp.concatenate(x, axis=0), *[carry0[t] for t in teams])
-            out[name], st = self.learners[name].update(
-                states[name], traj, carry, self.key_of(key, i), axis_name
-            )
+            k = self.key_of(key, i)
+
+            def learn(_: None, name: str = name, traj: Any = traj, carry: Any = carry,
+                      k: jax.Array = k) -> tuple[Any, dict[str, jax.Array]]:  # fmt: skip
+                return self.learners[name].update(states[name], traj, carry, k, axis_name)
+
+            if trains is None or name not in trains:
+                out[name], st = learn(None)
+            else:
+                out[name], st = jax.lax.cond(
+                    trains[name], learn, lambda _, n=name: (states[n], no_update_stats()), None
+                )
+                if self.prefix(name):  # which policies updated (one-team games: `updated`)
+                    st = {**st, "updated": trains[name].astype(jnp.float32)}
             metrics.update({self.prefix(name) + k: v for k, v in st.items()})
         return out, metrics
 

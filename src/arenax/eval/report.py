@@ -143,8 +143,8 @@ def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int
 
     cfg, state, cycle = load_run(run_dir)
     q = cfg.curriculum
-    if not isinstance(q, PLRConfig):
-        raise ValueError(f"{run_dir}: curriculum {q.KIND!r} has no level buffer")
+    if not isinstance(q, PLRConfig) or not isinstance(state.curriculum, B.LevelBuffer):
+        raise ValueError(f"{run_dir}: curriculum {q.KIND!r} has no (single) level buffer")
     buf = jax.device_get(state.curriculum)
     probs = np.asarray(
         B.replay_probs(buf, q.staleness_coef, q.temperature, q.prioritization, q.topk)

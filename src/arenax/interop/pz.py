@@ -71,8 +71,9 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
             return env.observe(state), state, reward, terminated, truncated, out
 
         self._reset_fn, self._step_fn = jax.jit(reset), jax.jit(step)
-        shapes = jax.eval_shape(reset, jax.random.key(0))[0]
-        size = sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes))
+        self._global_state = jax.jit(env.global_state)
+        state = jax.eval_shape(reset, jax.random.key(0))[1]
+        (size,) = jax.eval_shape(env.global_state, state).shape
         #: the global state's space (`state`)
         self.state_space = gymnasium.spaces.Box(-np.inf, np.inf, (size,), np.float32)
         self._obs = None
@@ -80,20 +81,14 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         self._state = None
 
     def state(self) -> np.ndarray:
-        """The global state, for centralised critics (MAPPO): every agent's observation,
-        teams in order, agents in order, each flattened, concatenated — `(D,) float32`
-        (`state_space`). Agents out of the game contribute their (zeroed) observations,
-        so the layout never changes."""
-        if self._obs is None:
+        """The global state, for centralised critics (MAPPO): the vector the game's
+        centralised critic reads in training, `env.global_state` — `(S,) float32`
+        (`state_space`). Both Tag games give a compact description (every agent's position,
+        motion and presence, and t / T); a family without its own gives every agent's
+        observation, teams in order, agents in order, flattened and concatenated."""
+        if self._state is None:
             raise RuntimeError("call reset() before state()")
-        parts = [
-            np.asarray(leaf, np.float32).reshape(-1)
-            for t in self.env.teams for leaf in [np.concatenate(
-                [np.asarray(x).reshape(np.shape(x)[0], -1) for x in jax.tree.leaves(self._obs[t])],
-                axis=1,
-            )]
-        ]  # fmt: skip
-        return np.concatenate(parts)
+        return np.asarray(self._global_state(self._state), np.float32)
 
     def observation_space(self, agent: str) -> Any:
         return self._obs_spaces[self._index[agent][0]]

@@ -92,7 +92,8 @@ class TrainConfig:
     teams: dict[str, TeamConfig] = dataclasses.field(default_factory=_maze_teams)
     """Each team's network, learner and policy sharing, by team name."""
     curriculum: Any = DRConfig()
-    """The curriculum: dr, plr, accel, sfl or paired (the preset chooses which)."""
+    """The curriculum: dr, plr, accel, sfl, paired, population or maestro (the preset
+    chooses which)."""
     n_envs: Annotated[int, POSITIVE] = 32
     """Parallel environments (global, over all devices)."""
     n_steps: Annotated[int, POSITIVE] = 256
@@ -373,6 +374,8 @@ class TrainConfig:
             yield Problem("sfl.sample_levels", c.sample_levels, f"times sfl.episodes={c.episodes} must be divisible by devices={self.devices}{chunks}")  # fmt: skip
         if kind == "paired":
             yield from self._paired_problems(family, game, c)
+        if hasattr(c, "run_problems"):  # the rules a curriculum sets on the run's teams
+            yield from c.run_problems(self, game)
 
     def _paired_problems(self, family: Family, game: Any, c: PairedConfig) -> Iterator[Problem]:
         if family.editor is None:

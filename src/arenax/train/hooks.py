@@ -33,14 +33,19 @@ def stop_on_non_finite_loss(
     """Raise `NonFiniteLoss` if a loss of an updating cycle is NaN/inf (cycles
     without an update report NaN losses on purpose)."""
     n = len(rows)
-    updated = np.asarray(metrics.get("updated", np.ones(n))) > 0
+    every = np.asarray(metrics.get("updated", np.ones(n))) > 0
+
+    def updated(k: str) -> np.ndarray:  # a policy's own flag (`runner/updated`) if it has one
+        own = k.rpartition("/")[0] + "/updated"
+        return np.asarray(metrics[own]) > 0 if own in metrics else every
+
     bad = [
         k for k in metrics
         if k.rsplit("/", 1)[-1] in ("loss", "value_loss", "pg_loss")
-        and not np.all(np.isfinite(metrics[k][updated]))
+        and not np.all(np.isfinite(metrics[k][updated(k)]))
     ]  # fmt: skip
     if bad:
-        i = int(np.argmax(updated & ~np.isfinite(metrics[bad[0]])))
+        i = int(np.argmax(updated(bad[0]) & ~np.isfinite(metrics[bad[0]])))
         seed = f" (seed {member.cfg.seed})" if len(run.members) > 1 else ""
         kept = (
             f"The last good checkpoint (cycle {member.last_good}) in {member.cfg.run_dir} is "

@@ -16,12 +16,15 @@ from typing import Any
 from arenax.curricula import (
     ACCELConfig,
     DRConfig,
+    MaestroConfig,
     PairedConfig,
     PLRConfig,
+    PopulationConfig,
     SFLConfig,
     TeacherConfig,
     TeamConfig,
 )
+from arenax.curricula.coplayers import CoplayerOptions
 from arenax.envs.classic.family import CartPoleConfig, PendulumConfig
 from arenax.envs.maze.family import MazeConfig
 from arenax.envs.tag import BENCHMARK, GridTagEnv, TagEnv
@@ -294,6 +297,29 @@ PRESETS: dict[str, TrainConfig] = {
         curriculum=PairedConfig(2, "paired", teacher=TeacherConfig(n_walls=40)),
         **_GRID_RUN,
     ),
+    # co-player curricula: the runners are the population (their own policy, snapshots
+    # every 10 of its updates), the taggers learn against it, 4 co-players a cycle
+    "tag-grid-sp": TrainConfig(
+        env=_GRID_ARENAS,
+        teams=_teams(),
+        curriculum=PopulationConfig(sampling="latest"),
+        **_GRID_RUN,
+    ),
+    "tag-grid-fsp": TrainConfig(
+        env=_GRID_ARENAS, teams=_teams(), curriculum=PopulationConfig(), **_GRID_RUN
+    ),
+    "tag-grid-pfsp": TrainConfig(
+        env=_GRID_ARENAS,
+        teams=_teams(),
+        curriculum=PopulationConfig(sampling="pfsp"),
+        **_GRID_RUN,
+    ),
+    "tag-grid-maestro": TrainConfig(
+        env=_GRID_ARENAS,
+        teams=_teams(),
+        curriculum=MaestroConfig(**fields_of(r(_PLR, buffer_size=256))),
+        **_GRID_RUN,
+    ),
     "cartpole-dr": TrainConfig(
         env=CartPoleConfig(),
         teams={"agent": _CLASSIC_AGENT},
@@ -369,6 +395,10 @@ PRESET_DOCS: dict[str, str] = {
     "tag-grid-accel": "Grid Tag arenas, ACCEL: open fields edited into harder arenas.",
     "tag-grid-sfl": "Grid Tag arenas, SFL: train on arenas where taggers tag about half the time.",
     "tag-grid-paired": "Grid Tag arenas, PAIRED: a teacher builds arenas; regret of two tagger policies.",
+    "tag-grid-sp": "Grid Tag arenas (DR), self-play: the taggers learn against the runners' live policy.",
+    "tag-grid-fsp": "Grid Tag arenas (DR), fictitious self-play: runners drawn from their snapshots and live policy.",
+    "tag-grid-pfsp": "Grid Tag arenas (DR), prioritised FSP: runners the taggers score least against first.",
+    "tag-grid-maestro": "Grid Tag, MAESTRO: arenas and runner co-players chosen jointly by the taggers' regret.",
     "cartpole-dr": "CartPole, domain randomisation over its physics (masses, pole, push).",
     "cartpole-plr": "CartPole, robust PLR (PLR⊥) over its physics.",
     "pendulum-ppo": "Pendulum (Gymnasium's physics), PPO with a Gaussian policy.",
@@ -458,7 +488,9 @@ def tiny(cfg: TrainConfig) -> TrainConfig:
         teams[t] = r(tc, network=net, ppo=r(tc.ppo, epochs=2, minibatches=minibatches), ddpg=ddpg)
     if isinstance(c, PLRConfig):
         c = r(c, buffer_size=8, min_fill=0.5, **({"n_edits": 2} if c.accel else {}))
-    elif isinstance(c, SFLConfig):
+    if isinstance(c, CoplayerOptions):
+        c = r(c, population=2, snapshot_every=1, groups=2)
+    if isinstance(c, SFLConfig):
         c = r(
             c,
             buffer_size=4,

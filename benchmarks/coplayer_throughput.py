@@ -1,0 +1,51 @@
+"""Training throughput of the co-player curricula over grid Tag arenas (MAESTRO, FSP,
+PFSP, self-play) beside PLR⊥ over the same arenas with the same teams (a policy per team:
+`tag-grid-plr` itself shares one policy between the teams), and both without `robust`
+(every policy updates every cycle: equal PPO work). Compile time apart from steady-state
+env steps/s, replay curricula timed once their buffers are warm.
+
+    python benchmarks/coplayer_throughput.py [--devices 1 2] [--repeats 3]
+"""
+
+import os
+
+# one host device per core on CPU (no effect on accelerators); must precede importing JAX
+if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "")
+        + f" --xla_force_host_platform_device_count={os.cpu_count() or 1}"
+    ).strip()
+
+import dataclasses
+
+import tyro
+
+from arenax.benchmarking import TrainBenchArgs, train_throughput
+from arenax.train.presets import PRESETS
+
+
+@dataclasses.dataclass(frozen=True)
+class Args:
+    devices: tuple[int, ...] = (1,)
+    """Device counts to measure."""
+    repeats: int = 3
+    """Timed chunks after warm-up."""
+    chunk: int = 4
+    """Cycles per compiled chunk."""
+
+
+if __name__ == "__main__":
+    args = tyro.cli(Args)
+    r = dataclasses.replace
+    maestro, plr = PRESETS["tag-grid-maestro"], PRESETS["tag-grid-plr"]
+    never_robust = lambda c: r(c, curriculum=r(c.curriculum, robust=False))  # noqa: E731
+    extra = {
+        "tag-grid-plr (a policy per team)": r(plr, teams=maestro.teams),
+        # equal PPO work: every policy updates on every cycle
+        "tag-grid-plr (per team, --plr.no-robust)": never_robust(r(plr, teams=maestro.teams)),
+        "tag-grid-maestro --maestro.no-robust": never_robust(maestro),
+    }
+    PRESETS.update(extra)
+    names = (*extra, "tag-grid-maestro", "tag-grid-pfsp", "tag-grid-fsp", "tag-grid-sp")
+    train_throughput(TrainBenchArgs(presets=names, devices=args.devices, repeats=args.repeats,
+                                    chunk=args.chunk, flops=False))  # fmt: skip

@@ -1,0 +1,475 @@
+"""Co-players: a population of snapshots of one team's policy, and the curricula that choose
+whom the other teams play — self-play, fictitious self-play (FSP) and prioritised FSP
+(PFSP) over DR arenas. MAESTRO (`arenax.curricula.maestro`) builds on the same pieces.
+
+One team of the game is the *co-player* team (`coplayer_team`; default the game's last:
+Tag's runners); the other teams are the *learners* the curriculum serves. The co-player
+team keeps a live policy, trained as usual, and a population of `population` frozen
+snapshots of it, taken every `snapshot_every` of its updates (oldest replaced first), kept
+on device in the train state (checkpointed and resumed with it). A cycle:
+
+    slots    <- one co-player per group of environments (`groups` equal groups), drawn
+                from the live policy and the snapshots by the sampling rule
+    levels   <- one fresh level per environment (each environment replays it in the cycle)
+    rollout  <- every team acts; in each group the co-player team is driven by its slot
+    update   <- the learners on every environment; the live co-player only on the groups
+                it played (the others' co-player steps are masked out)
+    results  <- the learners' mean episode return against each slot (running average)
+    snapshot <- every `snapshot_every` co-player updates, the live policy joins the population
+
+Sampling rules over the slots (the live policy is one of them; `latest_prob` of the mass
+is kept for it in every rule):
+
+    latest   self-play: the live policy only
+    uniform  fictitious self-play: uniform over the live policy and the filled snapshots
+    pfsp     prioritised FSP: P(c) ∝ (1 - x_c)^p, x_c the learners' return against c
+             scaled to [0, 1] over the slots played so far (0 for a slot never played:
+             new snapshots come first); Vinyals et al. (2019)'s f_hard with the return in
+             place of a win rate (Tag has no win or loss)
+    regret   MAESTRO: by the regret of each slot's level buffer (`arenax.curricula.maestro`)
+
+Groups and devices: environment `i` (global index) is in group `i // (n_envs / groups)`;
+on each device the co-player team's policy runs once per local block of environments
+with that block's parameters (`Blockwise`, a `vmap` over blocks), so a cycle costs one
+batched forward pass per step whatever the population size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, ClassVar, Literal
+
+import jax
+import jax.numpy as jnp
+
+from arenax.collectives import psum
+from arenax.curricula.common import (
+    Curriculum,
+    Setup,
+    TrainState,
+    level_batch_metrics,
+    replay_rollout,
+)
+from arenax.curricula.players import Played, Players
+from arenax.options import POSITIVE, POSITIVE_REAL, UNIT, Problem
+from arenax.rl.rollout import per_env_keys
+from arenax.struct import pytree_dataclass
+
+
+# ---------------------------------------------------------------------- options
+@dataclasses.dataclass(frozen=True)
+class CoplayerOptions:
+    """The co-player population's options (shared by `population` and `maestro`)."""
+
+    coplayer_team: str = ""
+    """The team played by the population (default: the game's last team; Tag: the
+    runners). It keeps its own live policy; the other teams learn against the population."""
+    population: Annotated[int, POSITIVE] = 8
+    """Snapshots of the co-player team's policy kept on device (oldest replaced first)."""
+    snapshot_every: Annotated[int, POSITIVE] = 10
+    """Add the live co-player policy to the population every this many of its updates."""
+    groups: Annotated[int, POSITIVE] = 4
+    """Co-players drawn per cycle: the environments form this many equal groups, each
+    played against one co-player."""
+    latest_prob: Annotated[float, UNIT] = 0.5
+    """Share of the sampling mass kept for the live co-player policy, whatever the rule:
+    the co-player team learns only where its live policy plays, so the population keeps
+    growing stronger (self-play samples the live policy only)."""
+    result_ema: Annotated[float, UNIT] = 0.1
+    """Weight of a cycle in the running average of the learners' return against each
+    co-player (what PFSP prioritises by)."""
+
+    def coplayer_problems(self, run: Any, game: Any, kind: str) -> Iterator[Problem]:
+        """Rules over the run (`run`: the training config, duck-typed) and its game."""
+        teams = tuple(game.teams)
+        if len(teams) < 2:
+            yield Problem(f"{kind}.coplayer_team", self.coplayer_team, f"co-players need a game of several teams; {run.family.name!r} has one")  # fmt: skip
+            return
+        team = self.coplayer_team or teams[-1]
+        if team not in teams:
+            yield Problem(f"{kind}.coplayer_team", team, f"allowed: {', '.join(teams)}")
+            return
+        tc = run.teams[team]
+        if tc.scripted:
+            yield Problem(f"{team}.scripted", True, f"the {team}s are the co-players: they act by a policy (snapshots of it)")  # fmt: skip
+        elif tc.frozen:
+            yield Problem(f"{team}.frozen", True, f"the {team}s are the co-players: a frozen policy's snapshots would all be one policy")  # fmt: skip
+        policy_of = run.team_policy()
+        for t in teams:
+            if t != team and policy_of.get(t) is not None and policy_of.get(t) == policy_of.get(team):  # fmt: skip
+                yield Problem(f"{t}.policy", run.teams[t].policy or "shared", f"must differ from the {team}s' policy (the {team}s are the co-players; pass --{t}.policy '' --{team}.policy '')")  # fmt: skip
+        learners = [t for t in teams if t != team and policy_of.get(t) is not None]
+        if not learners:
+            yield Problem(f"{kind}.coplayer_team", team, "no other team acts by a policy: nobody would learn against the co-players")  # fmt: skip
+        n, g, d = run.n_envs, self.groups, run.devices
+        if n % g:
+            yield Problem(f"{kind}.groups", g, f"must divide n_envs={n}")
+        elif g % d and d % g:
+            yield Problem(f"{kind}.groups", g, f"must be a multiple or a divisor of devices={d} (each device plays whole groups, or a part of one)")  # fmt: skip
+
+
+# ---------------------------------------------------------------------- the population
+@pytree_dataclass
+class Population:
+    """`P` snapshots of the co-player team's policy and the learners' results against
+    them. Slot `P` (the last of the `P + 1` result slots) is the live policy.
+
+    Attributes:
+        params: the snapshots' parameters, leaves `(P, ...)`.
+        filled: `(P,) bool`.
+        born: `(P,) int32`, the co-player's update count when the snapshot was taken.
+        next: `() int32`, the slot the next snapshot takes.
+        updates: `() int32`, the live co-player policy's updates so far.
+        returns: `(P + 1,) float32`, running average of the learners' mean episode
+            return against each slot.
+        played: `(P + 1,) bool`, slots the learners have finished an episode against.
+    """
+
+    params: Any
+    filled: jax.Array
+    born: jax.Array
+    next: jax.Array
+    updates: jax.Array
+    returns: jax.Array
+    played: jax.Array
+
+    @property
+    def size(self) -> int:
+        return self.filled.shape[0]
+
+
+def create(params: Any, size: int) -> Population:
+    """An empty population shaped after one policy's `params`."""
+    return Population(
+        params=jax.tree.map(lambda x: jnp.zeros((size, *x.shape), x.dtype), params),
+        filled=jnp.zeros((size,), jnp.bool_),
+        born=jnp.zeros((size,), jnp.int32),
+        next=jnp.zeros((), jnp.int32),
+        updates=jnp.zeros((), jnp.int32),
+        returns=jnp.zeros((size + 1,), jnp.float32),
+        played=jnp.zeros((size + 1,), jnp.bool_),
+    )
+
+
+def available(pop: Population) -> jax.Array:
+    """`(P + 1,) bool`: slots that hold a policy (the snapshots taken, and the live one)."""
+    return jnp.concatenate([pop.filled, jnp.ones((1,), jnp.bool_)])
+
+
+def _normalise(w: jax.Array, ok: jax.Array) -> jax.Array:
+    w = jnp.where(ok, w, 0.0)
+    uniform = ok.astype(jnp.float32) / jnp.maximum(jnp.sum(ok), 1)
+    total = jnp.sum(w)
+    return jnp.where(total > 0, w / jnp.where(total > 0, total, 1.0), uniform)
+
+
+def slot_probs(
+    pop: Population, sampling: str, latest_prob: float = 0.0, power: float = 2.0,
+    priority: jax.Array | None = None,
+) -> jax.Array:  # fmt: skip
+    """The distribution over the `P + 1` slots (see the module docstring); `priority
+    (P + 1,)` are the `regret` rule's weights (zero on empty slots)."""
+    ok = available(pop)
+    latest = jnp.zeros((pop.size + 1,), jnp.float32).at[-1].set(1.0)
+    if sampling == "latest":
+        return latest
+    if sampling == "uniform":
+        p = _normalise(jnp.ones_like(latest), ok)
+    elif sampling == "pfsp":
+        seen = ok & pop.played
+        lo = jnp.min(jnp.where(seen, pop.returns, jnp.inf))
+        hi = jnp.max(jnp.where(seen, pop.returns, -jnp.inf))
+        x = jnp.where(seen & (hi > lo), (pop.returns - lo) / jnp.where(hi > lo, hi - lo, 1.0), 0.0)
+        p = _normalise((1.0 - x) ** power, ok)
+    elif sampling == "regret":
+        p = _normalise(priority, ok)
+    else:
+        raise ValueError(f"sampling={sampling!r}: allowed latest, uniform, pfsp, regret")
+    return latest_prob * latest + (1.0 - latest_prob) * p
+
+
+def record(
+    pop: Population, env_slot: jax.Array, episodes_done: jax.Array, returns: jax.Array,
+    ema: float, axis_name: str | None,
+) -> Population:  # fmt: skip
+    """Fold a rollout's finished episodes into the running returns against each slot:
+    `env_slot (n_local,)` each environment's slot, `episodes_done` / `returns (T, n_local)`
+    (the learners' mean return per episode end), over all devices."""
+    d = episodes_done.astype(jnp.float32)
+    one_hot = jax.nn.one_hot(env_slot, pop.size + 1, dtype=jnp.float32)  # (n, P + 1)
+    sums = psum(jnp.stack([jnp.sum(d * returns, 0) @ one_hot, jnp.sum(d, 0) @ one_hot]), axis_name)
+    mean = sums[0] / jnp.maximum(sums[1], 1.0)
+    seen = sums[1] > 0
+    blended = jnp.where(pop.played, (1.0 - ema) * pop.returns + ema * mean, mean)
+    return pop.replace(returns=jnp.where(seen, blended, pop.returns), played=pop.played | seen)
+
+
+def snapshot(pop: Population, live: Any, trained: jax.Array, every: int) -> tuple[Population, jax.Array]:  # fmt: skip
+    """Count an update of the live co-player (`trained`) and, every `every` of them, put
+    its parameters `live` in the next slot (oldest first). Returns the population and the
+    slot taken (`-1`: none)."""
+    updates = pop.updates + trained.astype(jnp.int32)
+    take = trained & (updates % every == 0)
+    i = pop.next
+
+    def put(p: Population) -> Population:
+        return p.replace(
+            params=jax.tree.map(lambda s, x: s.at[i].set(x), p.params, live),
+            filled=p.filled.at[i].set(True),
+            born=p.born.at[i].set(updates),
+            next=(i + 1) % p.size,
+            returns=p.returns.at[i].set(0.0),
+            played=p.played.at[i].set(False),
+        )
+
+    pop = jax.lax.cond(take, put, lambda p: p, pop.replace(updates=updates))
+    return pop, jnp.where(take, i, -1)
+
+
+def with_live(pop: Population, live: Any) -> Any:
+    """Every slot's parameters, the live policy last: leaves `(P + 1, ...)`."""
+    return jax.tree.map(lambda s, x: jnp.concatenate([s, x[None]]), pop.params, live)
+
+
+def population_metrics(pop: Population, slots: jax.Array) -> dict[str, jax.Array]:
+    """`coplayers/`: snapshots held, the share of groups the live policy played, the age
+    of the co-players played (updates since their snapshot; 0 for the live one), and the
+    learners' lowest running return against a co-player played so far."""
+    live = slots == pop.size
+    born = jnp.concatenate([pop.born, pop.updates[None]])
+    seen = available(pop) & pop.played
+    return {
+        "coplayers/snapshots": jnp.sum(pop.filled).astype(jnp.float32),
+        "coplayers/latest_share": jnp.mean(live.astype(jnp.float32)),
+        "coplayers/age": jnp.mean((pop.updates - born[slots]).astype(jnp.float32)),
+        "coplayers/worst_return": jnp.min(jnp.where(seen, pop.returns, jnp.inf)),
+    }
+
+
+# ---------------------------------------------------------------------- acting
+@dataclasses.dataclass(frozen=True)
+class Blockwise:
+    """A policy run with its own parameters on each of `blocks` equal blocks of its
+    sequences: parameters leaves `(blocks, ...)`, sequences `(T, B, ...)` with `B` a
+    multiple of `blocks` (block `b` is sequences `b·B/blocks …`)."""
+
+    inner: Any
+    blocks: int
+
+    @property
+    def dist(self) -> Any:
+        return self.inner.dist
+
+    def init(self, key: jax.Array, obs: Any) -> Any:
+        return self.inner.init(key, obs)
+
+    def initial_carry(self, batch: int) -> Any:
+        return self.inner.initial_carry(batch)
+
+    def apply(self, params: Any, obs: Any, first: jax.Array, carry: Any) -> tuple:
+        k = self.blocks
+
+        def split(x: jax.Array, axis: int) -> jax.Array:
+            shape = (*x.shape[:axis], k, x.shape[axis] // k, *x.shape[axis + 1 :])
+            return jnp.moveaxis(x.reshape(shape), axis, 0)
+
+        def merge(x: jax.Array, axis: int) -> jax.Array:
+            x = jnp.moveaxis(x, 0, axis)
+            return x.reshape((*x.shape[:axis], -1, *x.shape[axis + 2 :]))
+
+        o = jax.tree.map(lambda x: split(x, 1), obs)
+        c = jax.tree.map(lambda x: split(x, 0), carry)
+        carry, logits, value = jax.vmap(self.inner.apply)(params, o, split(first, 1), c)
+        return jax.tree.map(lambda x: merge(x, 0), carry), merge(logits, 1), merge(value, 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Coplayers:
+    """How a curriculum plays the population: which team, which policy, the groups.
+
+    Attributes:
+        players: the game's players (every team's live policy).
+        team: the co-player team.
+        options: the population's options.
+        n_envs: environments of a cycle (global).
+    """
+
+    players: Players
+    team: str
+    options: CoplayerOptions
+    n_envs: int
+
+    @property
+    def policy(self) -> str:
+        """The co-player team's policy name (its entry in the train state)."""
+        return self.players.team_policy[self.team]
+
+    @property
+    def learners(self) -> tuple[str, ...]:
+        """The teams that learn against the co-players."""
+        return tuple(t for t in self.players.teams if t != self.team)
+
+    @property
+    def group_size(self) -> int:
+        return self.n_envs // self.options.groups
+
+    def init(self, learners: dict[str, Any]) -> Population:
+        return create(learners[self.policy].params, self.options.population)
+
+    def draw(self, key: jax.Array, probs: jax.Array) -> jax.Array:
+        """One slot per group `(groups,) int32` (the same on every device)."""
+        g = self.options.groups
+        return jax.random.choice(key, probs.shape[0], (g,), p=probs).astype(jnp.int32)
+
+    def env_slots(self, slots: jax.Array, ids: jax.Array) -> jax.Array:
+        """Each local environment's slot `(n_local,)` (global indices `ids`)."""
+        return slots[ids // self.group_size]
+
+    def rollout(
+        self, state: TrainState, pop: Population, slots: jax.Array, key: jax.Array,
+        levels: Any, ids: jax.Array, n_steps: int,
+    ) -> Played:  # fmt: skip
+        """Every team plays this device's `levels` (each env replaying its own), the
+        co-player team driven in each group by its slot; advantages per team."""
+        n_local = ids.shape[0]
+        s = min(self.group_size, n_local)  # local block: one group, or a device's part of one
+        block_slots = self.env_slots(slots, ids[::s])
+        everyone = with_live(pop, state.learner[self.policy].params)
+        params = {**state.learner, self.policy: jax.tree.map(lambda x: x[block_slots], everyone)}
+        learner = self.players.learners[self.policy]
+        acting = dataclasses.replace(
+            self.players,
+            learners={**self.players.learners,
+                      self.policy: dataclasses.replace(learner, policy=Blockwise(learner.policy, n_local // s))},
+        )  # fmt: skip
+        trajs, carry0, episodes = replay_rollout(acting, params, key, levels, ids, n_steps)
+        return Played(trajs, carry0, self.players.advantages(trajs), episodes)
+
+    def learning_masks(
+        self, played: Played, env_slot: jax.Array, focus: jax.Array | None = None
+    ) -> Played:
+        """The rollout as the learners learn from it: the co-player team's steps only where
+        its live policy played; the learners' only in the environments `focus (n_local,)`
+        (all when `None`)."""
+        live = (env_slot == self.options.population).astype(jnp.float32)
+        masks = {self.team: live}
+        if focus is not None:
+            masks.update({t: focus.astype(jnp.float32) for t in self.learners})
+        traj = dict(played.traj)
+        for t, m in masks.items():
+            per_seq = jnp.repeat(m, self.players.env.num_agents(t))[None]
+            traj[t] = traj[t].replace(mask=traj[t].mask * per_seq)
+        return played._replace(traj=traj)
+
+    def after_update(
+        self, pop: Population, learners: dict[str, Any], slots: jax.Array, env_slot: jax.Array,
+        played: Played, live_trained: jax.Array, axis_name: str | None,
+    ) -> tuple[Population, jax.Array]:  # fmt: skip
+        """Record the learners' results against each slot, then snapshot the live
+        co-player when due. Returns the population and the slot taken (`-1`: none)."""
+        scorer = self.players.scorer if self.players.scorer in self.learners else self.learners[0]
+        ep = played.episodes
+        pop = record(pop, env_slot, ep["done"], ep["returns"][scorer], self.options.result_ema, axis_name)  # fmt: skip
+        return snapshot(
+            pop, learners[self.policy].params, live_trained, self.options.snapshot_every
+        )
+
+
+def coplayers_of(s: Setup, options: CoplayerOptions) -> tuple[Players, Coplayers]:
+    """The players (scoring by the first learning team unless a score team is set) and
+    the population's plan for a run's setup."""
+    team = options.coplayer_team or s.players.teams[-1]
+    players = s.players
+    if not players.score_team:
+        first = next(t for t in players.teams if t != team)
+        players = dataclasses.replace(players, score_team=first)
+    return players, Coplayers(players, team, options, s.n_envs)
+
+
+# ---------------------------------------------------------------------- SP / FSP / PFSP
+@dataclasses.dataclass(frozen=True)
+class PopulationConfig(CoplayerOptions):
+    """Self-play, fictitious self-play and prioritised FSP over DR arenas (`--population.*`)."""
+
+    sampling: Literal["latest", "uniform", "pfsp"] = "uniform"
+    """Whom the learners play: the live co-player (self-play), uniformly any snapshot or
+    the live one (FSP), or by the learners' results against each (PFSP)."""
+    pfsp_power: Annotated[float, POSITIVE_REAL] = 2.0
+    """p of PFSP's weight (1 - x)^p."""
+
+    KIND: ClassVar[str] = "population"
+
+    def curriculum(self, s: Setup) -> PopulationCurriculum:
+        players, plan = coplayers_of(s, self)
+        return PopulationCurriculum(players, s.n_envs, s.n_steps, s.game.generate, self, plan,
+                                    s.level_metrics())  # fmt: skip
+
+    def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
+        yield from self.coplayer_problems(run, game, self.KIND)
+
+
+@dataclasses.dataclass(frozen=True)
+class PopulationCurriculum(Curriculum):
+    """DR arenas, co-players from the population (see the module docstring).
+
+    Attributes:
+        players: the policies and how they act and learn.
+        n_envs: environments (global).
+        n_steps: rollout length per cycle (each environment replays its arena).
+        generator: `key -> level`.
+        config: the options.
+        plan: how the population is played.
+        level_metrics: optional `level -> dict` of family metrics to log.
+    """
+
+    players: Players
+    n_envs: int
+    n_steps: int
+    generator: Callable[[jax.Array], Any]
+    config: PopulationConfig
+    plan: Coplayers
+    level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
+
+    def init(self, key: jax.Array) -> TrainState:
+        k_params, k_level = jax.random.split(key)
+        obs, _ = self.env.reset(k_level, self.generator(k_level))
+        learners = self.players.init(k_params, obs)
+        return TrainState.create(key, learners, {"population": self.plan.init(learners)})
+
+    def cycle(
+        self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
+        c, plan, p = self.config, self.plan, self.players
+        k_pick, k_levels, k_play, k_update = jax.random.split(key, 4)
+        pop = state.curriculum["population"]
+
+        # 1. one co-player per group; one fresh arena per environment
+        slots = plan.draw(k_pick, slot_probs(pop, c.sampling, c.latest_prob, c.pfsp_power))
+        env_slot = plan.env_slots(slots, env_ids)
+        levels = jax.vmap(self.generator)(per_env_keys(k_levels, env_ids))
+
+        # 2. every team plays; the co-player team by each group's slot
+        played = plan.rollout(state, pop, slots, k_play, levels, env_ids, self.n_steps)
+
+        # 3. the learners on every environment, the live co-player where it played
+        live_played = jnp.any(slots == pop.size)
+        learning = plan.learning_masks(played, env_slot)
+        learners, stats = p.update(state.learner, learning.traj, learning.carry0, k_update,
+                                   axis_name, trains={plan.policy: live_played})  # fmt: skip
+
+        # 4. results against each co-player; a snapshot when due
+        pop, _ = plan.after_update(pop, learners, slots, env_slot, played, live_played, axis_name)
+
+        steps = jnp.int32(self.n_envs * self.n_steps)
+        metrics = {
+            **p.episode_metrics(played.episodes, axis_name),
+            **stats,
+            **level_batch_metrics(self.level_metrics, levels, axis_name),
+            **p.agent_steps(played.traj, self.n_envs, self.n_steps, axis_name),
+            **population_metrics(pop, slots),
+            "env_steps": steps,
+            "student_steps": steps,
+            "updates": jnp.int32(1),
+        }
+        return state.next(learners, {"population": pop}), metrics

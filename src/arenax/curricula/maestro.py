@@ -1,0 +1,253 @@
+"""MAESTRO (Samvelyan et al., ICLR 2023): a joint curriculum over arenas and co-players.
+
+The co-player team's population (`arenax.curricula.coplayers`: the live policy and its
+snapshots) gives every co-player slot its own level buffer (PLR's buffer: rank or
+proportional scores, temperature, staleness). One cycle, the sequential (robust) form:
+
+    slots   <- one co-player per group, by the regret its buffer holds: rank of its
+               highest level score, temperature beta (a slot whose buffer is empty counts
+               as the highest: its regret is unknown)
+    levels  <- per group: if its co-player's buffer is warm and coin(replay_prob), levels
+               sampled from that buffer, else fresh levels from the generator
+    rollout <- every team plays; the co-player team by each group's slot
+    score   <- each level by the learners' regret estimate against the co-player it was
+               played with (MaxMC, positive value loss, ...)
+    update  <- the learners on the replayed groups only (robust; every group without
+               `robust`); the live co-player on the groups it played
+    buffers <- rescore each replayed level in its co-player's buffer; insert the new levels
+               into the buffer of the co-player they were played with
+    snapshot<- every `snapshot_every` co-player updates the live policy joins the
+               population, its slot taking a copy of the live policy's buffer (levels
+               scored against that very policy)
+
+What the paper does and this does not (see `docs/curricula.md`): the paper's games are
+symmetric, the co-players past copies of the student itself; Tag is not, so the
+co-players are snapshots of the other team's live policy, which trains by self-play on the
+groups it plays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+
+from arenax.collectives import all_gather
+from arenax.curricula import buffer as B
+from arenax.curricula.common import Curriculum, Setup, TrainState, level_batch_metrics
+from arenax.curricula.coplayers import (
+    CoplayerOptions,
+    Coplayers,
+    coplayers_of,
+    population_metrics,
+    slot_probs,
+)
+from arenax.curricula.players import Players
+from arenax.curricula.plr import PLRConfig
+from arenax.options import Problem
+
+
+@dataclasses.dataclass(frozen=True)
+class MaestroConfig(PLRConfig, CoplayerOptions):
+    """MAESTRO's options (`--maestro.*`): the replay options of PLR⊥ for each co-player's
+    level buffer, and the co-player population's."""
+
+    KIND: ClassVar[str] = "maestro"
+
+    def curriculum(self, s: Setup) -> MaestroCurriculum:
+        players, plan = coplayers_of(s, self)
+        f, game = s.family, s.game
+        generator = game.generate
+        if self.new_levels == "empty":
+            generator = f.need("empty", f"{self.KIND}.new_levels='empty'")(game)
+        optimal = None
+        if self.score == "oracle_regret":
+            optimal = f.need("optimal_return", f"{self.KIND}.score='oracle_regret'")(game)
+        return MaestroCurriculum(players, s.n_envs, s.n_steps, self, plan, generator,
+                                 s.level_metrics(), optimal)  # fmt: skip
+
+    def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
+        yield from self.coplayer_problems(run, game, self.KIND)
+        if self.parallel:
+            yield Problem("maestro.parallel", True, "MAESTRO runs the sequential form (no PLR∥ blocks)")  # fmt: skip
+        if self.score_team == "both":
+            yield Problem("maestro.score_team", "both", "levels are scored by the learners' regret against their co-player: name a learning team")  # fmt: skip
+        elif self.score_team and self.score_team == (self.coplayer_team or tuple(game.teams)[-1]):
+            yield Problem("maestro.score_team", self.score_team, "is the co-player team: levels are scored by the learners' regret")  # fmt: skip
+        if isinstance(self.groups, int) and run.n_envs % self.groups == 0:
+            per = run.n_envs // self.groups
+            if self.buffer_size < per:
+                yield Problem("maestro.buffer_size", self.buffer_size, f"must hold a group's {per} levels (n_envs / groups)")  # fmt: skip
+
+
+def _slot(bufs: B.LevelBuffer, i: jax.Array) -> B.LevelBuffer:
+    return jax.tree.map(lambda x: x[i], bufs)
+
+
+def _put(bufs: B.LevelBuffer, i: jax.Array, buf: B.LevelBuffer) -> B.LevelBuffer:
+    return jax.tree.map(lambda x, y: x.at[i].set(y), bufs, buf)
+
+
+def buffer_priority(bufs: B.LevelBuffer, temperature: float) -> jax.Array:
+    """MAESTRO's co-player weights `(P + 1,)` from the slots' buffers (leaves `(P + 1, C,
+    ...)`): `(1 / rank)^(1 / beta)` of each buffer's highest score (equal scores share a
+    rank), 1 for an empty buffer."""
+    top = jnp.max(jnp.where(bufs.filled, bufs.scores, -jnp.inf), axis=1)
+    empty = ~jnp.any(bufs.filled, axis=1)
+    higher = jnp.sum((top[None, :] > top[:, None]) & ~empty[None, :], axis=1)
+    w = (1.0 / (1.0 + higher).astype(jnp.float32)) ** (1.0 / temperature)
+    return jnp.where(empty, 1.0, w)
+
+
+@dataclasses.dataclass(frozen=True)
+class MaestroCurriculum(Curriculum):
+    """MAESTRO over `players.env`'s levels (see the module docstring).
+
+    Attributes:
+        players: the policies and how they act and learn.
+        n_envs: environments (global).
+        n_steps: rollout length.
+        config: the options.
+        plan: how the population is played.
+        generator: `key -> level` for new levels.
+        level_metrics: optional `level -> dict` of family metrics to log.
+        optimal_return: `level -> ()` best achievable return (oracle regret only).
+    """
+
+    players: Players
+    n_envs: int
+    n_steps: int
+    config: MaestroConfig
+    plan: Coplayers
+    generator: Callable[[jax.Array], Any]
+    level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
+    optimal_return: Callable[[Any], jax.Array] | None = None
+
+    def init(self, key: jax.Array) -> TrainState:
+        """Fresh policies, an empty population and one empty level buffer per slot."""
+        k_params, k_level = jax.random.split(key)
+        level = self.generator(k_level)
+        obs, _ = self.env.reset(k_level, level)
+        learners = self.players.init(k_params, obs)
+        one = B.create(level, self.config.buffer_size)
+        slots = self.config.population + 1
+        bufs = jax.tree.map(lambda x: jnp.stack([x] * slots), one)
+        return TrainState.create(
+            key, learners, {"population": self.plan.init(learners), "buffers": bufs}
+        )
+
+    def _sample(self, buf: B.LevelBuffer, key: jax.Array, n: int) -> tuple[B.LevelBuffer, jax.Array]:  # fmt: skip
+        c = self.config
+        if c.sampling == "one_at_a_time":
+            return B.sample_one_at_a_time(buf, key, n, c.staleness_coef, c.temperature,
+                                          c.prioritization, c.topk)  # fmt: skip
+        probs = B.replay_probs(buf, c.staleness_coef, c.temperature, c.prioritization, c.topk)
+        return B.sample(buf, key, n, probs)
+
+    def _insert(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array) -> B.LevelBuffer:  # fmt: skip
+        c = self.config
+        buf, _ = B.insert(
+            buf, levels, scores, best, c.staleness_coef, c.temperature, c.prioritization, c.topk,
+            inherit_staleness=c.inserted_staleness == "inherit", ignore=c.duplicate_ignores,
+        )  # fmt: skip
+        return buf
+
+    def cycle(
+        self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
+        c, plan, p = self.config, self.plan, self.players
+        g, q = c.groups, plan.group_size
+        k_pick, k_coin, k_new, k_sample, k_play, k_update = jax.random.split(key, 6)
+        pop, bufs = state.curriculum["population"], state.curriculum["buffers"]
+        grouped = lambda x: x.reshape((g, q, *x.shape[1:]))  # noqa: E731
+        flat = lambda x: x.reshape((g * q, *x.shape[2:]))  # noqa: E731
+
+        # 1. a co-player per group, by the regret its buffer holds; replay or new levels
+        priority = buffer_priority(bufs, c.temperature)
+        slots = plan.draw(k_pick, slot_probs(pop, "regret", c.latest_prob, priority=priority))
+        warm = jax.vmap(B.fill_ratio)(bufs) >= c.min_fill
+        replay = warm[slots] & (jax.random.uniform(k_coin, (g,)) < c.replay_prob)
+
+        def draw(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, jax.Array]:
+            slot, rep, k = xs
+            buf = _slot(bufs, slot)
+            sampled, idx = self._sample(buf, k, q)
+            buf = jax.tree.map(lambda a, b: jnp.where(rep, a, b), sampled, buf)
+            return _put(bufs, slot, buf), idx
+
+        bufs, idx = jax.lax.scan(draw, bufs, (slots, replay, jax.random.split(k_sample, g)))
+        new = jax.tree.map(grouped, jax.vmap(self.generator)(jax.random.split(k_new, self.n_envs)))
+        old = jax.tree.map(lambda x: x[slots[:, None], idx], bufs.levels)
+        levels = jax.tree.map(
+            lambda a, b: jnp.where(replay.reshape((g,) + (1,) * (a.ndim - 1)), a, b), old, new
+        )  # (g, q, ...)
+        best_new = jax.vmap(lambda s, lv: B.stored_best(_slot(bufs, s), lv, c.duplicate_ignores))(
+            slots, levels
+        )
+        best_before = jnp.where(replay[:, None], bufs.max_returns[slots[:, None], idx], best_new)
+
+        # 2. every team plays its group's levels with its group's co-player
+        local = jax.tree.map(lambda x: flat(x)[env_ids], levels)
+        played = plan.rollout(state, pop, slots, k_play, local, env_ids, self.n_steps)
+
+        # 3. each level's regret estimate against its co-player
+        optimal = None if self.optimal_return is None else jax.vmap(self.optimal_return)(local)
+        scores, best = p.level_scores(c.score, played, flat(best_before)[env_ids], optimal)
+        scores, best = all_gather((scores, best), axis_name)
+
+        # 4. the learners on the replayed groups (robust), the live co-player where it played
+        env_slot = plan.env_slots(slots, env_ids)
+        live_played = jnp.any(slots == pop.size)
+        trained = jnp.any(replay) if c.robust else jnp.bool_(True)
+        focus = replay[env_ids // q] if c.robust else None
+        learning = plan.learning_masks(played, env_slot, focus)
+        trains = {p.team_policy[t]: trained for t in plan.learners if t in p.team_policy}
+        trains[plan.policy] = live_played
+        learners, stats = p.update(state.learner, learning.traj, learning.carry0, k_update,
+                                   axis_name, trains=trains)  # fmt: skip
+
+        # 5. each buffer: rescore its replayed levels, insert the new ones played against it
+        def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
+            slot, rep, i, lv, s, b = xs
+            buf = jax.lax.cond(
+                rep,
+                lambda u: B.update_scores(u, i, s, b),
+                lambda u: self._insert(u, lv, s, b),
+                _slot(bufs, slot),
+            )
+            return _put(bufs, slot, buf), None
+
+        bufs, _ = jax.lax.scan(write, bufs, (slots, replay, idx, levels, grouped(scores), grouped(best)))  # fmt: skip
+
+        # 6. results against each co-player; a snapshot takes a copy of the live buffer
+        pop, taken = plan.after_update(pop, learners, slots, env_slot, played, live_played, axis_name)  # fmt: skip
+        bufs = jax.lax.cond(
+            taken >= 0, lambda b: _put(b, taken, _slot(b, pop.size)), lambda b: b, bufs
+        )
+
+        n_replay = jnp.sum(replay.astype(jnp.int32))
+        learner_steps = jnp.where(c.robust, n_replay * q, self.n_envs) * self.n_steps
+        fill = jax.vmap(B.fill_ratio)(bufs)
+        probs = jax.vmap(
+            lambda b: B.replay_probs(b, c.staleness_coef, c.temperature, c.prioritization, c.topk)
+        )(bufs)
+        weighted = jnp.sum(probs * jnp.where(bufs.filled, bufs.scores, 0.0), axis=1)
+        ok = jnp.concatenate([pop.filled, jnp.ones((1,), jnp.bool_)])
+        metrics = {
+            **p.episode_metrics(played.episodes, axis_name),
+            **stats,
+            **level_batch_metrics(self.level_metrics, local, axis_name),
+            **p.agent_steps(played.traj, self.n_envs, self.n_steps, axis_name),
+            **population_metrics(pop, slots),
+            "buffer/fill": jnp.sum(jnp.where(ok, fill, 0.0)) / jnp.sum(ok),
+            "buffer/weighted_score": jnp.sum(jnp.where(ok, weighted, 0.0)) / jnp.sum(ok),
+            "replay": jnp.mean(replay.astype(jnp.float32)),
+            "updated": trained.astype(jnp.float32),
+            "env_steps": jnp.int32(self.n_envs * self.n_steps),
+            "student_steps": learner_steps.astype(jnp.int32),
+            "updates": trained.astype(jnp.int32),
+        }
+        return state.next(learners, {"population": pop, "buffers": bufs}), metrics
