@@ -1,10 +1,12 @@
 """Co-player curricula over grid Tag end to end: self-play, FSP, PFSP and MAESTRO train and
 count their steps, the live co-player learns only where it played, MAESTRO files each
-arena under the co-player it was played with, a resumed run equals an uninterrupted one
-bitwise, and 2 devices agree with 1."""
+arena under the co-player it was played with (and its edits' children), a resumed run
+equals an uninterrupted one bitwise, 2 devices agree with 1 and each of 2 stacked seeds
+trains what its own run trains."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import jax
@@ -12,17 +14,20 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from arenax import cli
 from arenax.curricula import buffer as B
 from arenax.curricula.coplayers import slot_probs
 from arenax.curricula.maestro import buffer_priority
 from arenax.train import PRESETS, train, validate
 from arenax.train.build import make_curriculum
-from helpers import assert_same, learning_rows, tiny_preset
+from helpers import assert_close, assert_same, learning_rows, tiny_preset
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["tag-grid-sp", "tag-grid-fsp", "tag-grid-pfsp", "tag-grid-maestro"])  # fmt: skip
-def test_coplayer_presets_train_and_count_their_steps(tmp_path: Path, preset: str) -> None:
+def test_coplayer_presets_train_and_count_their_steps(
+    tmp_path: Path, preset: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     validate(PRESETS[preset])
     cfg = tiny_preset(preset, tmp_path, 6)
     rows = train(cfg).rows
@@ -37,6 +42,19 @@ def test_coplayer_presets_train_and_count_their_steps(tmp_path: Path, preset: st
     assert rows[0]["coplayers/snapshots"] == 1 and rows[-1]["coplayers/snapshots"] == 2
     if preset == "tag-grid-sp":
         assert all(r["coplayers/latest_share"] == 1.0 and r["coplayers/age"] == 0 for r in rows)
+    if preset == "tag-grid-fsp":  # the trained taggers meet each snapshot of the runners
+        monkeypatch.setattr("sys.argv", ["arenax", "eval", str(cfg.run_dir), "--snapshots",
+                                         "--episodes", "2", "--opponents", "scripted"])  # fmt: skip
+        cli.main()
+        with (cfg.run_dir / "eval_tag.csv").open() as f:
+            table = list(csv.DictReader(f))
+        snaps = [r for r in table if "snapshot@" in r["runners"] + r["taggers"]]
+        # a snapshot after each update of the live runners, 2 slots: the last two, oldest first
+        u = int(sum(r["runner/updated"] for r in rows))
+        assert [(r["taggers"], r["runners"]) for r in snaps] == [
+            ("trained", f"snapshot@{u - 1}"),
+            ("trained", f"snapshot@{u}"),
+        ]
     if preset == "tag-grid-maestro":  # robust: the taggers learn on replayed groups only
         assert all(r["tagger/updated"] == float(r["replay"] > 0) for r in rows)
         assert all(r["student_steps"] >= 0 for r in rows) and rows[-1]["buffer/fill"] > 0
@@ -97,3 +115,31 @@ def test_maestro_resumes_bitwise_and_devices_agree(tmp_path: Path) -> None:
     pop1, pop2 = full.state.curriculum["population"], two.state.curriculum["population"]
     np.testing.assert_array_equal(pop1.filled, pop2.filled)
     np.testing.assert_array_equal(pop1.born, pop2.born)
+    # seeds 0 and 1 trained in one program: seed 0 trains what its own run trains
+    stack = train(tiny_preset("tag-grid-maestro", tmp_path / "stack", 6, seeds=2))
+    assert_close(learning_rows(stack.seed_rows[0]), learning_rows(full.rows))
+
+
+@pytest.mark.slow
+def test_maestro_edits_insert_children_of_replayed_arenas(tmp_path: Path) -> None:
+    """`--maestro.edits`: a cycle that replays plays the children too (twice the env
+    steps); children enter the buffers with the parent's slot and one more mutation."""
+    import dataclasses
+
+    cfg = tiny_preset("tag-grid-maestro", tmp_path, 6)
+    cfg = dataclasses.replace(cfg, curriculum=dataclasses.replace(cfg.curriculum, edits=True, n_edits=2))  # fmt: skip
+    validate(cfg)
+    res = train(cfg)
+    n_t, prev = cfg.n_envs * cfg.n_steps, 0
+    for r in res.rows:
+        assert r["env_steps"] - prev == (2 * n_t if r["replay"] > 0 else n_t)
+        prev = r["env_steps"]
+    assert any(r["replay"] > 0 for r in res.rows)
+    bufs = res.state.curriculum["buffers"]
+    children = np.asarray(bufs.filled) & (np.asarray(bufs.parents) >= 0)
+    assert children.any()
+    muts = np.asarray(bufs.mutations)[children]
+    assert np.all(muts % 2 == 0) and np.all(muts >= 2)  # n_edits per mutation
+    assert np.all(
+        np.asarray(bufs.mutations)[np.asarray(bufs.filled) & (np.asarray(bufs.parents) < 0)] == 0
+    )

@@ -40,6 +40,9 @@ class EvalArgs:
     coplayers: tuple[Path, ...] = ()
     """Games of several teams: other runs of the same game whose latest policies the
     trained teams also meet (cross-play; each named by its folder)."""
+    snapshots: bool = False
+    """Co-player runs (population, maestro): the trained teams also meet each snapshot of
+    the run's own co-player population (past policies of the co-player team)."""
     episodes: Annotated[int, IntIn(1, 100_000)] = 100
     """Episodes per level, or per matchup (1 to 100,000)."""
     greedy: bool = False
@@ -77,6 +80,8 @@ class EvalArgs:
                     family.heldout(cfg.game(), self.suite)
                 except ValueError as exc:
                     yield Problem("suite", self.suite, str(exc))
+        if self.snapshots and cfg is not None and not hasattr(cfg.curriculum, "coplayer_team"):
+            yield Problem("snapshots", True, f"curriculum {cfg.curriculum.KIND!r} keeps no population of co-players (population, maestro)")  # fmt: skip
         for run in self.coplayers:
             yield from one_seed_problems(run, "coplayers")
             yield from run_problems(run, "coplayers")
@@ -92,7 +97,7 @@ def _eval_one(args: EvalArgs) -> Any:
     return evaluate_run(
         args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
         args.out, args.gif_dir, console, tuple(args.opponents), args.cvar_alpha,
-        args.cvar_levels, args.cvar_episodes, args.cvar_solvable, args.coplayers,
+        args.cvar_levels, args.cvar_episodes, args.cvar_solvable, args.coplayers, args.snapshots,
     )  # fmt: skip
 
 

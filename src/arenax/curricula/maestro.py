@@ -16,6 +16,8 @@ proportional scores, temperature, staleness). One cycle, the sequential (robust)
                `robust`); the live co-player on the groups it played
     buffers <- rescore each replayed level in its co-player's buffer; insert the new levels
                into the buffer of the co-player they were played with
+    edits   <- (`edits`, ACCEL-style) mutate the replayed levels, play the children with the
+               updated learners against the same co-player, insert them in its buffer
     snapshot<- every `snapshot_every` co-player updates the live policy joins the
                population, its slot taking a copy of the live policy's buffer (levels
                scored against that very policy)
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -46,16 +48,26 @@ from arenax.curricula.coplayers import (
     slot_probs,
 )
 from arenax.curricula.players import Players
-from arenax.curricula.plr import PLRConfig
-from arenax.options import Problem
+from arenax.curricula.plr import ACCELConfig
+from arenax.options import POSITIVE, Problem
 
 
 @dataclasses.dataclass(frozen=True)
-class MaestroConfig(PLRConfig, CoplayerOptions):
+class MaestroConfig(ACCELConfig, CoplayerOptions):
     """MAESTRO's options (`--maestro.*`): the replay options of PLR⊥ for each co-player's
-    level buffer, and the co-player population's."""
+    level buffer (and ACCEL's, with `edits`), and the co-player population's."""
+
+    edits: bool = False
+    """ACCEL-style: mutate every replayed level (`n_edits` edits) and insert the children,
+    played by the updated learners against the same co-player, in that co-player's buffer."""
+    n_edits: Annotated[int, POSITIVE] = 5
+    """Edits per mutation (with `edits`)."""
 
     KIND: ClassVar[str] = "maestro"
+
+    @property
+    def accel(self) -> bool:
+        return self.edits
 
     def curriculum(self, s: Setup) -> MaestroCurriculum:
         players, plan = coplayers_of(s, self)
@@ -66,13 +78,16 @@ class MaestroConfig(PLRConfig, CoplayerOptions):
         optimal = None
         if self.score == "oracle_regret":
             optimal = f.need("optimal_return", f"{self.KIND}.score='oracle_regret'")(game)
+        mutator = f.need("mutator", "maestro.edits")(game, self.n_edits) if self.edits else None
         return MaestroCurriculum(players, s.n_envs, s.n_steps, self, plan, generator,
-                                 s.level_metrics(), optimal)  # fmt: skip
+                                 s.level_metrics(), optimal, mutator)  # fmt: skip
 
     def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
         yield from self.coplayer_problems(run, game, self.KIND)
         if self.parallel:
             yield Problem("maestro.parallel", True, "MAESTRO runs the sequential form (no PLR∥ blocks)")  # fmt: skip
+        if self.mutation_criterion != "all":
+            yield Problem("maestro.mutation_criterion", self.mutation_criterion, "MAESTRO's edits mutate every replayed level (all)")  # fmt: skip
         if self.score_team == "both":
             yield Problem("maestro.score_team", "both", "levels are scored by the learners' regret against their co-player: name a learning team")  # fmt: skip
         elif self.score_team and self.score_team == (self.coplayer_team or tuple(game.teams)[-1]):
@@ -115,6 +130,7 @@ class MaestroCurriculum(Curriculum):
         generator: `key -> level` for new levels.
         level_metrics: optional `level -> dict` of family metrics to log.
         optimal_return: `level -> ()` best achievable return (oracle regret only).
+        mutator: `(key, level) -> level` applying `config.n_edits` edits (`edits` only).
     """
 
     players: Players
@@ -125,6 +141,7 @@ class MaestroCurriculum(Curriculum):
     generator: Callable[[jax.Array], Any]
     level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
     optimal_return: Callable[[Any], jax.Array] | None = None
+    mutator: Callable[[jax.Array, Any], Any] | None = None
 
     def init(self, key: jax.Array) -> TrainState:
         """Fresh policies, an empty population and one empty level buffer per slot."""
@@ -147,20 +164,59 @@ class MaestroCurriculum(Curriculum):
         probs = B.replay_probs(buf, c.staleness_coef, c.temperature, c.prioritization, c.topk)
         return B.sample(buf, key, n, probs)
 
-    def _insert(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array) -> B.LevelBuffer:  # fmt: skip
+    def _insert(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array,
+                mutations: jax.Array | None = None, parents: jax.Array | None = None) -> B.LevelBuffer:  # fmt: skip
         c = self.config
         buf, _ = B.insert(
             buf, levels, scores, best, c.staleness_coef, c.temperature, c.prioritization, c.topk,
-            inherit_staleness=c.inserted_staleness == "inherit", ignore=c.duplicate_ignores,
+            mutations, parents, inherit_staleness=c.inserted_staleness == "inherit",
+            ignore=c.duplicate_ignores,
         )  # fmt: skip
         return buf
+
+    def _edit(
+        self, bufs: B.LevelBuffer, state: TrainState, learners: dict[str, Any], pop: Any,
+        slots: jax.Array, replay: jax.Array, idx: jax.Array, levels: Any, key: jax.Array,
+        env_ids: jax.Array, axis_name: str | None,
+    ) -> B.LevelBuffer:  # fmt: skip
+        """ACCEL-style edits: children of every replayed level `levels (g, q, ...)` (slots
+        `idx (g, q)` of their groups' co-players' buffers), played by the updated
+        `learners` against the same co-players, inserted in those buffers (the children of
+        groups that did not replay are dropped)."""
+        c, plan, p = self.config, self.plan, self.players
+        g, q = c.groups, plan.group_size
+        k_mutate, k_play = jax.random.split(key)
+        flat = jax.tree.map(lambda x: x.reshape((g * q, *x.shape[2:])), levels)
+        kids = jax.vmap(self.mutator)(jax.random.split(k_mutate, self.n_envs), flat)
+        kids = jax.tree.map(lambda x: x.reshape((g, q, *x.shape[1:])), kids)
+        best_before = jax.vmap(lambda s, lv: B.stored_best(_slot(bufs, s), lv, c.duplicate_ignores))(
+            slots, kids
+        ).reshape(-1)  # fmt: skip
+        local = jax.tree.map(lambda x: x.reshape((g * q, *x.shape[2:]))[env_ids], kids)
+        played = plan.rollout(state.replace(learner=learners), pop, slots, k_play, local,
+                              env_ids, self.n_steps)  # fmt: skip
+        optimal = None if self.optimal_return is None else jax.vmap(self.optimal_return)(local)
+        scores, best = p.level_scores(c.score, played, best_before[env_ids], optimal)
+        scores, best = all_gather((scores, best), axis_name)
+        scores = jnp.where(jnp.repeat(replay, q), scores, jnp.nan).reshape((g, q))
+        per = c.n_edits if c.mutation_count == "edits" else 1
+        mutations = bufs.mutations[slots[:, None], idx] + per
+
+        def put(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
+            slot, lv, s, b, m, i = xs
+            return _put(bufs, slot, self._insert(_slot(bufs, slot), lv, s, b, m, i)), None
+
+        bufs, _ = jax.lax.scan(
+            put, bufs, (slots, kids, scores, best.reshape((g, q)), mutations, idx)
+        )
+        return bufs
 
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
         c, plan, p = self.config, self.plan, self.players
         g, q = c.groups, plan.group_size
-        k_pick, k_coin, k_new, k_sample, k_play, k_update = jax.random.split(key, 6)
+        k_pick, k_coin, k_new, k_sample, k_play, k_update, k_edit = jax.random.split(key, 7)
         pop, bufs = state.curriculum["population"], state.curriculum["buffers"]
         grouped = lambda x: x.reshape((g, q, *x.shape[1:]))  # noqa: E731
         flat = lambda x: x.reshape((g * q, *x.shape[2:]))  # noqa: E731
@@ -221,6 +277,16 @@ class MaestroCurriculum(Curriculum):
             return _put(bufs, slot, buf), None
 
         bufs, _ = jax.lax.scan(write, bufs, (slots, replay, idx, levels, grouped(scores), grouped(best)))  # fmt: skip
+        edited = jnp.bool_(False)
+        if c.edits:  # ACCEL-style children of the replayed levels, against the same co-players
+            edited = jnp.any(replay)
+            bufs = jax.lax.cond(
+                edited,
+                lambda b: self._edit(b, state, learners, pop, slots, replay, idx, levels, k_edit,
+                                     env_ids, axis_name),
+                lambda b: b,
+                bufs,
+            )  # fmt: skip
 
         # 6. results against each co-player; a snapshot takes a copy of the live buffer
         pop, taken = plan.after_update(pop, learners, slots, env_slot, played, live_played, axis_name)  # fmt: skip
@@ -246,7 +312,9 @@ class MaestroCurriculum(Curriculum):
             "buffer/weighted_score": jnp.sum(jnp.where(ok, weighted, 0.0)) / jnp.sum(ok),
             "replay": jnp.mean(replay.astype(jnp.float32)),
             "updated": trained.astype(jnp.float32),
-            "env_steps": jnp.int32(self.n_envs * self.n_steps),
+            "env_steps": (self.n_envs * self.n_steps * (1 + edited.astype(jnp.int32))).astype(
+                jnp.int32
+            ),
             "student_steps": learner_steps.astype(jnp.int32),
             "updates": trained.astype(jnp.int32),
         }

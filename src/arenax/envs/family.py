@@ -98,6 +98,9 @@ class Evaluation:
         opponents: many-agent games: the drivers the trained teams meet.
         coplayers: many-agent games: other runs' policies the trained teams also meet,
             `{name: ({team: policy}, {team: params})}` (cross-play).
+        coplayer_teams: the teams a co-player drives when it is not every team it has a
+            policy for, `{name: (team, ...)}` (a population snapshot drives its own team
+            only: the matchups where it would drive another are left out).
         cvar_alpha, cvar_levels, cvar_episodes: robustness on levels of `generate`:
             the success rate's CVaR over the worst `cvar_alpha` of `cvar_levels`
             levels (0: not asked), chosen on one evaluation and measured on a second.
@@ -117,6 +120,7 @@ class Evaluation:
     coplayers: dict[str, tuple[dict[str, Any], dict[str, Any]]] = dataclasses.field(
         default_factory=dict
     )
+    coplayer_teams: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     cvar_alpha: float = 0.0
     cvar_levels: int = 1000
     cvar_episodes: int = 4

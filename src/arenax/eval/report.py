@@ -81,6 +81,28 @@ def load_coplayers(
     return out
 
 
+def population_snapshots(run_dir: Path, checkpoint: int | None = None) -> tuple[dict, dict]:
+    """A co-player run's population as co-players of its own trained teams: `({name:
+    ({team: policy}, {team: params})}, {name: (team,)})`, one per snapshot held, oldest
+    first, named `snapshot@<updates>` (the co-player team's updates when it was taken)."""
+    cfg, state, _ = load_run(Path(run_dir), checkpoint)
+    own = state.curriculum.get("population") if isinstance(state.curriculum, dict) else None
+    if own is None:
+        raise ConfigError(f"snapshots: {str(run_dir)!r}: curriculum {cfg.curriculum.KIND!r} keeps no population of co-players (population, maestro)")  # fmt: skip
+    from arenax.train.build import make_curriculum
+
+    algo = make_curriculum(cfg)
+    team, policy = algo.plan.team, algo.team_policies()[algo.plan.team]
+    pop = jax.device_get(own)
+    out, teams = {}, {}
+    for i in np.argsort(np.where(pop.filled, pop.born, np.iinfo(np.int32).max), kind="stable"):
+        if pop.filled[i]:
+            name = f"snapshot@{int(pop.born[i])}"
+            out[name] = ({team: policy}, {team: jax.tree.map(lambda x, i=i: x[i], pop.params)})
+            teams[name] = (team,)
+    return out, teams
+
+
 def write_csv(rows: list[Any], path: Path) -> Path:
     """One line per result dataclass (its fields are the columns)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,20 +129,23 @@ def evaluate_run(
     cvar_episodes: int = 4,
     cvar_solvable: bool = True,
     coplayers: Sequence[Path] = (),
+    snapshots: bool = False,
 ) -> Report:
     """Evaluate a run's checkpoint with its family's evaluation (the maze: held-out mazes;
     Tag: matchups against opponents, and against the latest policies of the `coplayers`
-    runs; a family without its own: its held-out levels, or levels of its generator):
+    runs and, with `snapshots`, the run's own population snapshots; a family without its
+    own: its held-out levels, or levels of its generator):
     print the table, write `RUN_DIR/eval_<name>.csv` (or `out`) and any further CSVs the
     evaluation returns."""
     console = console or make_console()
     cfg, algo, policies, params, cycle = load_players(run_dir, checkpoint)
     game = whole_game(algo.env)
+    others = load_coplayers(game, coplayers, tuple(opponents))
+    own, sides = population_snapshots(run_dir, checkpoint) if snapshots else ({}, {})
     request = Evaluation(
         game, policies, params, algo.env.generate, suite, episodes, greedy,
-        jax.random.key(seed), gif_dir, tuple(opponents),
-        load_coplayers(game, coplayers, tuple(opponents)), cvar_alpha, cvar_levels,
-        cvar_episodes, cvar_solvable,
+        jax.random.key(seed), gif_dir, tuple(opponents), {**others, **own}, sides,
+        cvar_alpha, cvar_levels, cvar_episodes, cvar_solvable,
     )  # fmt: skip
     report = cfg.family.run_evaluation(request)
     report.cycle = cycle

@@ -261,6 +261,9 @@ def evaluate_run(req: Evaluation) -> Report:
     results = []
     for j, (arena, levels) in enumerate(sets.items()):
         for i, (tg, rn) in enumerate(matchups((*req.opponents, *req.coplayers), scripted)):
+            if any(d in req.coplayer_teams and t not in req.coplayer_teams[d]
+                   for t, d in (("tagger", tg), ("runner", rn))):  # fmt: skip
+                continue  # a snapshot of one team never drives the other
             k = jax.random.fold_in(k_play, i + 1000 * j)  # arena j's matchup i
             res, _ = evaluate_matchup(
                 env, tg, rn, policies, params, levels, k, req.greedy, arena, req.coplayers
