@@ -9,6 +9,7 @@ drivers and arenas; learning curves (the taggers' training return against update
 Prints markdown tables and JSON; writes two PNGs.
 
     python benchmarks/coplayer_learning.py --updates 100 --seeds 2 --out outputs/coplayer_learning
+    python benchmarks/coplayer_learning.py --eval-only --out outputs/coplayer_learning  # again
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 import tyro
 from rich.console import Console
@@ -42,6 +44,8 @@ class Args:
     """Evaluation episodes per arena and matchup."""
     out: Path = Path("outputs/coplayer_learning")
     """Folder for the runs, the PNGs and results.json."""
+    eval_only: bool = False
+    """Evaluate the runs an earlier call left in `out` (its results.json) without training."""
 
 
 def config(method: str, args: Args):
@@ -57,7 +61,11 @@ def config(method: str, args: Args):
 
 def main(args: Args) -> None:
     results: dict[str, dict] = {}
+    if args.eval_only:
+        results = json.loads((args.out / "results.json").read_text())
     for method in args.methods:
+        if method in results:
+            continue
         t0 = time.perf_counter()
         res = train(config(method, args))
         curves = [read_jsonl(args.out / method / f"seed{s}" / "metrics.jsonl") for s in range(args.seeds)]  # fmt: skip
@@ -94,6 +102,7 @@ def main(args: Args) -> None:
                 if r.taggers == "trained" and r.arena in HELDOUT_ARENAS:
                     d = r.runners.rsplit("-s", 1)[0] if r.runners not in ("trained", "scripted", "random") else r.runners  # fmt: skip
                     per.setdefault(m if d == "trained" else d, []).append(r.any_tag)
+            jax.clear_caches()  # each matchup compiled its own program: free them
             for d, v in per.items():
                 p_tag[m][d].append(float(np.mean(v)))
             worst[m].append(float(min(min(v) for v in per.values())))

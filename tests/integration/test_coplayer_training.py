@@ -24,7 +24,8 @@ from helpers import assert_close, assert_same, learning_rows, tiny_preset
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("preset", ["tag-grid-sp", "tag-grid-fsp", "tag-grid-pfsp", "tag-grid-maestro"])  # fmt: skip
+# FSP differs from PFSP only in its sampling rule (tests/unit/test_coplayers.py)
+@pytest.mark.parametrize("preset", ["tag-grid-sp", "tag-grid-pfsp", "tag-grid-maestro"])
 def test_coplayer_presets_train_and_count_their_steps(
     tmp_path: Path, preset: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -42,7 +43,7 @@ def test_coplayer_presets_train_and_count_their_steps(
     assert rows[0]["coplayers/snapshots"] == 1 and rows[-1]["coplayers/snapshots"] == 2
     if preset == "tag-grid-sp":
         assert all(r["coplayers/latest_share"] == 1.0 and r["coplayers/age"] == 0 for r in rows)
-    if preset == "tag-grid-fsp":  # the trained taggers meet each snapshot of the runners
+    if preset == "tag-grid-pfsp":  # the trained taggers meet each snapshot of the runners
         monkeypatch.setattr("sys.argv", ["arenax", "eval", str(cfg.run_dir), "--snapshots",
                                          "--episodes", "2", "--opponents", "scripted"])  # fmt: skip
         cli.main()

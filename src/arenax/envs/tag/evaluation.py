@@ -139,10 +139,13 @@ def matchups(opponents: tuple[str, ...], scripted: Sequence[str] = ()) -> list[t
 def evaluate_matchup(
     env: Any, taggers: str, runners: str, policies: dict[str, Any], params: dict[str, Any],
     levels: Any, key: jax.Array, greedy: bool = False, arena: str = "",
-    coplayers: dict[str, tuple[dict, dict]] | None = None,
+    coplayers: dict[str, tuple[dict, dict]] | None = None, act: Callable | None = None,
 ) -> tuple[MatchResult, dict[str, np.ndarray]]:  # fmt: skip
-    drivers = {"tagger": taggers, "runner": runners}
-    act = team_actor(env, drivers, policies, params, greedy, coplayers)
+    """One matchup's episodes on `levels`; `act`: the matchup's `team_actor`, when the
+    caller plays it on several sets of levels (one compiled program for all of them)."""
+    if act is None:
+        drivers = {"tagger": taggers, "runner": runners}
+        act = team_actor(env, drivers, policies, params, greedy, coplayers)
     out = jax.device_get(play_episodes(env, act, levels, key))
     n = len(out["tagged"])
     tagged = mean_ci(out["tagged"])
@@ -259,19 +262,22 @@ def evaluate_run(req: Evaluation) -> Report:
         arenas = heldout_arenas(env, req.suite)
         sets = {name: jax.vmap(h.sample)(keys) for name, h in arenas.items()}
     results = []
+    acts: dict[tuple[str, str], Callable] = {}  # one actor (one program) per matchup
     for j, (arena, levels) in enumerate(sets.items()):
         for i, (tg, rn) in enumerate(matchups((*req.opponents, *req.coplayers), scripted)):
             if any(d in req.coplayer_teams and t not in req.coplayer_teams[d]
                    for t, d in (("tagger", tg), ("runner", rn))):  # fmt: skip
                 continue  # a snapshot of one team never drives the other
             k = jax.random.fold_in(k_play, i + 1000 * j)  # arena j's matchup i
+            drivers = {"tagger": tg, "runner": rn}
+            if (tg, rn) not in acts:
+                acts[tg, rn] = team_actor(env, drivers, policies, params, req.greedy, req.coplayers)
+            act = acts[tg, rn]
             res, _ = evaluate_matchup(
-                env, tg, rn, policies, params, levels, k, req.greedy, arena, req.coplayers
+                env, tg, rn, policies, params, levels, k, req.greedy, arena, req.coplayers, act
             )
             results.append(res)
             if req.gif_dir is not None:
-                drivers = {"tagger": tg, "runner": rn}
-                act = team_actor(env, drivers, policies, params, req.greedy, req.coplayers)
                 lv = jax.tree.map(lambda x: x[0], levels)
                 frames = episode_frames(env, k, act, level=lv)
                 name = f"{arena}_" if arena else ""
