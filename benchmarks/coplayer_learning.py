@@ -9,7 +9,7 @@ drivers and arenas; learning curves (the taggers' training return against update
 Prints markdown tables and JSON; writes two PNGs.
 
     python benchmarks/coplayer_learning.py --updates 100 --seeds 2 --out outputs/coplayer_learning
-    python benchmarks/coplayer_learning.py --eval-only --out outputs/coplayer_learning  # again
+    python benchmarks/coplayer_learning.py --reuse --methods sp maestro maestro-g1  # add one
 """
 
 from __future__ import annotations
@@ -38,19 +38,24 @@ class Args:
     steps for them: PLR⊥ and MAESTRO do not update on new arenas)."""
     seeds: int = 2
     """Seeds per method (0 .. seeds − 1, trained together)."""
-    methods: tuple[str, ...] = ("sp", "fsp", "pfsp", "plr-sp", "maestro")
-    """sp, fsp, pfsp (DR arenas), plr-sp (PLR⊥ arenas, self-play), maestro."""
+    methods: tuple[str, ...] = ("sp", "fsp", "pfsp", "plr-sp", "maestro", "maestro-g1")
+    """sp, fsp, pfsp (DR arenas), plr-sp (PLR⊥ arenas, self-play), maestro, maestro-g1
+    (MAESTRO with one co-player a cycle, so every update trains on the whole batch)."""
     episodes: int = 50
     """Evaluation episodes per arena and matchup."""
     out: Path = Path("outputs/coplayer_learning")
     """Folder for the runs, the PNGs and results.json."""
-    eval_only: bool = False
-    """Evaluate the runs an earlier call left in `out` (its results.json) without training."""
+    reuse: bool = False
+    """Reuse the runs an earlier call left in `out` (its results.json): train only the
+    methods it lacks, then evaluate every method."""
 
 
 def config(method: str, args: Args):
     if method == "plr-sp":  # the arenas of the co-player presets, both teams' live policies
         cfg = dataclasses.replace(PRESETS["tag-grid-plr"], teams=PRESETS["tag-grid-maestro"].teams)
+    elif method == "maestro-g1":
+        m = PRESETS["tag-grid-maestro"]
+        cfg = dataclasses.replace(m, curriculum=dataclasses.replace(m.curriculum, groups=1))
     else:
         cfg = PRESETS[f"tag-grid-{method}"]
     return dataclasses.replace(
@@ -61,7 +66,7 @@ def config(method: str, args: Args):
 
 def main(args: Args) -> None:
     results: dict[str, dict] = {}
-    if args.eval_only:
+    if args.reuse:
         results = json.loads((args.out / "results.json").read_text())
     for method in args.methods:
         if method in results:
@@ -149,15 +154,17 @@ def _plot(results: dict, args: Args, drivers: tuple[str, ...]) -> None:
 
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for m in args.methods:
-        curves = results[m]["curve"]
-        n = min(len(c) for c in curves)
-        ups = np.asarray([u for u, _ in curves[0][:n]])
-        ret = np.asarray([[v for _, v in c[:n]] for c in curves], np.float64)
-        ret = np.where(np.isfinite(ret), ret, np.nan)
-        window = max(1, n // 20)
-        kernel = np.ones(window) / window
-        smooth = np.asarray([np.convolve(np.nan_to_num(r), kernel, mode="same") for r in ret])
-        ax.plot(ups, smooth.mean(0), label=m)
+        per_seed = []
+        for c in results[m]["curve"]:  # rows by update count: cycles without one share it
+            by_update = np.full(args.updates + 1, np.nan)
+            for u in range(args.updates + 1):
+                v = [r for up, r in c if up == u and np.isfinite(r)]
+                by_update[u] = np.mean(v) if v else np.nan
+            per_seed.append(by_update)
+        mean = np.nanmean(np.asarray(per_seed), axis=0)
+        w = max(1, args.updates // 20)  # centred moving average, shorter at the ends
+        smooth = [np.nanmean(mean[max(0, i - w) : i + w + 1]) for i in range(len(mean))]
+        ax.plot(np.arange(args.updates + 1), smooth, label=m)
     ax.set_xlabel("taggers' PPO updates")
     ax.set_ylabel("taggers' training return")
     ax.set_title(f"grid Tag, {args.seeds} seeds (mean; the co-players differ per method)")
