@@ -156,24 +156,6 @@ class MaestroCurriculum(Curriculum):
             key, learners, {"population": self.plan.init(learners), "buffers": bufs}
         )
 
-    def _sample(self, buf: B.LevelBuffer, key: jax.Array, n: int) -> tuple[B.LevelBuffer, jax.Array]:  # fmt: skip
-        c = self.config
-        if c.sampling == "one_at_a_time":
-            return B.sample_one_at_a_time(buf, key, n, c.staleness_coef, c.temperature,
-                                          c.prioritization, c.topk)  # fmt: skip
-        probs = B.replay_probs(buf, c.staleness_coef, c.temperature, c.prioritization, c.topk)
-        return B.sample(buf, key, n, probs)
-
-    def _insert(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array,
-                mutations: jax.Array | None = None, parents: jax.Array | None = None) -> B.LevelBuffer:  # fmt: skip
-        c = self.config
-        buf, _ = B.insert(
-            buf, levels, scores, best, c.staleness_coef, c.temperature, c.prioritization, c.topk,
-            mutations, parents, inherit_staleness=c.inserted_staleness == "inherit",
-            ignore=c.duplicate_ignores,
-        )  # fmt: skip
-        return buf
-
     def _edit(
         self, bufs: B.LevelBuffer, state: TrainState, learners: dict[str, Any], pop: Any,
         slots: jax.Array, replay: jax.Array, idx: jax.Array, levels: Any, key: jax.Array,
@@ -204,7 +186,9 @@ class MaestroCurriculum(Curriculum):
 
         def put(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
             slot, lv, s, b, m, i = xs
-            return _put(bufs, slot, self._insert(_slot(bufs, slot), lv, s, b, m, i)), None
+            return _put(
+                bufs, slot, self.config.insert_levels(_slot(bufs, slot), lv, s, b, m, i)
+            ), None
 
         bufs, _ = jax.lax.scan(
             put, bufs, (slots, kids, scores, best.reshape((g, q)), mutations, idx)
@@ -230,7 +214,7 @@ class MaestroCurriculum(Curriculum):
         def draw(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, jax.Array]:
             slot, rep, k = xs
             buf = _slot(bufs, slot)
-            sampled, idx = self._sample(buf, k, q)
+            sampled, idx = c.sample_slots(buf, k, q)
             buf = jax.tree.map(lambda a, b: jnp.where(rep, a, b), sampled, buf)
             return _put(bufs, slot, buf), idx
 
@@ -271,7 +255,7 @@ class MaestroCurriculum(Curriculum):
             buf = jax.lax.cond(
                 rep,
                 lambda u: B.update_scores(u, i, s, b),
-                lambda u: self._insert(u, lv, s, b),
+                lambda u: self.config.insert_levels(u, lv, s, b),
                 _slot(bufs, slot),
             )
             return _put(bufs, slot, buf), None

@@ -116,6 +116,24 @@ class PLRConfig:
         """Level blocks rolled out side by side per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
         return 1 if not self.parallel else (3 if self.accel else 2)
 
+    def sample_slots(self, buf: B.LevelBuffer, key: jax.Array, n: int) -> tuple[B.LevelBuffer, jax.Array]:  # fmt: skip
+        """`n` replay slots of `buf` by these options (`sampling`); stamps them as seen."""
+        if self.sampling == "one_at_a_time":
+            return B.sample_one_at_a_time(buf, key, n, self.staleness_coef, self.temperature,
+                                          self.prioritization, self.topk)  # fmt: skip
+        probs = B.replay_probs(buf, self.staleness_coef, self.temperature, self.prioritization, self.topk)  # fmt: skip
+        return B.sample(buf, key, n, probs)
+
+    def insert_levels(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array,
+                      mutations: jax.Array | None = None, parents: jax.Array | None = None) -> B.LevelBuffer:  # fmt: skip
+        """`buf` with `levels` inserted by these options (staleness, duplicates)."""
+        buf, _ = B.insert(
+            buf, levels, scores, best, self.staleness_coef, self.temperature, self.prioritization,
+            self.topk, mutations, parents, inherit_staleness=self.inserted_staleness == "inherit",
+            ignore=self.duplicate_ignores,
+        )  # fmt: skip
+        return buf
+
     def curriculum(self, s: Setup) -> ReplayCurriculum:
         """The replay curriculum over the game; what it needs of the family: `empty`
         levels (`new_levels="empty"`), a `mutator` (ACCEL), `optimal_return` (the
@@ -287,13 +305,7 @@ class ReplayCurriculum(Curriculum):
 
     def _insert(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array,
                 mutations: jax.Array | None = None, parents: jax.Array | None = None) -> Any:  # fmt: skip
-        c = self.config
-        buf, _ = B.insert(
-            buf, levels, scores, best, c.staleness_coef, c.temperature, c.prioritization, c.topk,
-            mutations, parents, inherit_staleness=c.inserted_staleness == "inherit",
-            ignore=c.duplicate_ignores,
-        )  # fmt: skip
-        return buf
+        return self.config.insert_levels(buf, levels, scores, best, mutations, parents)
 
     @property
     def _per_mutation(self) -> int:
@@ -302,11 +314,7 @@ class ReplayCurriculum(Curriculum):
 
     def _sample(self, buf: B.LevelBuffer, key: jax.Array) -> tuple[B.LevelBuffer, jax.Array]:
         """`n_envs` replay slots (see `PLRConfig.sampling`); stamps them as seen."""
-        c = self.config
-        if c.sampling == "one_at_a_time":
-            return B.sample_one_at_a_time(buf, key, self.n_envs, c.staleness_coef,
-                                          c.temperature, c.prioritization, c.topk)  # fmt: skip
-        return B.sample(buf, key, self.n_envs, self._probs(buf))
+        return self.config.sample_slots(buf, key, self.n_envs)
 
     def _best_before(self, buf: B.LevelBuffer, levels: Any) -> jax.Array:
         """Best return the buffer holds for each level that is already in it, else -inf."""
