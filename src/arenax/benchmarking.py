@@ -252,7 +252,8 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     from arenax.curricula import PairedConfig
     from arenax.train.build import make_curriculum
     from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
-    from arenax.train.presets import PRESETS, with_cell
+    from arenax.train.presets import PRESETS
+    from arenax.train.variants import with_cell
 
     console = console or make_console()
     counts = args.devices or tuple(sorted({1, len(jax.devices())}))

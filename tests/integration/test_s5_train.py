@@ -9,7 +9,7 @@ import pytest
 
 from arenax.train import PPOConfig, TrainConfig, train
 from arenax.train.loop import TIMING_COLUMNS
-from arenax.train.presets import with_cell
+from arenax.train.variants import with_cell
 from helpers import tiny_preset
 
 pytestmark = pytest.mark.slow  # trains

@@ -34,7 +34,8 @@ from arenax.rl.ppo import PPOConfig
 from arenax.train.config import EvalConfig, TrainConfig, validate
 from arenax.train.hooks import NonFiniteLoss
 from arenax.train.loop import TrainResult, train
-from arenax.train.presets import PRESETS, all_presets, tiny, with_compat
+from arenax.train.presets import PRESETS, all_presets, with_compat
+from arenax.train.variants import tiny
 
 __all__ = [
     "PRESETS",
