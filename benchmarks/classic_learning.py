@@ -5,13 +5,16 @@ mean over the last ``--window`` cycles that ended episodes), and the final zero-
 
     python benchmarks/classic_learning.py                    # cartpole-dr, pendulum-ppo
     python benchmarks/classic_learning.py --presets pendulum-ddpg --seeds 0 1 2
+    python benchmarks/classic_learning.py --presets pendulum-ddpg --target -200 --utd 1 0.5 0.25
 
-Targets: CartPole the maximum return 500; Pendulum −250 (mean over the window).
+Targets: CartPole the maximum return 500; Pendulum −250 (mean over the window); `--target`
+sets another. `--utd`: one row per update-to-data ratio of a DDPG preset.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import tempfile
 import time
 from pathlib import Path
@@ -37,6 +40,10 @@ class Args:
     """Training seeds."""
     window: int = 5
     """Cycles (that ended episodes) in the moving mean of the training return."""
+    target: float | None = None
+    """Return to reach (default: the family's, above)."""
+    utd: tuple[float, ...] = ()
+    """DDPG presets: train once per update-to-data ratio (default: the preset's)."""
 
 
 def first_reach(rows: list[dict], target: float, window: int) -> tuple[int | None, float | None]:
@@ -56,7 +63,7 @@ def main(args: Args) -> None:
     console = Console(width=max(Console().width, 120))
     table = Table(title="classic control: steps and time to the target, zero-shot return on "
                         "Gymnasium's physics")  # fmt: skip
-    for col in ("preset", "seed", "target", "steps to target", "time to target (s)",
+    for col in ("preset", "UTD", "seed", "target", "steps to target", "time to target (s)",
                 "budget", "train s", "default return"):  # fmt: skip
         table.add_column(col, justify="right")
     for name in args.presets:
@@ -64,8 +71,14 @@ def main(args: Args) -> None:
         if base.family.name not in TARGETS:
             raise SystemExit(f"--presets: {name!r} has no target; choose among classic presets "
                              f"of {', '.join(TARGETS)}")  # fmt: skip
-        target = TARGETS[base.family.name]
-        for seed in args.seeds:
+        target = TARGETS[base.family.name] if args.target is None else args.target
+        team = next(iter(base.teams.values()))
+        if args.utd and team.ddpg is None:
+            raise SystemExit(f"--utd: {name!r} does not learn with DDPG")
+        for utd, seed in itertools.product(args.utd or (None,), args.seeds):
+            if utd is not None:
+                ddpg = dataclasses.replace(team.ddpg, update_to_data=utd)
+                base = dataclasses.replace(base, teams={"agent": dataclasses.replace(team, ddpg=ddpg)})  # fmt: skip
             with tempfile.TemporaryDirectory() as tmp:
                 cfg = dataclasses.replace(base, seed=seed, out_dir=Path(tmp), name="run",
                                           progress=False, tensorboard=False)  # fmt: skip
@@ -76,8 +89,13 @@ def main(args: Args) -> None:
             algo = make_curriculum(cfg)
             policy, params = algo.team_policies()["agent"], algo.team_params(res.state)["agent"]
             r = evaluate_levels(make_env(cfg), policy, params, 100, jax.random.key(seed))[0]
+            utd_shown = (
+                "-"
+                if team.ddpg is None
+                else f"{next(iter(cfg.teams.values())).ddpg.update_to_data:g}"
+            )
             table.add_row(
-                name, str(seed), f"{target:g}", f"{steps:,}" if steps else "not reached",
+                name, utd_shown, str(seed), f"{target:g}", f"{steps:,}" if steps else "not reached",
                 f"{wall:.0f}" if wall else "-", f"{res.rows[-1]['env_steps']:,}", f"{secs:.0f}",
                 f"{r.ret:.1f} ±{r.ret_hi - r.ret:.1f}",
             )  # fmt: skip

@@ -24,7 +24,7 @@ from helpers import Reach
 def test_ddpg_learns_a_one_step_task(td3: bool) -> None:
     """Reward −(a − 0.7)² for one step: the actor's action goes to 0.7 (after first
     overshooting to the bound while the critic is still nearly linear in the action)."""
-    cfg = Q.DDPGConfig(td3=td3, hidden=(32, 32), batch_size=64, updates_per_cycle=32,
+    cfg = Q.DDPGConfig(td3=td3, hidden=(32, 32), batch_size=64, update_to_data=1.0,
                        learning_starts=256, buffer_size=4096, noise_std=0.5)  # fmt: skip
     algo = OffPolicyDR(game=Reach(), config=cfg, n_envs=8, n_steps=4)
     st = algo.init(jax.random.key(0))

@@ -113,3 +113,34 @@ def test_td3_delays_actor_updates() -> None:
         assert np.isnan(float(st["actor_loss"])) == (i % 2 == 0)
     moved = [not np.array_equal(a, b) for a, b in itertools.pairwise(actors)]
     assert moved == [False, True, False, True]
+
+
+def test_update_to_data_sets_the_gradient_steps_of_a_cycle(tmp_path) -> None:
+    """UTD × transitions a cycle, a whole number or a one-line refusal; a run saved with the
+    old `updates_per_cycle` loads as the UTD it meant."""
+    import dataclasses
+    import json
+
+    from arenax.train import PRESETS, ConfigError, validate
+    from arenax.train.config import load_config, save_config, to_dict
+
+    assert Q.DDPGConfig(update_to_data=1.0).updates_per_cycle(64) == 64
+    assert Q.DDPGConfig(update_to_data=0.25).updates_per_cycle(64) == 16
+    assert Q.DDPGConfig(update_to_data=4.0).updates_per_cycle(3) == 12
+    for utd, n in ((0.3, 64), (1 / 128, 64)):
+        with pytest.raises(ValueError, match="must be a whole number, at least 1"):
+            Q.DDPGConfig(update_to_data=utd).updates_per_cycle(n)
+    cfg = PRESETS["pendulum-ddpg"]  # 4 envs x 16 steps
+    team = cfg.teams["agent"]
+    bad = dataclasses.replace(team, ddpg=dataclasses.replace(team.ddpg, update_to_data=0.1))
+    with pytest.raises(ConfigError, match=r"agent.ddpg.update_to_data=0.1: x n_envs=4 x "
+                       r"n_steps=16 = 6.4 gradient steps a cycle"):  # fmt: skip
+        validate(dataclasses.replace(cfg, teams={"agent": bad}))
+    data = to_dict(cfg)
+    del data["teams"]["agent"]["ddpg"]["update_to_data"]
+    data["teams"]["agent"]["ddpg"]["updates_per_cycle"] = 16
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    old = load_config(tmp_path / "config.json")
+    assert old.teams["agent"].ddpg.update_to_data == 0.25
+    save_config(cfg, tmp_path / "new.json")
+    assert load_config(tmp_path / "new.json") == dataclasses.replace(cfg, resume=None)

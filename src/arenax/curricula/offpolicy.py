@@ -7,8 +7,8 @@ physics), as one compiled cycle:
 2. store the `n_envs × n_steps` transitions in the on-device replay buffer (the next
    observation is the one the step led to, before any reset; only termination stops the
    bootstrap, truncation does not);
-3. `updates_per_cycle` gradient steps (`arenax.rl.ddpg.gradient_step`) on uniform
-   samples, once `learning_starts` env steps are stored.
+3. `update_to_data × n_envs × n_steps` gradient steps (`arenax.rl.ddpg.gradient_step`)
+   on uniform samples, once `learning_starts` env steps are stored.
 
 Runs on one device (the buffer and the updates are not split over a mesh).
 """
@@ -101,6 +101,11 @@ class OffPolicyDR(Curriculum):
     @property
     def critic(self) -> CriticNet:
         return CriticNet(tuple(self.config.hidden))
+
+    @property
+    def updates_per_cycle(self) -> int:
+        """Gradient steps a cycle (`update_to_data × n_envs × n_steps`)."""
+        return self.config.updates_per_cycle(self.n_envs * self.n_steps)
 
     @property
     def policy(self) -> DeterministicPolicy:
@@ -208,7 +213,7 @@ class OffPolicyDR(Curriculum):
                 return gradient_step(c, self._actor_fn, self._critic_fn, s,
                                      buffer_sample(buf, kb, c.batch_size), kn, low, high)  # fmt: skip
 
-            s, st = jax.lax.scan(one, s, jnp.arange(c.updates_per_cycle))
+            s, st = jax.lax.scan(one, s, jnp.arange(self.updates_per_cycle))
             return s, {k: jnp.nanmean(v) for k, v in st.items()}
 
         def skip(s: DDPGState) -> tuple[DDPGState, dict]:
@@ -221,7 +226,7 @@ class OffPolicyDR(Curriculum):
         metrics = {
             **stats, **means, "episodes": n_eps,
             "env_steps": jnp.int32(self.n_steps * self.n_envs),
-            "updates": jnp.where(ready, c.updates_per_cycle, 0).astype(jnp.int32),
+            "updates": jnp.where(ready, self.updates_per_cycle, 0).astype(jnp.int32),
         }  # fmt: skip
         learner = {"actor": LearnerState(s.actor, s.actor_opt), "critic": LearnerState(s.critic, s.critic_opt)}  # fmt: skip
         curriculum = {"rollout": end, "buffer": buf, "noise": noise,

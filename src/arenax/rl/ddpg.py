@@ -45,8 +45,10 @@ class DDPGConfig:
     """Transitions the circular replay buffer holds (on the device)."""
     batch_size: Annotated[int, POSITIVE] = 256
     """Transitions per gradient step, drawn uniformly from the filled part of the buffer."""
-    updates_per_cycle: Annotated[int, POSITIVE] = 64
-    """Gradient steps per cycle (after the cycle's transitions are stored)."""
+    update_to_data: Annotated[float, In(0.0, 1e6, lo_open=True)] = 1.0
+    """Gradient steps per env step collected (the update-to-data ratio, UTD): a cycle of
+    `n_envs × n_steps` transitions is followed by `UTD × n_envs × n_steps` gradient steps
+    (a whole number, at least 1), all in the cycle's one compiled program."""
     learning_starts: Annotated[int, In(0, 1e9)] = 5_000
     """Env steps of uniformly random actions before the actor acts and learning starts."""
     actor_lr: Annotated[float, In(0.0, 1.0, lo_open=True)] = 1e-3
@@ -81,6 +83,17 @@ class DDPGConfig:
     @property
     def n_critics(self) -> int:
         return 2 if self.td3 else 1
+
+    def updates_per_cycle(self, transitions: int) -> int:
+        """Gradient steps after a cycle of `transitions` env steps (`update_to_data ×
+        transitions`); a `ValueError` unless that is a whole number, at least 1."""
+        n = self.update_to_data * transitions
+        if n < 1 or abs(n - round(n)) > 1e-9 * max(1.0, n):
+            raise ValueError(
+                f"update_to_data={self.update_to_data:g} x {transitions} env steps a cycle "
+                f"= {n:g} gradient steps: must be a whole number, at least 1"
+            )
+        return round(n)
 
 
 # ------------------------------------------------------------------ replay buffer

@@ -346,6 +346,12 @@ class TrainConfig:
             yield Problem("curriculum", self.curriculum.KIND, "DDPG trains with dr")
         if self.devices != 1:
             yield Problem("devices", self.devices, "DDPG runs on one device")
+        ddpg = self.teams[team].ddpg
+        try:
+            ddpg.updates_per_cycle(self.n_envs * self.n_steps)
+        except ValueError:
+            n = ddpg.update_to_data * self.n_envs * self.n_steps
+            yield Problem(f"{team}.ddpg.update_to_data", ddpg.update_to_data, f"x n_envs={self.n_envs} x n_steps={self.n_steps} = {n:g} gradient steps a cycle: must be a whole number, at least 1")  # fmt: skip
 
     def _curriculum_problems(self, family: Family, game: Any) -> Iterator[Problem]:
         c, kind = self.curriculum, getattr(self.curriculum, "KIND", "")
@@ -502,7 +508,12 @@ def save_config(cfg: TrainConfig, path: Path) -> None:
 
 
 def load_config(path: Path) -> TrainConfig:
-    return from_dict(TrainConfig, json.loads(Path(path).read_text()))
+    data = json.loads(Path(path).read_text())
+    for team in data.get("teams", {}).values():  # saved before DDPG's UTD option
+        ddpg = team.get("ddpg") or {}
+        if "updates_per_cycle" in ddpg:
+            ddpg["update_to_data"] = ddpg.pop("updates_per_cycle") / (data["n_envs"] * data["n_steps"])  # fmt: skip
+    return from_dict(TrainConfig, data)
 
 
 # Fields that may differ between a run and its resumption (budget, logging, outputs).

@@ -50,7 +50,7 @@ def tiny(cfg: TrainConfig) -> TrainConfig:
             tc.ddpg,
             buffer_size=256,
             batch_size=16,
-            updates_per_cycle=4,
+            update_to_data=4 / 64,  # 4 gradient steps a cycle of 4 x 16
             learning_starts=32,
             hidden=(16, 16),
         )
