@@ -40,7 +40,8 @@ class Args:
     """Seeds per method (0 .. seeds − 1, trained together)."""
     methods: tuple[str, ...] = ("sp", "fsp", "pfsp", "plr-sp", "maestro", "maestro-g1")
     """sp, fsp, pfsp (DR arenas), plr-sp (PLR⊥ arenas, self-play), maestro, maestro-g1
-    (MAESTRO with one co-player a cycle, so every update trains on the whole batch)."""
+    (MAESTRO with one co-player a cycle, so every update trains on the whole batch),
+    maestro-uniform (MAESTRO's per-co-player buffers, co-players drawn uniformly)."""
     episodes: int = 50
     """Evaluation episodes per arena and matchup."""
     out: Path = Path("outputs/coplayer_learning")
@@ -56,6 +57,10 @@ def config(method: str, args: Args):
     elif method == "maestro-g1":
         m = PRESETS["tag-grid-maestro"]
         cfg = dataclasses.replace(m, curriculum=dataclasses.replace(m.curriculum, groups=1))
+    elif method == "maestro-uniform":
+        m = PRESETS["tag-grid-maestro"]
+        c = dataclasses.replace(m.curriculum, coplayer_sampling="uniform")
+        cfg = dataclasses.replace(m, curriculum=c)
     else:
         cfg = PRESETS[f"tag-grid-{method}"]
     return dataclasses.replace(

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -62,6 +62,10 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
     played by the updated learners against the same co-player, in that co-player's buffer."""
     n_edits: Annotated[int, POSITIVE] = 5
     """Edits per mutation (with `edits`)."""
+    coplayer_sampling: Literal["regret", "uniform"] = "regret"
+    """How a group's co-player is drawn: MAESTRO's rule (by the rank of the best score its
+    buffer holds), or uniformly over the population — an ablation that keeps the
+    per-co-player buffers without the joint choice. `latest_prob` applies to both."""
 
     KIND: ClassVar[str] = "maestro"
 
@@ -207,7 +211,7 @@ class MaestroCurriculum(Curriculum):
 
         # 1. a co-player per group, by the regret its buffer holds; replay or new levels
         priority = buffer_priority(bufs, c.temperature)
-        slots = plan.draw(k_pick, slot_probs(pop, "regret", c.latest_prob, priority=priority))
+        slots = plan.draw(k_pick, slot_probs(pop, c.coplayer_sampling, c.latest_prob, priority=priority))  # fmt: skip
         warm = jax.vmap(B.fill_ratio)(bufs) >= c.min_fill
         replay = warm[slots] & (jax.random.uniform(k_coin, (g,)) < c.replay_prob)
 
