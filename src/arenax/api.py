@@ -61,7 +61,9 @@ def _changed(obj: Any, changes: Mapping[str, Any], where: str) -> Any:
             out["network"] = _changed(network, rest, where)  # a team's network options are its own
         else:
             known = ", ".join(sorted(names))
-            raise ConfigError(f"{where}: unknown option(s) {', '.join(map(repr, rest))}; known: {known}")  # fmt: skip
+            raise ConfigError(
+                f"{where}: unknown option(s) {', '.join(map(repr, rest))}; known: {known}"
+            )
     return dataclasses.replace(obj, **out)
 
 
@@ -141,8 +143,9 @@ class Actor:
 
 
 @functools.partial(jax.jit, static_argnums=(0, 6))
-def _act(policy: Any, params: Any, obs: Any, key: jax.Array, carry: Any, first: jax.Array,
-         greedy: bool) -> tuple[jax.Array, Any]:  # fmt: skip
+def _act(
+    policy: Any, params: Any, obs: Any, key: jax.Array, carry: Any, first: jax.Array, greedy: bool
+) -> tuple[jax.Array, Any]:
     carry, logits, _ = policy.apply(
         params, jax.tree.map(lambda x: x[None], obs), first[None], carry
     )
@@ -169,8 +172,9 @@ class Run:
         names = list(dict.fromkeys(k for r in self.rows for k in r))
         return {k: np.asarray([r.get(k, np.nan) for r in self.rows], np.float64) for k in names}
 
-    def actor(self, team: str | None = None, checkpoint: int | None = None,
-              greedy: bool = False) -> Actor:  # fmt: skip
+    def actor(
+        self, team: str | None = None, checkpoint: int | None = None, greedy: bool = False
+    ) -> Actor:
         """The policy that drives `team` (default: the first) at `checkpoint` (default:
         the latest)."""
         from arenax.eval.report import load_players
@@ -181,8 +185,9 @@ class Run:
             raise ConfigError(f"team={team!r}: allowed {', '.join(policies)}")
         return Actor(team, policies[team], params[team], greedy)
 
-    def evaluate(self, suite: str = "", episodes: int = 100, quiet: bool = False,
-                 **options: Any) -> Any:  # fmt: skip
+    def evaluate(
+        self, suite: str = "", episodes: int = 100, quiet: bool = False, **options: Any
+    ) -> Any:
         """The family's evaluation of the latest checkpoint (as `arenax eval`): a
         `Report` (`summary`, `rows`, `table`); writes
         `eval_<name>.csv` in the run folder."""

@@ -80,10 +80,11 @@ def _rollout_fn(env: Any, steps: int, batch: int) -> Any:
             state, checksum = carry
             k = jax.random.fold_in(key, t)
             actions = {
-                team: env.action_space(team).sample(jax.random.fold_in(k, i),
-                                                    (batch, env.num_agents(team)))
+                team: env.action_space(team).sample(
+                    jax.random.fold_in(k, i), (batch, env.num_agents(team))
+                )
                 for i, team in enumerate(env.teams)
-            }  # fmt: skip
+            }
             keys = jax.random.split(k, batch)
             obs, state, reward, term, trunc, _ = jax.vmap(env.step)(keys, state, actions)
             checksum = checksum + _checksum(obs) + _checksum(jax.tree.map(lambda r: r > 0, reward))
@@ -111,8 +112,14 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
         title=f"{family.name} env throughput — {jax.devices()[0].device_kind}, "
         f"reset={args.reset}, {case or 'defaults'}, random actions"
     )
-    for col in ("batch", "steps/rollout", "compile s", "rollout time", "env steps/s",
-                "agent steps/s"):  # fmt: skip
+    for col in (
+        "batch",
+        "steps/rollout",
+        "compile s",
+        "rollout time",
+        "env steps/s",
+        "agent steps/s",
+    ):
         table.add_column(col, justify="right")
     rows = []
     for batch in args.batches:
@@ -136,10 +143,23 @@ def env_throughput(args: EnvBenchArgs, console: Console | None = None) -> list[d
             if r > 0:  # the first run warms caches
                 best = min(best, time.perf_counter() - t0)
         sps = batch * args.steps / best
-        rows.append({"batch": batch, "compile_s": compile_s, "rollout_s": best, "sps": sps,
-                     "agent_sps": sps * agents})  # fmt: skip
-        table.add_row(str(batch), str(args.steps), f"{compile_s:.2f}", f"{best * 1e3:.1f} ms",
-                      f"{sps:,.0f}", f"{sps * agents:,.0f}")  # fmt: skip
+        rows.append(
+            {
+                "batch": batch,
+                "compile_s": compile_s,
+                "rollout_s": best,
+                "sps": sps,
+                "agent_sps": sps * agents,
+            }
+        )
+        table.add_row(
+            str(batch),
+            str(args.steps),
+            f"{compile_s:.2f}",
+            f"{best * 1e3:.1f} ms",
+            f"{sps:,.0f}",
+            f"{sps * agents:,.0f}",
+        )
     console.print(table)
     return rows
 
@@ -150,9 +170,16 @@ class TrainBenchArgs:
     """End-to-end training throughput of a preset's cycle (rollout + GAE + PPO update)."""
 
     presets: tuple[str, ...] = (
-        "maze-dr", "maze-plr", "maze-pplr", "maze-accel", "maze-paccel", "maze-sfl",
-        "maze-paired", "maze-minimax", "maze-ppaired",
-    )  # fmt: skip
+        "maze-dr",
+        "maze-plr",
+        "maze-pplr",
+        "maze-accel",
+        "maze-paccel",
+        "maze-sfl",
+        "maze-paired",
+        "maze-minimax",
+        "maze-ppaired",
+    )
     """Presets to measure (their batch shapes, models and curricula)."""
     devices: tuple[int, ...] = ()
     """Device counts to measure (default: 1 and all available)."""
@@ -261,8 +288,16 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     table = Table(
         title=f"training throughput ({jax.devices()[0].platform}, {args.chunk} cycles per chunk)"
     )
-    for col in ("preset", "cell", "seeds", "devices", "compile (s)", "warm-up (s)",
-                "env steps/s", "student steps/s"):  # fmt: skip
+    for col in (
+        "preset",
+        "cell",
+        "seeds",
+        "devices",
+        "compile (s)",
+        "warm-up (s)",
+        "env steps/s",
+        "student steps/s",
+    ):
         table.add_column(col, justify="right")
     cases = []
     for name in args.presets:
@@ -303,11 +338,27 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
             elapsed += time.perf_counter() - t0
             steps += int(np.asarray(m["env_steps"]).sum())
             student += int(np.asarray(m["student_steps"]).sum())
-        row = dict(preset=name, cell=cell, seeds=n_seeds, devices=d, compile_s=compile_s,
-                   warmup_s=warm_s, sps=steps / elapsed, student_sps=student / elapsed)  # fmt: skip
+        row = dict(
+            preset=name,
+            cell=cell,
+            seeds=n_seeds,
+            devices=d,
+            compile_s=compile_s,
+            warmup_s=warm_s,
+            sps=steps / elapsed,
+            student_sps=student / elapsed,
+        )
         rows.append(row)
-        table.add_row(name, cell, str(n_seeds), str(d), f"{compile_s:.1f}", f"{warm_s:.1f}",
-                      f"{row['sps']:,.0f}", f"{row['student_sps']:,.0f}")  # fmt: skip
+        table.add_row(
+            name,
+            cell,
+            str(n_seeds),
+            str(d),
+            f"{compile_s:.1f}",
+            f"{warm_s:.1f}",
+            f"{row['sps']:,.0f}",
+            f"{row['student_sps']:,.0f}",
+        )
     console.print(table)
     if args.flops:
         cfg = PRESETS[args.presets[0]]
@@ -373,7 +424,9 @@ def _rung(cfg: Any, vary: str, value: int) -> Any:
         return dataclasses.replace(cfg, n_envs=value)
     option = cfg.family.agents_option
     if not option:
-        raise ValueError(f"vary='agents': family {cfg.family.name!r} has no option setting its number of agents")  # fmt: skip
+        raise ValueError(
+            f"vary='agents': family {cfg.family.name!r} has no option setting its number of agents"
+        )
     return dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, **{option: value}))
 
 
@@ -393,15 +446,26 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     limit = int(args.memory_limit_mib * 2**20) or device_memory()[0]
     step = cfg.devices
     if vary_envs := args.vary == "envs":
-        one_team = [t.learner[1].minibatches for t in cfg.teams.values()] if len(cfg.teams) == 1 else [1]  # fmt: skip
+        one_team = (
+            [t.learner[1].minibatches for t in cfg.teams.values()] if len(cfg.teams) == 1 else [1]
+        )
         step = math.lcm(cfg.devices, *one_team)
     value = max(step, -(-args.start // step) * step)
     _rung(cfg, args.vary, value)  # reject a bad `vary` before any work
     mesh = make_mesh(cfg.devices)
-    table = Table(title=f"arenax tune: one cycle per rung ({jax.devices()[0].device_kind}, "
-                        f"{cfg.devices} device(s), memory {_fmt_bytes(limit)})")  # fmt: skip
-    for col in ("envs" if vary_envs else "agents/env", "compile (s)", "memory", "cycle (s)",
-                "env steps/s", "agent steps/s", "note"):  # fmt: skip
+    table = Table(
+        title=f"arenax tune: one cycle per rung ({jax.devices()[0].device_kind}, "
+        f"{cfg.devices} device(s), memory {_fmt_bytes(limit)})"
+    )
+    for col in (
+        "envs" if vary_envs else "agents/env",
+        "compile (s)",
+        "memory",
+        "cycle (s)",
+        "env steps/s",
+        "agent steps/s",
+        "note",
+    ):
         table.add_column(col, justify="right")
     rows: list[dict[str, Any]] = []
     stopped = f"reached max={args.max}"
@@ -417,16 +481,26 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     suggested = knee([r["value"] for r in rows], metric, args.gain)
     console.print(table)
     flag = "--n-envs" if vary_envs else f"--env.{cfg.family.agents_option.replace('_', '-')}"
-    why = (f"the knee: doubling gains < {args.gain:.0%} throughput"
-           if suggested != rows[-1]["value"] else f"the largest measured; {stopped}")  # fmt: skip
+    why = (
+        f"the knee: doubling gains < {args.gain:.0%} throughput"
+        if suggested != rows[-1]["value"]
+        else f"the largest measured; {stopped}"
+    )
     console.print(f"suggested: {flag} {suggested} ({why})")
     return {"rows": rows, "suggested": suggested, "stopped": stopped}
 
 
 def _climb(
-    cfg: Any, args: TuneArgs, value: int, limit: int, mesh: Any, table: Table,
-    rows: list[dict[str, Any]], console: Console, metric_of: Callable[[dict], float],
-) -> str:  # fmt: skip
+    cfg: Any,
+    args: TuneArgs,
+    value: int,
+    limit: int,
+    mesh: Any,
+    table: Table,
+    rows: list[dict[str, Any]],
+    console: Console,
+    metric_of: Callable[[dict], float],
+) -> str:
     """The ladder of `tune`: measure rungs into `rows` and `table` (a line per
     rung as it is measured) until a stop; returns why it stopped."""
     from arenax.options import ConfigError
@@ -451,16 +525,24 @@ def _climb(
         abstract = jax.eval_shape(functools.partial(init_state, algo, seeds))
         fn = make_chunk(algo, mesh, rung.n_envs, 1, rung.seeds, up_to=True)  # as `train` runs
         placed = shardings(mesh, state_specs(algo, rung.seeds), abstract)
-        abstract = jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
-                                abstract, placed)  # fmt: skip
+        abstract = jax.tree.map(
+            lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, placed
+        )
         every = () if rung.seeds == 1 else (np.ones(rung.seeds, bool),)
         extra = (*every, np.int32(1))
         compiled = fn.lower(abstract, *extra).compile()
         compile_s = time.perf_counter() - t0
         mem = compiled_memory_bytes(compiled)
         if limit and mem is not None and mem > args.memory_fraction * limit:
-            table.add_row(str(value), f"{compile_s:.1f}", _fmt_bytes(mem), "", "", "",
-                          f"> {args.memory_fraction:.0%} of memory: not run")  # fmt: skip
+            table.add_row(
+                str(value),
+                f"{compile_s:.1f}",
+                _fmt_bytes(mem),
+                "",
+                "",
+                "",
+                f"> {args.memory_fraction:.0%} of memory: not run",
+            )
             stopped = "the next size would not fit"
             break
         state = place(init_state(algo, seeds), mesh, state_specs(algo, rung.seeds))
@@ -475,12 +557,26 @@ def _climb(
         steps = float(np.asarray(m["env_steps"]).sum())
         env = make_env(rung)
         agents = sum(env.num_agents(t) for t in env.teams)
-        row = dict(value=value, n_envs=rung.n_envs, agents=agents, compile_s=compile_s,
-                   memory_bytes=mem, cycle_s=best, sps=steps / best,
-                   agent_sps=steps * agents / best)  # fmt: skip
+        row = dict(
+            value=value,
+            n_envs=rung.n_envs,
+            agents=agents,
+            compile_s=compile_s,
+            memory_bytes=mem,
+            cycle_s=best,
+            sps=steps / best,
+            agent_sps=steps * agents / best,
+        )
         rows.append(row)
-        table.add_row(str(value), f"{compile_s:.1f}", _fmt_bytes(mem), f"{best:.3f}",
-                      f"{row['sps']:,.0f}", f"{row['agent_sps']:,.0f}", "")  # fmt: skip
+        table.add_row(
+            str(value),
+            f"{compile_s:.1f}",
+            _fmt_bytes(mem),
+            f"{best:.3f}",
+            f"{row['sps']:,.0f}",
+            f"{row['agent_sps']:,.0f}",
+            "",
+        )
         console.print(
             f"  {'envs' if vary_envs else 'agents/env'} {value}: compile {compile_s:.1f} s, "
             f"memory {_fmt_bytes(mem)}, cycle {best:.3f} s, {row['sps']:,.0f} env steps/s"

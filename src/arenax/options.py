@@ -255,6 +255,10 @@ def options_of(cls: type[T], name: str, doc: str, kind: str = "") -> type[T]:
     field's path. `build` turns it into `cls`. `kind` names it in a saved config
     (a family's name).
     """
-    namespace = {"__post_init__": lambda self: None, "__doc__": doc, "__module__": cls.__module__,
-                 "KIND": kind}  # fmt: skip
+    namespace = {
+        "__post_init__": lambda self: None,
+        "__doc__": doc,
+        "__module__": cls.__module__,
+        "KIND": kind,
+    }
     return dataclasses.make_dataclass(name, [], bases=(cls,), frozen=True, namespace=namespace)

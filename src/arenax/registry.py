@@ -120,8 +120,10 @@ def register(
     _check_new("environment", family.name, FAMILIES, overwrite)
     if family.name in BUILTIN and FAMILIES.get(family.name) is not family:
         raise ValueError(f"environment {family.name!r} is built in; choose another name")
-    for kind, names, known in (("generator", family.generators, GENERATORS),
-                               ("mutator", family.mutators, MUTATORS)):  # fmt: skip
+    for kind, names, known in (
+        ("generator", family.generators, GENERATORS),
+        ("mutator", family.mutators, MUTATORS),
+    ):
         for n in names:
             _check_new(kind, n, known, overwrite)
     FAMILIES[family.name] = family

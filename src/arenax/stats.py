@@ -83,8 +83,17 @@ def rate_robustness(
     rng = np.random.default_rng(int(jax.random.randint(key, (), 0, 2**31 - 1)))
     boot = [cvar(rate[rng.integers(0, n_levels, n_levels)], alpha) for _ in range(1000)]
     lo, hi = np.percentile(boot, [2.5, 97.5])
-    return Robustness(n_levels, episodes, alpha, float(rate.mean()), cvar(rate, alpha),
-                      float(lo), float(hi), float(np.mean(rate == 0.0)), opponent)  # fmt: skip
+    return Robustness(
+        n_levels,
+        episodes,
+        alpha,
+        float(rate.mean()),
+        cvar(rate, alpha),
+        float(lo),
+        float(hi),
+        float(np.mean(rate == 0.0)),
+        opponent,
+    )
 
 
 def two_pass_robustness(
@@ -117,10 +126,18 @@ def two_pass_robustness(
     boot = [again[rng.integers(0, again.size, again.size)].mean() for _ in range(1000)]
     lo, hi = np.percentile(boot, [2.5, 97.5])
     return Robustness(
-        n_levels, first.shape[1], alpha, float(rate.mean()), float(again.mean()), float(lo),
-        float(hi), float(np.mean(rate == 0.0)), opponent, float(rate[worst].mean()),
+        n_levels,
+        first.shape[1],
+        alpha,
+        float(rate.mean()),
+        float(again.mean()),
+        float(lo),
+        float(hi),
+        float(np.mean(rate == 0.0)),
+        opponent,
+        float(rate[worst].mean()),
         solvable_only,
-    )  # fmt: skip
+    )
 
 
 def draw_levels(

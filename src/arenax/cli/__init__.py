@@ -32,9 +32,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 def _usage() -> str:
     import arenax
 
-    lines = [f"arenax {arenax.__version__}: end-to-end accelerated RL (autocurricula, many-agent "
-             "arenas)", "", "usage: arenax COMMAND [OPTIONS]   (arenax COMMAND --help)", "",
-             "commands:"]  # fmt: skip
+    lines = [
+        f"arenax {arenax.__version__}: end-to-end accelerated RL (autocurricula, many-agent "
+        "arenas)",
+        "",
+        "usage: arenax COMMAND [OPTIONS]   (arenax COMMAND --help)",
+        "",
+        "commands:",
+    ]
     lines += [f"  {name:<8} {doc}" for name, (_, _, doc) in COMMANDS.items()]
     return "\n".join(lines)
 

@@ -69,8 +69,9 @@ def _one_line_errors(prog: str) -> Iterator[None]:
         yield
 
 
-def parse(cls: Any, args: Sequence[str], prog: str, default: Any = None,
-          description: str | None = None) -> Any:  # fmt: skip
+def parse(
+    cls: Any, args: Sequence[str], prog: str, default: Any = None, description: str | None = None
+) -> Any:
     """`cls` from `args` (tyro), then its rules checked: a bad value is one line."""
     kwargs = {} if default is None else {"default": default}
     with _one_line_errors(prog):
@@ -102,7 +103,9 @@ def one_seed_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[
         names = ", ".join(f"{run}/{p.name}" for p in seeds[:2]) + (
             ", ..." if len(seeds) > 2 else ""
         )
-        yield Problem(field, str(run_dir), f"a run of {len(seeds)} seeds: name one seed's folder ({names})")  # fmt: skip
+        yield Problem(
+            field, str(run_dir), f"a run of {len(seeds)} seeds: name one seed's folder ({names})"
+        )
 
 
 def file_problem(path: Path | None, field: str, suffixes: tuple[str, ...]) -> Iterator[Problem]:

@@ -34,8 +34,10 @@ class EvalArgs:
     """Held-out levels or suites, comma-separated (`arenax list`; default: the family's —
     every held-out maze; Tag: starts of the run's own generator)."""
     opponents: tuple[Literal["trained", "random", "scripted"], ...] = (
-        "trained", "random", "scripted",
-    )  # fmt: skip
+        "trained",
+        "random",
+        "scripted",
+    )
     """Games of several teams: the drivers the trained teams meet."""
     coplayers: tuple[Path, ...] = ()
     """Games of several teams: other runs of the same game whose latest policies the
@@ -74,14 +76,18 @@ class EvalArgs:
         if cfg is not None and self.suite:
             family = cfg.family
             if family.heldout is None:
-                yield Problem("suite", self.suite, f"family {family.name!r} has no held-out levels")  # fmt: skip
+                yield Problem("suite", self.suite, f"family {family.name!r} has no held-out levels")
             else:
                 try:
                     family.heldout(cfg.game(), self.suite)
                 except ValueError as exc:
                     yield Problem("suite", self.suite, str(exc))
         if self.snapshots and cfg is not None and not hasattr(cfg.curriculum, "coplayer_team"):
-            yield Problem("snapshots", True, f"curriculum {cfg.curriculum.KIND!r} keeps no population of co-players (population, maestro)")  # fmt: skip
+            yield Problem(
+                "snapshots",
+                True,
+                f"curriculum {cfg.curriculum.KIND!r} keeps no population of co-players (population, maestro)",
+            )
         for run in self.coplayers:
             yield from one_seed_problems(run, "coplayers")
             yield from run_problems(run, "coplayers")
@@ -95,10 +101,23 @@ def _eval_one(args: EvalArgs) -> Any:
     from arenax.eval.report import evaluate_run
 
     return evaluate_run(
-        args.run_dir, args.suite, args.episodes, args.greedy, args.seed, args.checkpoint,
-        args.out, args.gif_dir, console, tuple(args.opponents), args.cvar_alpha,
-        args.cvar_levels, args.cvar_episodes, args.cvar_solvable, args.coplayers, args.snapshots,
-    )  # fmt: skip
+        args.run_dir,
+        args.suite,
+        args.episodes,
+        args.greedy,
+        args.seed,
+        args.checkpoint,
+        args.out,
+        args.gif_dir,
+        console,
+        tuple(args.opponents),
+        args.cvar_alpha,
+        args.cvar_levels,
+        args.cvar_episodes,
+        args.cvar_solvable,
+        args.coplayers,
+        args.snapshots,
+    )
 
 
 # how the over-seeds line names a family's summary value (others: the key without "eval/")

@@ -68,9 +68,13 @@ def _play_level(args: PlayArgs) -> Any:
 
         cfg, ranked, _ = ranked_buffer(args.run_dir)
         if not hasattr(cfg.env, "view_size"):
-            raise ValueError(f"run_dir={str(args.run_dir)!r}: not a maze run (arenax play plays mazes)")  # fmt: skip
+            raise ValueError(
+                f"run_dir={str(args.run_dir)!r}: not a maze run (arenax play plays mazes)"
+            )
         if args.buffer_index >= len(ranked):
-            raise ValueError(f"buffer_index={args.buffer_index}: the buffer holds {len(ranked)} levels")  # fmt: skip
+            raise ValueError(
+                f"buffer_index={args.buffer_index}: the buffer holds {len(ranked)} levels"
+            )
         level = ranked[args.buffer_index][0]
         return env_for(level, cfg.env.max_steps, cfg.env.view_size), level
     if args.level == "maze/dr":
@@ -101,8 +105,10 @@ def play_command(argv: Sequence[str]) -> None:
 
     if args.replay is not None:
         out = P.replay(args.replay, show, args.delay, args.gif)
-        console.print(f"replayed {out['steps']} steps, return {out['return']:.3f}"
-                      + (", goal reached" if out["solved"] else ""))  # fmt: skip
+        console.print(
+            f"replayed {out['steps']} steps, return {out['return']:.3f}"
+            + (", goal reached" if out["solved"] else "")
+        )
         if args.gif:
             console.print(f"wrote {args.gif}")
         return
@@ -115,7 +121,9 @@ def play_command(argv: Sequence[str]) -> None:
         keys = P.terminal_keys()
     with contextlib.closing(keys):  # a raw terminal is restored before the last line
         out = P.play(env, level, keys, show, args.record)
-    console.print(f"{out['steps']} steps, return {out['return']:.3f}"
-                  + (", goal reached" if out["solved"] else ""))  # fmt: skip
+    console.print(
+        f"{out['steps']} steps, return {out['return']:.3f}"
+        + (", goal reached" if out["solved"] else "")
+    )
     if args.record:
         console.print(f"wrote {args.record} (replay: arenax play --replay {args.record})")

@@ -80,7 +80,11 @@ class RenderArgs:
             yield Problem("preset", self.preset, f"allowed: {', '.join(all_presets())}")
         if self.run_dir is None and not self.episode and _levels_of(self.source) is None:
             allowed = [*arenax.list_generators(), *all_presets(), *arenax.list_suites()]
-            yield Problem("source", self.source, f"unknown; allowed: {', '.join(allowed)} or a held-out level's name")  # fmt: skip
+            yield Problem(
+                "source",
+                self.source,
+                f"unknown; allowed: {', '.join(allowed)} or a held-out level's name",
+            )
         if self.out != DEFAULT_GALLERY:
             yield from file_problem(self.out, "out", (".gif",) if self.episode else (".png",))
         yield from file_problem(self.episode_gif, "episode_gif", (".gif",))
@@ -208,15 +212,18 @@ def render(args: RenderArgs) -> None:
         if args.buffer:
             path, n = report.buffer_gallery(args.run_dir, args.n, out, args.columns, args.tile)
         else:
-            path, n = report.teacher_gallery(args.run_dir, args.n, out, args.columns, args.tile,
-                                             args.seed)  # fmt: skip
+            path, n = report.teacher_gallery(
+                args.run_dir, args.n, out, args.columns, args.tile, args.seed
+            )
         what = "highest-priority buffer levels" if args.buffer else "levels from the teacher"
         console.print(f"wrote {path} ({n} {what})")
         return
     if args.run_dir is not None:
         cfg = run_config(args.run_dir)
         if cfg is not None and cfg.family.frame is None:
-            raise ConfigError(f"run_dir={str(args.run_dir)!r}: family {cfg.family.name!r} has no renderer (no frames to draw); use arenax eval / arenax plot")  # fmt: skip
+            raise ConfigError(
+                f"run_dir={str(args.run_dir)!r}: family {cfg.family.name!r} has no renderer (no frames to draw); use arenax eval / arenax plot"
+            )
         path, n = report.run_episode_gif(args.run_dir, out, args.seed, args.greedy)
         console.print(f"wrote {path} ({n} frames, the run's latest policies)")
         return
@@ -226,7 +233,9 @@ def render(args: RenderArgs) -> None:
         cfg = all_presets()[args.source]
         family, env = cfg.family, cfg.game()
         if family.frame is None:
-            raise ConfigError(f"source={args.source!r}: family {family.name!r} has no renderer (no frames to draw)")  # fmt: skip
+            raise ConfigError(
+                f"source={args.source!r}: family {family.name!r} has no renderer (no frames to draw)"
+            )
         frames = report.episode_frames(env, family.frame, {}, {}, jax.random.key(args.seed))
         path = save_gif(frames, out or Path(f"outputs/{args.source}.gif"), fps=12)
         console.print(f"wrote {path} ({_shown(frames)}, random actions)")

@@ -34,24 +34,36 @@ def _team_type(preset: str, team: Any) -> type:
     from arenax.rl.ppo import PPOConfig
 
     hide = Annotated[Any, tyro.conf.Suppress]
-    hidden_ppo = ("ppo", Annotated[PPOConfig, tyro.conf.Suppress], dataclasses.field(default=team.ppo))  # fmt: skip
+    hidden_ppo = (
+        "ppo",
+        Annotated[PPOConfig, tyro.conf.Suppress],
+        dataclasses.field(default=team.ppo),
+    )
     learner = [
-        ("ddpg", DDPGConfig, dataclasses.field(default=team.ddpg)) if team.ddpg is not None
+        ("ddpg", DDPGConfig, dataclasses.field(default=team.ddpg))
+        if team.ddpg is not None
         else ("ddpg", hide, dataclasses.field(default=None)),
-        ("a2c", A2CConfig, dataclasses.field(default=team.a2c)) if team.a2c is not None
+        ("a2c", A2CConfig, dataclasses.field(default=team.a2c))
+        if team.a2c is not None
         else ("a2c", hide, dataclasses.field(default=None)),
-    ]  # fmt: skip
+    ]
     if team.ddpg is not None or team.a2c is not None:
         learner.append(hidden_ppo)
     fields = [
-        ("network", Annotated[type(team.network), tyro.conf.arg(name="")],
-         dataclasses.field(default=team.network)),
+        (
+            "network",
+            Annotated[type(team.network), tyro.conf.arg(name="")],
+            dataclasses.field(default=team.network),
+        ),
         *learner,
-    ]  # fmt: skip
+    ]
     return dataclasses.make_dataclass(
-        f"Team_{preset.replace('-', '_')}", fields, bases=(TeamConfig,), frozen=True,
+        f"Team_{preset.replace('-', '_')}",
+        fields,
+        bases=(TeamConfig,),
+        frozen=True,
         namespace={"__doc__": TeamConfig.__doc__, "__module__": __name__},
-    )  # fmt: skip
+    )
 
 
 def preset_type(name: str, preset: TrainConfig, extra: Sequence[tuple] = ()) -> type:
@@ -61,32 +73,60 @@ def preset_type(name: str, preset: TrainConfig, extra: Sequence[tuple] = ()) -> 
     team_cls = _team_type(name, next(iter(preset.teams.values())))
     teams_cls = dataclasses.make_dataclass(
         f"Teams_{name.replace('-', '_')}",
-        [(t, Annotated[team_cls, tyro.conf.arg(name=t)],
-          dataclasses.field(default=team_cls(**fields_of(tc))))
-         for t, tc in preset.teams.items()],
-        frozen=True, namespace={"__doc__": "The teams.", "__module__": __name__},
-    )  # fmt: skip
+        [
+            (
+                t,
+                Annotated[team_cls, tyro.conf.arg(name=t)],
+                dataclasses.field(default=team_cls(**fields_of(tc))),
+            )
+            for t, tc in preset.teams.items()
+        ],
+        frozen=True,
+        namespace={"__doc__": "The teams.", "__module__": __name__},
+    )
     kind = preset.curriculum.KIND
     fields = [
-        ("env", Annotated[type(preset.env), tyro.conf.arg(name="env")],
-         dataclasses.field(default=preset.env)),
-        ("teams", Annotated[teams_cls, tyro.conf.arg(name="")],
-         dataclasses.field(default=teams_cls())),
-        ("curriculum", Annotated[type(preset.curriculum), tyro.conf.arg(name=kind)],
-         dataclasses.field(default=preset.curriculum)),
-        ("n_envs", Annotated[int | Literal["auto"], tyro.conf.arg(
-            help="Parallel environments (global, over all devices); auto: measure the batch "
-                 "sizes first (arenax tune) and train at the knee.")],
-         dataclasses.field(default=preset.n_envs)),
-        ("launch", Annotated[DistributedOptions, tyro.conf.arg(name="")],
-         dataclasses.field(default=preset.launch)),
+        (
+            "env",
+            Annotated[type(preset.env), tyro.conf.arg(name="env")],
+            dataclasses.field(default=preset.env),
+        ),
+        (
+            "teams",
+            Annotated[teams_cls, tyro.conf.arg(name="")],
+            dataclasses.field(default=teams_cls()),
+        ),
+        (
+            "curriculum",
+            Annotated[type(preset.curriculum), tyro.conf.arg(name=kind)],
+            dataclasses.field(default=preset.curriculum),
+        ),
+        (
+            "n_envs",
+            Annotated[
+                int | Literal["auto"],
+                tyro.conf.arg(
+                    help="Parallel environments (global, over all devices); auto: measure the batch "
+                    "sizes first (arenax tune) and train at the knee."
+                ),
+            ],
+            dataclasses.field(default=preset.n_envs),
+        ),
+        (
+            "launch",
+            Annotated[DistributedOptions, tyro.conf.arg(name="")],
+            dataclasses.field(default=preset.launch),
+        ),
         *extra,
-    ]  # fmt: skip
+    ]
     doc = f"{PRESET_DOCS.get(name, name)}\n\n{TrainConfig.__doc__}"
     cls = dataclasses.make_dataclass(
-        f"TrainConfig_{name.replace('-', '_')}", fields, bases=(TrainConfig,), frozen=True,
+        f"TrainConfig_{name.replace('-', '_')}",
+        fields,
+        bases=(TrainConfig,),
+        frozen=True,
         namespace={"__doc__": doc, "__module__": __name__},
-    )  # fmt: skip
+    )
     return cls
 
 
@@ -94,11 +134,14 @@ def as_train_config(value: Any) -> TrainConfig:
     """A parsed preset as a plain `TrainConfig` (`n_envs` may still be `auto`)."""
     from arenax.curricula import TeamConfig
 
-    teams = {f.name: TeamConfig(**fields_of(getattr(value.teams, f.name), TeamConfig))
-             for f in dataclasses.fields(value.teams)}  # fmt: skip
+    teams = {
+        f.name: TeamConfig(**fields_of(getattr(value.teams, f.name), TeamConfig))
+        for f in dataclasses.fields(value.teams)
+    }
     own = {f.name: getattr(value, f.name) for f in dataclasses.fields(TrainConfig) if f.init}
-    return dataclasses.replace(TrainConfig(**{**own, "n_envs": 1}), teams=teams,
-                               n_envs=own["n_envs"])  # fmt: skip
+    return dataclasses.replace(
+        TrainConfig(**{**own, "n_envs": 1}), teams=teams, n_envs=own["n_envs"]
+    )
 
 
 def _compat(args: Sequence[str]) -> str:
@@ -120,8 +163,11 @@ def presets() -> dict[str, TrainConfig]:
 def _preset_help() -> str:
     from arenax.train.presets import PRESET_DOCS
 
-    lines = ["usage: arenax train PRESET [OPTIONS]   (arenax train PRESET --help: its options)",
-             "", "presets:"]  # fmt: skip
+    lines = [
+        "usage: arenax train PRESET [OPTIONS]   (arenax train PRESET --help: its options)",
+        "",
+        "presets:",
+    ]
     lines += [f"  {n:<18} {PRESET_DOCS.get(n, '')}" for n in presets()]
     return "\n".join(lines)
 

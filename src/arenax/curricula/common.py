@@ -201,9 +201,13 @@ def level_batch_metrics(
 
 
 def replay_rollout(
-    players: Any, params: dict[str, Any], key: jax.Array, levels: Any, ids: jax.Array,
+    players: Any,
+    params: dict[str, Any],
+    key: jax.Array,
+    levels: Any,
+    ids: jax.Array,
     n_steps: int,
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, jax.Array]]:  # fmt: skip
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, jax.Array]]:
     """Every team plays this device's `levels` (leading `n_local`, global indices
     `ids`) for `n_steps`, each env replaying its level from zero recurrent states:
     `(trajectories {team}, initial carries {team}, episode statistics)`."""

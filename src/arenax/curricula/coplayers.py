@@ -84,7 +84,11 @@ class CoplayerOptions:
         """Rules over the run (`run`: the training config, duck-typed) and its game."""
         teams = tuple(game.teams)
         if len(teams) < 2:
-            yield Problem(f"{kind}.coplayer_team", self.coplayer_team, f"co-players need a game of several teams; {run.family.name!r} has one")  # fmt: skip
+            yield Problem(
+                f"{kind}.coplayer_team",
+                self.coplayer_team,
+                f"co-players need a game of several teams; {run.family.name!r} has one",
+            )
             return
         team = self.coplayer_team or teams[-1]
         if team not in teams:
@@ -92,21 +96,45 @@ class CoplayerOptions:
             return
         tc = run.teams[team]
         if tc.scripted:
-            yield Problem(f"{team}.scripted", True, f"the {team}s are the co-players: they act by a policy (snapshots of it)")  # fmt: skip
+            yield Problem(
+                f"{team}.scripted",
+                True,
+                f"the {team}s are the co-players: they act by a policy (snapshots of it)",
+            )
         elif tc.frozen:
-            yield Problem(f"{team}.frozen", True, f"the {team}s are the co-players: a frozen policy's snapshots would all be one policy")  # fmt: skip
+            yield Problem(
+                f"{team}.frozen",
+                True,
+                f"the {team}s are the co-players: a frozen policy's snapshots would all be one policy",
+            )
         policy_of = run.team_policy()
         for t in teams:
-            if t != team and policy_of.get(t) is not None and policy_of.get(t) == policy_of.get(team):  # fmt: skip
-                yield Problem(f"{t}.policy", run.teams[t].policy or "shared", f"must differ from the {team}s' policy (the {team}s are the co-players; pass --{t}.policy '' --{team}.policy '')")  # fmt: skip
+            if (
+                t != team
+                and policy_of.get(t) is not None
+                and policy_of.get(t) == policy_of.get(team)
+            ):
+                yield Problem(
+                    f"{t}.policy",
+                    run.teams[t].policy or "shared",
+                    f"must differ from the {team}s' policy (the {team}s are the co-players; pass --{t}.policy '' --{team}.policy '')",
+                )
         learners = [t for t in teams if t != team and policy_of.get(t) is not None]
         if not learners:
-            yield Problem(f"{kind}.coplayer_team", team, "no other team acts by a policy: nobody would learn against the co-players")  # fmt: skip
+            yield Problem(
+                f"{kind}.coplayer_team",
+                team,
+                "no other team acts by a policy: nobody would learn against the co-players",
+            )
         n, g, d = run.n_envs, self.groups, run.devices
         if n % g:
             yield Problem(f"{kind}.groups", g, f"must divide n_envs={n}")
         elif g % d and d % g:
-            yield Problem(f"{kind}.groups", g, f"must be a multiple or a divisor of devices={d} (each device plays whole groups, or a part of one)")  # fmt: skip
+            yield Problem(
+                f"{kind}.groups",
+                g,
+                f"must be a multiple or a divisor of devices={d} (each device plays whole groups, or a part of one)",
+            )
 
 
 # ---------------------------------------------------------------------- the population
@@ -165,9 +193,12 @@ def _normalise(w: jax.Array, ok: jax.Array) -> jax.Array:
 
 
 def slot_probs(
-    pop: Population, sampling: str, latest_prob: float = 0.0, power: float = 2.0,
+    pop: Population,
+    sampling: str,
+    latest_prob: float = 0.0,
+    power: float = 2.0,
     priority: jax.Array | None = None,
-) -> jax.Array:  # fmt: skip
+) -> jax.Array:
     """The distribution over the `P + 1` slots (see the module docstring); `priority
     (P + 1,)` are the `regret` rule's weights (zero on empty slots)."""
     ok = available(pop)
@@ -190,9 +221,13 @@ def slot_probs(
 
 
 def record(
-    pop: Population, env_slot: jax.Array, episodes_done: jax.Array, returns: jax.Array,
-    ema: float, axis_name: str | None,
-) -> Population:  # fmt: skip
+    pop: Population,
+    env_slot: jax.Array,
+    episodes_done: jax.Array,
+    returns: jax.Array,
+    ema: float,
+    axis_name: str | None,
+) -> Population:
     """Fold a rollout's finished episodes into the running returns against each slot:
     `env_slot (n_local,)` each environment's slot, `episodes_done` / `returns (T, n_local)`
     (the learners' mean return per episode end), over all devices."""
@@ -205,7 +240,9 @@ def record(
     return pop.replace(returns=jnp.where(seen, blended, pop.returns), played=pop.played | seen)
 
 
-def snapshot(pop: Population, live: Any, trained: jax.Array, every: int) -> tuple[Population, jax.Array]:  # fmt: skip
+def snapshot(
+    pop: Population, live: Any, trained: jax.Array, every: int
+) -> tuple[Population, jax.Array]:
     """Count an update of the live co-player (`trained`) and, every `every` of them, put
     its parameters `live` in the next slot (oldest first). Returns the population and the
     slot taken (`-1`: none)."""
@@ -327,9 +364,15 @@ class Coplayers:
         return slots[ids // self.group_size]
 
     def rollout(
-        self, state: TrainState, pop: Population, slots: jax.Array, key: jax.Array,
-        levels: Any, ids: jax.Array, n_steps: int,
-    ) -> Played:  # fmt: skip
+        self,
+        state: TrainState,
+        pop: Population,
+        slots: jax.Array,
+        key: jax.Array,
+        levels: Any,
+        ids: jax.Array,
+        n_steps: int,
+    ) -> Played:
         """Every team plays this device's `levels` (each env replaying its own), the
         co-player team driven in each group by its slot; advantages per team."""
         n_local = ids.shape[0]
@@ -340,9 +383,13 @@ class Coplayers:
         learner = self.players.learners[self.policy]
         acting = dataclasses.replace(
             self.players,
-            learners={**self.players.learners,
-                      self.policy: dataclasses.replace(learner, policy=Blockwise(learner.policy, n_local // s))},
-        )  # fmt: skip
+            learners={
+                **self.players.learners,
+                self.policy: dataclasses.replace(
+                    learner, policy=Blockwise(learner.policy, n_local // s)
+                ),
+            },
+        )
         trajs, carry0, episodes = replay_rollout(acting, params, key, levels, ids, n_steps)
         return Played(trajs, carry0, self.players.advantages(trajs), episodes)
 
@@ -363,14 +410,22 @@ class Coplayers:
         return played._replace(traj=traj)
 
     def after_update(
-        self, pop: Population, learners: dict[str, Any], slots: jax.Array, env_slot: jax.Array,
-        played: Played, live_trained: jax.Array, axis_name: str | None,
-    ) -> tuple[Population, jax.Array]:  # fmt: skip
+        self,
+        pop: Population,
+        learners: dict[str, Any],
+        slots: jax.Array,
+        env_slot: jax.Array,
+        played: Played,
+        live_trained: jax.Array,
+        axis_name: str | None,
+    ) -> tuple[Population, jax.Array]:
         """Record the learners' results against each slot, then snapshot the live
         co-player when due. Returns the population and the slot taken (`-1`: none)."""
         scorer = self.players.scorer if self.players.scorer in self.learners else self.learners[0]
         ep = played.episodes
-        pop = record(pop, env_slot, ep["done"], ep["returns"][scorer], self.options.result_ema, axis_name)  # fmt: skip
+        pop = record(
+            pop, env_slot, ep["done"], ep["returns"][scorer], self.options.result_ema, axis_name
+        )
         return snapshot(
             pop, learners[self.policy].params, live_trained, self.options.snapshot_every
         )
@@ -402,8 +457,9 @@ class PopulationConfig(CoplayerOptions):
 
     def curriculum(self, s: Setup) -> PopulationCurriculum:
         players, plan = coplayers_of(s, self)
-        return PopulationCurriculum(players, s.n_envs, s.n_steps, s.game.generate, self, plan,
-                                    s.level_metrics())  # fmt: skip
+        return PopulationCurriculum(
+            players, s.n_envs, s.n_steps, s.game.generate, self, plan, s.level_metrics()
+        )
 
     def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
         yield from self.coplayer_problems(run, game, self.KIND)
@@ -455,8 +511,14 @@ class PopulationCurriculum(Curriculum):
         # 3. the learners on every environment, the live co-player where it played
         live_played = jnp.any(slots == pop.size)
         learning = plan.learning_masks(played, env_slot)
-        learners, stats = p.update(state.learner, learning.traj, learning.carry0, k_update,
-                                   axis_name, trains={plan.policy: live_played})  # fmt: skip
+        learners, stats = p.update(
+            state.learner,
+            learning.traj,
+            learning.carry0,
+            k_update,
+            axis_name,
+            trains={plan.policy: live_played},
+        )
 
         # 4. results against each co-player; a snapshot when due
         pop, _ = plan.after_update(pop, learners, slots, env_slot, played, live_played, axis_name)

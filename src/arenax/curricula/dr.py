@@ -54,8 +54,9 @@ class DRConfig:
 
     def curriculum(self, s: Setup) -> DomainRandomisation:
         """DR over the game's generator."""
-        return DomainRandomisation(s.players, s.n_envs, s.n_steps, s.game.generate, self,
-                                   s.level_metrics())  # fmt: skip
+        return DomainRandomisation(
+            s.players, s.n_envs, s.n_steps, s.game.generate, self, s.level_metrics()
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,8 +101,12 @@ class DomainRandomisation(Curriculum):
             k_params, k_levels, k_reset = jax.random.split(key, 3)
             ids = jnp.arange(self.n_envs, dtype=jnp.int32)
             levels = jax.vmap(self.generator)(per_env_keys(k_levels, ids))
-            start = start_rollout(self.rollout_env, k_reset, levels, ids, p.initial_carry(self.n_envs))  # fmt: skip
-            learners = p.init(k_params, {t: jax.tree.map(lambda x: x[0], start.obs[t]) for t in p.teams})
+            start = start_rollout(
+                self.rollout_env, k_reset, levels, ids, p.initial_carry(self.n_envs)
+            )
+            learners = p.init(
+                k_params, {t: jax.tree.map(lambda x: x[0], start.obs[t]) for t in p.teams}
+            )
             return TrainState.create(key, learners, {"rollout": start})
         k_params, k_level = jax.random.split(key)
         obs, _ = self.env.reset(k_level, self.generator(k_level))

@@ -83,23 +83,42 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
         if self.score == "oracle_regret":
             optimal = f.need("optimal_return", f"{self.KIND}.score='oracle_regret'")(game)
         mutator = f.need("mutator", "maestro.edits")(game, self.n_edits) if self.edits else None
-        return MaestroCurriculum(players, s.n_envs, s.n_steps, self, plan, generator,
-                                 s.level_metrics(), optimal, mutator)  # fmt: skip
+        return MaestroCurriculum(
+            players, s.n_envs, s.n_steps, self, plan, generator, s.level_metrics(), optimal, mutator
+        )
 
     def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
         yield from self.coplayer_problems(run, game, self.KIND)
         if self.parallel:
-            yield Problem("maestro.parallel", True, "MAESTRO runs the sequential form (no PLR∥ blocks)")  # fmt: skip
+            yield Problem(
+                "maestro.parallel", True, "MAESTRO runs the sequential form (no PLR∥ blocks)"
+            )
         if self.mutation_criterion != "all":
-            yield Problem("maestro.mutation_criterion", self.mutation_criterion, "MAESTRO's edits mutate every replayed level (all)")  # fmt: skip
+            yield Problem(
+                "maestro.mutation_criterion",
+                self.mutation_criterion,
+                "MAESTRO's edits mutate every replayed level (all)",
+            )
         if self.score_team == "both":
-            yield Problem("maestro.score_team", "both", "levels are scored by the learners' regret against their co-player: name a learning team")  # fmt: skip
+            yield Problem(
+                "maestro.score_team",
+                "both",
+                "levels are scored by the learners' regret against their co-player: name a learning team",
+            )
         elif self.score_team and self.score_team == (self.coplayer_team or tuple(game.teams)[-1]):
-            yield Problem("maestro.score_team", self.score_team, "is the co-player team: levels are scored by the learners' regret")  # fmt: skip
+            yield Problem(
+                "maestro.score_team",
+                self.score_team,
+                "is the co-player team: levels are scored by the learners' regret",
+            )
         if isinstance(self.groups, int) and run.n_envs % self.groups == 0:
             per = run.n_envs // self.groups
             if self.buffer_size < per:
-                yield Problem("maestro.buffer_size", self.buffer_size, f"must hold a group's {per} levels (n_envs / groups)")  # fmt: skip
+                yield Problem(
+                    "maestro.buffer_size",
+                    self.buffer_size,
+                    f"must hold a group's {per} levels (n_envs / groups)",
+                )
 
 
 def _slot(bufs: B.LevelBuffer, i: jax.Array) -> B.LevelBuffer:
@@ -161,10 +180,19 @@ class MaestroCurriculum(Curriculum):
         )
 
     def _edit(
-        self, bufs: B.LevelBuffer, state: TrainState, learners: dict[str, Any], pop: Any,
-        slots: jax.Array, replay: jax.Array, idx: jax.Array, levels: Any, key: jax.Array,
-        env_ids: jax.Array, axis_name: str | None,
-    ) -> B.LevelBuffer:  # fmt: skip
+        self,
+        bufs: B.LevelBuffer,
+        state: TrainState,
+        learners: dict[str, Any],
+        pop: Any,
+        slots: jax.Array,
+        replay: jax.Array,
+        idx: jax.Array,
+        levels: Any,
+        key: jax.Array,
+        env_ids: jax.Array,
+        axis_name: str | None,
+    ) -> B.LevelBuffer:
         """ACCEL-style edits: children of every replayed level `levels (g, q, ...)` (slots
         `idx (g, q)` of their groups' co-players' buffers), played by the updated
         `learners` against the same co-players, inserted in those buffers (the children of
@@ -175,12 +203,13 @@ class MaestroCurriculum(Curriculum):
         flat = jax.tree.map(lambda x: x.reshape((g * q, *x.shape[2:])), levels)
         kids = jax.vmap(self.mutator)(jax.random.split(k_mutate, self.n_envs), flat)
         kids = jax.tree.map(lambda x: x.reshape((g, q, *x.shape[1:])), kids)
-        best_before = jax.vmap(lambda s, lv: B.stored_best(_slot(bufs, s), lv, c.duplicate_ignores))(
-            slots, kids
-        ).reshape(-1)  # fmt: skip
+        best_before = jax.vmap(
+            lambda s, lv: B.stored_best(_slot(bufs, s), lv, c.duplicate_ignores)
+        )(slots, kids).reshape(-1)
         local = jax.tree.map(lambda x: x.reshape((g * q, *x.shape[2:]))[env_ids], kids)
-        played = plan.rollout(state.replace(learner=learners), pop, slots, k_play, local,
-                              env_ids, self.n_steps)  # fmt: skip
+        played = plan.rollout(
+            state.replace(learner=learners), pop, slots, k_play, local, env_ids, self.n_steps
+        )
         optimal = None if self.optimal_return is None else jax.vmap(self.optimal_return)(local)
         scores, best = p.level_scores(c.score, played, best_before[env_ids], optimal)
         scores, best = all_gather((scores, best), axis_name)
@@ -211,7 +240,9 @@ class MaestroCurriculum(Curriculum):
 
         # 1. a co-player per group, by the regret its buffer holds; replay or new levels
         priority = buffer_priority(bufs, c.temperature)
-        slots = plan.draw(k_pick, slot_probs(pop, c.coplayer_sampling, c.latest_prob, priority=priority))  # fmt: skip
+        slots = plan.draw(
+            k_pick, slot_probs(pop, c.coplayer_sampling, c.latest_prob, priority=priority)
+        )
         warm = jax.vmap(B.fill_ratio)(bufs) >= c.min_fill
         replay = warm[slots] & (jax.random.uniform(k_coin, (g,)) < c.replay_prob)
 
@@ -250,8 +281,9 @@ class MaestroCurriculum(Curriculum):
         learning = plan.learning_masks(played, env_slot, focus)
         trains = {p.team_policy[t]: trained for t in plan.learners if t in p.team_policy}
         trains[plan.policy] = live_played
-        learners, stats = p.update(state.learner, learning.traj, learning.carry0, k_update,
-                                   axis_name, trains=trains)  # fmt: skip
+        learners, stats = p.update(
+            state.learner, learning.traj, learning.carry0, k_update, axis_name, trains=trains
+        )
 
         # 5. each buffer: rescore its replayed levels, insert the new ones played against it
         def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
@@ -264,20 +296,25 @@ class MaestroCurriculum(Curriculum):
             )
             return _put(bufs, slot, buf), None
 
-        bufs, _ = jax.lax.scan(write, bufs, (slots, replay, idx, levels, grouped(scores), grouped(best)))  # fmt: skip
+        bufs, _ = jax.lax.scan(
+            write, bufs, (slots, replay, idx, levels, grouped(scores), grouped(best))
+        )
         edited = jnp.bool_(False)
         if c.edits:  # ACCEL-style children of the replayed levels, against the same co-players
             edited = jnp.any(replay)
             bufs = jax.lax.cond(
                 edited,
-                lambda b: self._edit(b, state, learners, pop, slots, replay, idx, levels, k_edit,
-                                     env_ids, axis_name),
+                lambda b: self._edit(
+                    b, state, learners, pop, slots, replay, idx, levels, k_edit, env_ids, axis_name
+                ),
                 lambda b: b,
                 bufs,
-            )  # fmt: skip
+            )
 
         # 6. results against each co-player; a snapshot takes a copy of the live buffer
-        pop, taken = plan.after_update(pop, learners, slots, env_slot, played, live_played, axis_name)  # fmt: skip
+        pop, taken = plan.after_update(
+            pop, learners, slots, env_slot, played, live_played, axis_name
+        )
         bufs = jax.lax.cond(
             taken >= 0, lambda b: _put(b, taken, _slot(b, pop.size)), lambda b: b, bufs
         )

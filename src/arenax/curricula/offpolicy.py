@@ -128,7 +128,9 @@ class OffPolicyDR(Curriculum):
         obs = start.obs[self.team][:, 0]
         actor = self.actor.init(k_actor, obs[:1])
         keys = jax.random.split(k_critic, self.config.n_critics)
-        critic = jax.vmap(lambda k: self.critic.init(k, obs[:1], jnp.zeros((1, self.action_dim))))(keys)  # fmt: skip
+        critic = jax.vmap(lambda k: self.critic.init(k, obs[:1], jnp.zeros((1, self.action_dim))))(
+            keys
+        )
         s = ddpg_init(self.config, actor, critic)
         curriculum = {
             "rollout": start,
@@ -138,13 +140,20 @@ class OffPolicyDR(Curriculum):
             "updates": s.steps,
             "env_steps": jnp.int32(0),
         }
-        learner = {"actor": LearnerState(actor, s.actor_opt), "critic": LearnerState(critic, s.critic_opt)}  # fmt: skip
+        learner = {
+            "actor": LearnerState(actor, s.actor_opt),
+            "critic": LearnerState(critic, s.critic_opt),
+        }
         return TrainState.create(key, learner, curriculum)
 
     def state_specs(self, axis: str) -> TrainState:
         """Everything replicated (one device)."""
-        return TrainState(learner=PartitionSpec(), curriculum=PartitionSpec(),
-                          cycle=PartitionSpec(), rng=PartitionSpec())  # fmt: skip
+        return TrainState(
+            learner=PartitionSpec(),
+            curriculum=PartitionSpec(),
+            cycle=PartitionSpec(),
+            rng=PartitionSpec(),
+        )
 
     # ------------------------------------------------------------------ one cycle
     def _explore(
@@ -175,22 +184,39 @@ class OffPolicyDR(Curriculum):
         def step(carry: tuple, t: jax.Array) -> tuple[tuple, dict]:
             rc, noise = carry
             k = per_env_keys(jax.random.fold_in(k_roll, t), env_ids)
-            k_noise, k_random, k_env = jnp.moveaxis(jax.vmap(lambda x: jax.random.split(x, 3))(k), 1, 0)  # fmt: skip
+            k_noise, k_random, k_env = jnp.moveaxis(
+                jax.vmap(lambda x: jax.random.split(x, 3))(k), 1, 0
+            )
             obs = rc.obs[self.team][:, 0]
             noisy, noise = jax.vmap(self._explore)(
                 k_noise, self._actor_fn(actor_params, obs), noise
             )
-            uniform = jax.vmap(lambda kk: jax.random.uniform(kk, (self.action_dim,), jnp.float32, low, high))(k_random)  # fmt: skip
+            uniform = jax.vmap(
+                lambda kk: jax.random.uniform(kk, (self.action_dim,), jnp.float32, low, high)
+            )(k_random)
             steps_before = cur["env_steps"] + t * n
             a = jnp.where(steps_before < c.learning_starts, uniform, noisy)
-            obs2, env_state, reward, term, trunc, info = jax.vmap(env.step)(k_env, rc.env_state, {self.team: a[:, None]})  # fmt: skip
+            obs2, env_state, reward, term, trunc, info = jax.vmap(env.step)(
+                k_env, rc.env_state, {self.team: a[:, None]}
+            )
             done = term | trunc
             noise = jnp.where(done[:, None], 0.0, noise)
-            tr = {"obs": obs, "action": a, "reward": reward[self.team][:, 0],
-                  "next_obs": info["final_obs"][self.team][:, 0], "terminated": term}  # fmt: skip
+            tr = {
+                "obs": obs,
+                "action": a,
+                "reward": reward[self.team][:, 0],
+                "next_obs": info["final_obs"][self.team][:, 0],
+                "terminated": term,
+            }
             ep = info["episode"]
-            out = (tr, {"done": ep["done"], "return": ep["returns"][self.team][:, 0],
-                        "length": ep["length"].astype(jnp.float32)})  # fmt: skip
+            out = (
+                tr,
+                {
+                    "done": ep["done"],
+                    "return": ep["returns"][self.team][:, 0],
+                    "length": ep["length"].astype(jnp.float32),
+                },
+            )
             return (rc.replace(env_state=env_state, obs=obs2, first=done), noise), out
 
         (end, noise), (trans, eps) = jax.lax.scan(
@@ -201,17 +227,28 @@ class OffPolicyDR(Curriculum):
         env_steps = cur["env_steps"] + self.n_steps * n
 
         s = DDPGState(
-            actor=actor_params, critic=state.learner["critic"].params,
-            actor_target=cur["targets"]["actor"], critic_target=cur["targets"]["critic"],
-            actor_opt=state.learner["actor"].opt_state, critic_opt=state.learner["critic"].opt_state,
+            actor=actor_params,
+            critic=state.learner["critic"].params,
+            actor_target=cur["targets"]["actor"],
+            critic_target=cur["targets"]["critic"],
+            actor_opt=state.learner["actor"].opt_state,
+            critic_opt=state.learner["critic"].opt_state,
             steps=cur["updates"],
-        )  # fmt: skip
+        )
 
         def learn(s: DDPGState) -> tuple[DDPGState, dict]:
             def one(s: DDPGState, i: jax.Array) -> tuple[DDPGState, dict]:
                 kb, kn = jax.random.split(jax.random.fold_in(k_update, i))
-                return gradient_step(c, self._actor_fn, self._critic_fn, s,
-                                     buffer_sample(buf, kb, c.batch_size), kn, low, high)  # fmt: skip
+                return gradient_step(
+                    c,
+                    self._actor_fn,
+                    self._critic_fn,
+                    s,
+                    buffer_sample(buf, kb, c.batch_size),
+                    kn,
+                    low,
+                    high,
+                )
 
             s, st = jax.lax.scan(one, s, jnp.arange(self.updates_per_cycle))
             return s, {k: jnp.nanmean(v) for k, v in st.items()}
@@ -221,15 +258,26 @@ class OffPolicyDR(Curriculum):
 
         ready = env_steps >= c.learning_starts
         s, stats = jax.lax.cond(ready, learn, skip, s)
-        n_eps, means = ended_means(eps["done"], {"return": eps["return"],
-                                                 "episode_length": eps["length"]}, axis_name)  # fmt: skip
+        n_eps, means = ended_means(
+            eps["done"], {"return": eps["return"], "episode_length": eps["length"]}, axis_name
+        )
         metrics = {
-            **stats, **means, "episodes": n_eps,
+            **stats,
+            **means,
+            "episodes": n_eps,
             "env_steps": jnp.int32(self.n_steps * self.n_envs),
             "updates": jnp.where(ready, self.updates_per_cycle, 0).astype(jnp.int32),
-        }  # fmt: skip
-        learner = {"actor": LearnerState(s.actor, s.actor_opt), "critic": LearnerState(s.critic, s.critic_opt)}  # fmt: skip
-        curriculum = {"rollout": end, "buffer": buf, "noise": noise,
-                      "targets": {"actor": s.actor_target, "critic": s.critic_target},
-                      "updates": s.steps, "env_steps": env_steps}  # fmt: skip
+        }
+        learner = {
+            "actor": LearnerState(s.actor, s.actor_opt),
+            "critic": LearnerState(s.critic, s.critic_opt),
+        }
+        curriculum = {
+            "rollout": end,
+            "buffer": buf,
+            "noise": noise,
+            "targets": {"actor": s.actor_target, "critic": s.critic_target},
+            "updates": s.steps,
+            "env_steps": env_steps,
+        }
         return state.next(learner, curriculum), metrics

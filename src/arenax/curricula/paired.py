@@ -79,8 +79,17 @@ class PairedConfig:
         policy = TeacherPolicy.of(self.teacher, editor.action_space().n, editor.episode_length)
         ppo = self.teacher.ppo
         teacher = Learner(policy, ppo, total_updates=s.update_rounds * ppo.epochs * ppo.minibatches)
-        return TeacherCurriculum(s.players, editor, teacher, self.n_students, self.score,
-                                 s.n_envs, s.n_steps, self.team, s.level_metrics())  # fmt: skip
+        return TeacherCurriculum(
+            s.players,
+            editor,
+            teacher,
+            self.n_students,
+            self.score,
+            s.n_envs,
+            s.n_steps,
+            self.team,
+            s.level_metrics(),
+        )
 
     def option_prefix(self, field: str) -> str:
         """The teacher's options are `--teacher.*`."""
@@ -190,8 +199,10 @@ class TeacherCurriculum(Curriculum):
     def team_params(self, state: TrainState) -> dict[str, Any]:
         """The protagonist's parameters for the students' team, the others' own."""
         own = jax.tree.map(lambda x: x[0], state.learner[self.policy].params)
-        return {t: own if t == self.me else state.learner[p].params
-                for t, p in self.players.team_policy.items()}  # fmt: skip
+        return {
+            t: own if t == self.me else state.learner[p].params
+            for t, p in self.players.team_policy.items()
+        }
 
     def init(self, key: jax.Array) -> TrainState:
         """Fresh students (stacked, the protagonist first), other teams and teacher."""
@@ -228,9 +239,11 @@ class TeacherCurriculum(Curriculum):
         if not carry:
             return PartitionSpec()
         return TrainState(
-            learner=PartitionSpec(), curriculum=TeacherState(PartitionSpec(), carry),
-            cycle=PartitionSpec(), rng=PartitionSpec(),
-        )  # fmt: skip
+            learner=PartitionSpec(),
+            curriculum=TeacherState(PartitionSpec(), carry),
+            cycle=PartitionSpec(),
+            rng=PartitionSpec(),
+        )
 
     def generate(self, params: Any, key: jax.Array, ids: jax.Array) -> tuple[Any, Any, Any]:
         """The teacher builds one level per env `ids`: `(levels, traj, init carry)`."""
@@ -247,9 +260,15 @@ class TeacherCurriculum(Curriculum):
         carry0 = self.teacher.policy.initial_carry(n) if carry is None else carry
         start = start_rollout(env, k_reset, jnp.zeros((n,)), ids, carry0, reset_carry=carry is None)
         traj, end, _ = rollout(
-            env, self.teacher.policy, params, k_roll, start, self.editor.episode_length, ids,
+            env,
+            self.teacher.policy,
+            params,
+            k_roll,
+            start,
+            self.editor.episode_length,
+            ids,
             team="teacher",
-        )  # fmt: skip
+        )
         levels = jax.vmap(self.editor.decode)(end.env_state.inner)
         return levels, traj, carry0, end.carry
 
@@ -294,10 +313,12 @@ class TeacherCurriculum(Curriculum):
             k_reset, k_roll, k_upd = jax.random.split(k, 3)
             carry0 = s_carry if over else p.initial_carry(n)
             start = start_rollout(env, k_reset, levels, ids, carry0, reset_carry=not over)
-            trajs, end, eps = p.rollout(env, {**others, self.policy: learner_state}, k_roll,
-                                        start, self.n_steps, ids)  # fmt: skip
-            new_state, stats = self.students.update(learner_state, trajs[me], carry0[me], k_upd,
-                                                    axis_name)  # fmt: skip
+            trajs, end, eps = p.rollout(
+                env, {**others, self.policy: learner_state}, k_roll, start, self.n_steps, ids
+            )
+            new_state, stats = self.students.update(
+                learner_state, trajs[me], carry0[me], k_upd, axis_name
+            )
             returns = p.team_returns(me, trajs[me])
             return new_state, stats, returns, eps, {t: trajs[t] for t in self.others}, end.carry
 
@@ -315,9 +336,12 @@ class TeacherCurriculum(Curriculum):
                 continue
             traj0 = jax.tree.map(lambda x: x[0], o_trajs[t])
             learners[name], st = p.learners[name].update(
-                state.learner[name], traj0, start_carry[t], jax.random.fold_in(k_others, i),
+                state.learner[name],
+                traj0,
+                start_carry[t],
+                jax.random.fold_in(k_others, i),
                 axis_name,
-            )  # fmt: skip
+            )
             metrics.update({f"{p.prefix(name)}{k}": v for k, v in st.items()})
 
         # 5. regret of each level -> the reward of the teacher's last step; teacher update

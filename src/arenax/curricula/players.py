@@ -48,9 +48,14 @@ class TeamConfig:
     """The team's network: an MLP (vector observations) or the maze student (an image and
     a direction); its options are the team's own on the command line (`--agent.hidden`)."""
     ppo: PPOConfig = PPOConfig(
-        lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=4, minibatches=4,
+        lr=3e-4,
+        gamma=0.99,
+        gae_lambda=0.95,
+        ent_coef=0.01,
+        epochs=4,
+        minibatches=4,
         clip_value=False,
-    )  # fmt: skip
+    )
     """The policy's PPO hyperparameters."""
     ddpg: DDPGConfig | None = None
     """Learn with DDPG / TD3 instead of PPO (one agent, continuous actions, DR)."""
@@ -172,34 +177,48 @@ class Players:
     # ------------------------------------------------------------------ acting
     def initial_carry(self, n: int) -> dict[str, Any]:
         """Every team's recurrent state for `n` environments `(n·A_team, ...)`."""
-        return {t: self.learner(t).policy.initial_carry(n * self.env.num_agents(t))
-                for t in self.teams}  # fmt: skip
+        return {
+            t: self.learner(t).policy.initial_carry(n * self.env.num_agents(t)) for t in self.teams
+        }
 
     def init(self, key: jax.Array, obs: dict[str, Any]) -> dict[str, LearnerState]:
         """Fresh parameters of every policy, shaped by one env's `obs[team] (A, ...)`."""
         return {
-            name: learner.init(self.key_of(key, i), jax.tree.map(lambda x: x[None],
-                                                                 obs[self.teams_of(name)[0]]))
+            name: learner.init(
+                self.key_of(key, i), jax.tree.map(lambda x: x[None], obs[self.teams_of(name)[0]])
+            )
             for i, (name, learner) in enumerate(sorted(self.learners.items()))
-        }  # fmt: skip
+        }
 
     def rollout(
-        self, env: Environment, params: dict[str, Any], key: jax.Array, start: RolloutCarry,
-        n_steps: int, env_ids: jax.Array,
-    ) -> tuple[dict[str, Trajectory], RolloutCarry, dict[str, Any]]:  # fmt: skip
+        self,
+        env: Environment,
+        params: dict[str, Any],
+        key: jax.Array,
+        start: RolloutCarry,
+        n_steps: int,
+        env_ids: jax.Array,
+    ) -> tuple[dict[str, Trajectory], RolloutCarry, dict[str, Any]]:
         """`n_steps` steps of `env` (this game wrapped: auto-reset, episode statistics)
         with every team acting; `params` per policy name."""
-        boot = {t: self.bootstrap_truncation.get(t, bootstraps(self.learner(t).config, self.env))
-                for t in self.teams}  # fmt: skip
+        boot = {
+            t: self.bootstrap_truncation.get(t, bootstraps(self.learner(t).config, self.env))
+            for t in self.teams
+        }
         return team_rollout(
             env, self.policies(), self.params(params), key, start, n_steps, env_ids, boot
-        )  # fmt: skip
+        )
 
     # ------------------------------------------------------------------ learning
     def update(
-        self, states: dict[str, Any], trajs: dict[str, Trajectory], carry0: dict[str, Any],
-        key: jax.Array, axis_name: str | None, trains: dict[str, jax.Array] | None = None,
-    ) -> tuple[dict[str, Any], dict[str, jax.Array]]:  # fmt: skip
+        self,
+        states: dict[str, Any],
+        trajs: dict[str, Trajectory],
+        carry0: dict[str, Any],
+        key: jax.Array,
+        axis_name: str | None,
+        trains: dict[str, jax.Array] | None = None,
+    ) -> tuple[dict[str, Any], dict[str, jax.Array]]:
         """PPO of each learning policy on the trajectories `trajs[team] (T, N·A_team)` of
         the teams it drives (concatenated), from their initial carries `carry0`.
         `trains {policy name: () bool}` skips a policy's update where false (its state
@@ -212,8 +231,9 @@ class Players:
             carry = jax.tree.map(lambda *x: jnp.concatenate(x, axis=0), *[carry0[t] for t in teams])
             k = self.key_of(key, i)
 
-            def learn(_: None, name: str = name, traj: Any = traj, carry: Any = carry,
-                      k: jax.Array = k) -> tuple[Any, dict[str, jax.Array]]:  # fmt: skip
+            def learn(
+                _: None, name: str = name, traj: Any = traj, carry: Any = carry, k: jax.Array = k
+            ) -> tuple[Any, dict[str, jax.Array]]:
                 return self.learners[name].update(states[name], traj, carry, k, axis_name)
 
             if trains is None or name not in trains:
@@ -238,8 +258,9 @@ class Players:
             return episode_metrics(one, axis_name)
         return team_episode_metrics(episodes, axis_name)
 
-    def agent_steps(self, trajs: dict[str, Trajectory], n_envs: int, n_steps: int,
-                    axis_name: str | None) -> dict[str, jax.Array]:  # fmt: skip
+    def agent_steps(
+        self, trajs: dict[str, Trajectory], n_envs: int, n_steps: int, axis_name: str | None
+    ) -> dict[str, jax.Array]:
         """Many-agent step counts of a rollout: `agent_steps` (agents in the game, step by
         step) and `agent_slot_steps` (every agent slot); none for a one-team game."""
         if not self.several:
@@ -257,14 +278,18 @@ class Players:
         out = {}
         for t, tr in trajs.items():
             c = self.learner(t).config
-            out[t], _ = gae(tr.reward, tr.value, tr.next_value, tr.terminated, tr.done,
-                            c.gamma, c.gae_lambda)  # fmt: skip
+            out[t], _ = gae(
+                tr.reward, tr.value, tr.next_value, tr.terminated, tr.done, c.gamma, c.gae_lambda
+            )
         return out
 
     def level_scores(
-        self, kind: str, played: Played, max_returns: jax.Array,
+        self,
+        kind: str,
+        played: Played,
+        max_returns: jax.Array,
         optimal: jax.Array | None = None,
-    ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
+    ) -> tuple[jax.Array, jax.Array]:
         """Each level's `(score, best return)`, `(n,)` each: the mean over the scoring
         team's agents of their regret estimates and the best of their best returns; with
         `score_team="both"`, the mean of the teams' finite scores."""
@@ -273,8 +298,14 @@ class Players:
             return finite_mean(jnp.stack([s for s, _ in per]), 0, -jnp.inf), per[0][1]
         return self._team_scores(kind, self.scorer, played, max_returns, optimal)
 
-    def _team_scores(self, kind: str, team: str, played: Played, max_returns: jax.Array,
-                     optimal: jax.Array | None) -> tuple[jax.Array, jax.Array]:  # fmt: skip
+    def _team_scores(
+        self,
+        kind: str,
+        team: str,
+        played: Played,
+        max_returns: jax.Array,
+        optimal: jax.Array | None,
+    ) -> tuple[jax.Array, jax.Array]:
         """One team's per-level `(score, best return)`. The level's best return is one
         figure for all its agents (the stored best and the best any agent reached in this
         rollout), so MaxMC scores every agent, and a new level as a replayed one, against
@@ -284,9 +315,15 @@ class Players:
         _, agent_best = episode_returns(tr.reward, tr.done, tr.mask)
         best = jnp.maximum(max_returns, jnp.max(agent_best.reshape(n, a), axis=1))
         scores, _ = level_scores(
-            kind, tr.reward, tr.value, played.advantages[team], tr.done,
-            jnp.repeat(best, a), None if optimal is None else jnp.repeat(optimal, a), tr.mask,
-        )  # fmt: skip
+            kind,
+            tr.reward,
+            tr.value,
+            played.advantages[team],
+            tr.done,
+            jnp.repeat(best, a),
+            None if optimal is None else jnp.repeat(optimal, a),
+            tr.mask,
+        )
         return finite_mean(scores.reshape(n, a), 1, -jnp.inf), best
 
     def team_returns(self, team: str, traj: Trajectory) -> tuple[jax.Array, jax.Array]:

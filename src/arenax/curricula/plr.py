@@ -116,22 +116,43 @@ class PLRConfig:
         """Level blocks rolled out side by side per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
         return 1 if not self.parallel else (3 if self.accel else 2)
 
-    def sample_slots(self, buf: B.LevelBuffer, key: jax.Array, n: int) -> tuple[B.LevelBuffer, jax.Array]:  # fmt: skip
+    def sample_slots(
+        self, buf: B.LevelBuffer, key: jax.Array, n: int
+    ) -> tuple[B.LevelBuffer, jax.Array]:
         """`n` replay slots of `buf` by these options (`sampling`); stamps them as seen."""
         if self.sampling == "one_at_a_time":
-            return B.sample_one_at_a_time(buf, key, n, self.staleness_coef, self.temperature,
-                                          self.prioritization, self.topk)  # fmt: skip
-        probs = B.replay_probs(buf, self.staleness_coef, self.temperature, self.prioritization, self.topk)  # fmt: skip
+            return B.sample_one_at_a_time(
+                buf, key, n, self.staleness_coef, self.temperature, self.prioritization, self.topk
+            )
+        probs = B.replay_probs(
+            buf, self.staleness_coef, self.temperature, self.prioritization, self.topk
+        )
         return B.sample(buf, key, n, probs)
 
-    def insert_levels(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array,
-                      mutations: jax.Array | None = None, parents: jax.Array | None = None) -> B.LevelBuffer:  # fmt: skip
+    def insert_levels(
+        self,
+        buf: B.LevelBuffer,
+        levels: Any,
+        scores: jax.Array,
+        best: jax.Array,
+        mutations: jax.Array | None = None,
+        parents: jax.Array | None = None,
+    ) -> B.LevelBuffer:
         """`buf` with `levels` inserted by these options (staleness, duplicates)."""
         buf, _ = B.insert(
-            buf, levels, scores, best, self.staleness_coef, self.temperature, self.prioritization,
-            self.topk, mutations, parents, inherit_staleness=self.inserted_staleness == "inherit",
+            buf,
+            levels,
+            scores,
+            best,
+            self.staleness_coef,
+            self.temperature,
+            self.prioritization,
+            self.topk,
+            mutations,
+            parents,
+            inherit_staleness=self.inserted_staleness == "inherit",
             ignore=self.duplicate_ignores,
-        )  # fmt: skip
+        )
         return buf
 
     def curriculum(self, s: Setup) -> ReplayCurriculum:
@@ -146,8 +167,9 @@ class PLRConfig:
         optimal = None
         if self.score == "oracle_regret":
             optimal = f.need("optimal_return", f"{self.KIND}.score='oracle_regret'")(game)
-        return ReplayCurriculum(s.players, s.n_envs, s.n_steps, self, generator, mutator,
-                                s.level_metrics(), optimal)  # fmt: skip
+        return ReplayCurriculum(
+            s.players, s.n_envs, s.n_steps, self, generator, mutator, s.level_metrics(), optimal
+        )
 
     def problems(self) -> Iterator[Problem]:
         ints = isinstance(self.topk, int) and isinstance(self.buffer_size, int)
@@ -156,7 +178,11 @@ class PLRConfig:
                 "topk", self.topk, f"must be <= {self.KIND}.buffer_size={self.buffer_size}"
             )
         if self.score_team == "both" and self.score == "max_mc":
-            yield Problem("score_team", self.score_team, "both teams' scores combine for pvl and l1_vl (MaxMC keeps one best return per level)")  # fmt: skip
+            yield Problem(
+                "score_team",
+                self.score_team,
+                "both teams' scores combine for pvl and l1_vl (MaxMC keeps one best return per level)",
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -303,8 +329,15 @@ class ReplayCurriculum(Curriculum):
             optimal = jax.vmap(self.optimal_return)(levels)
         return self.players.level_scores(self.config.score, played, max_returns, optimal)
 
-    def _insert(self, buf: B.LevelBuffer, levels: Any, scores: jax.Array, best: jax.Array,
-                mutations: jax.Array | None = None, parents: jax.Array | None = None) -> Any:  # fmt: skip
+    def _insert(
+        self,
+        buf: B.LevelBuffer,
+        levels: Any,
+        scores: jax.Array,
+        best: jax.Array,
+        mutations: jax.Array | None = None,
+        parents: jax.Array | None = None,
+    ) -> Any:
         return self.config.insert_levels(buf, levels, scores, best, mutations, parents)
 
     @property
@@ -333,16 +366,24 @@ class ReplayCurriculum(Curriculum):
             {t: layout.part(x, name, 0, a[t]) for t, x in played.carry0.items()},
             {t: layout.part(x, name, 1, a[t]) for t, x in played.advantages.items()},
             layout.part(played.episodes, name, axis=1),
-        )  # fmt: skip
+        )
 
     def _train(
         self, states: dict[str, Any], played: Played, key: jax.Array, axis_name: str | None
     ) -> tuple[dict[str, Any], dict[str, jax.Array]]:
         return self.players.update(states, played.traj, played.carry0, key, axis_name)
 
-    def _metrics(self, buf: B.LevelBuffer, episodes: dict, stats: dict, levels_local: Any,
-                 replay: jax.Array, updated: jax.Array, env_steps: jax.Array,
-                 axis_name: str | None) -> dict:  # fmt: skip
+    def _metrics(
+        self,
+        buf: B.LevelBuffer,
+        episodes: dict,
+        stats: dict,
+        levels_local: Any,
+        replay: jax.Array,
+        updated: jax.Array,
+        env_steps: jax.Array,
+        axis_name: str | None,
+    ) -> dict:
         return {
             **self.players.episode_metrics(episodes, axis_name),
             **stats,
@@ -359,9 +400,15 @@ class ReplayCurriculum(Curriculum):
         }
 
     def _update_buffer(
-        self, buf: B.LevelBuffer, blocks: dict[str, Any], idx: jax.Array, parent: jax.Array,
-        scores: dict[str, jax.Array], best: dict[str, jax.Array], replayed: jax.Array,
-    ) -> tuple[B.LevelBuffer, jax.Array]:  # fmt: skip
+        self,
+        buf: B.LevelBuffer,
+        blocks: dict[str, Any],
+        idx: jax.Array,
+        parent: jax.Array,
+        scores: dict[str, jax.Array],
+        best: dict[str, jax.Array],
+        replayed: jax.Array,
+    ) -> tuple[B.LevelBuffer, jax.Array]:
         """A parallel cycle's buffer update: insert the new levels; rescore the replayed
         slots `idx` — except a slot a new level has just taken, which keeps the new level's
         own score and best return (`taken_slot="keep_new"`) or goes back to the replayed
@@ -391,8 +438,9 @@ class ReplayCurriculum(Curriculum):
                 mutated, self._per_mutation, 0
             )
             parents = jnp.where(replayed, idx[parent], -1)
-            buf = self._insert(buf, blocks["children"], scores["children"], best["children"],
-                               mutations, parents)  # fmt: skip
+            buf = self._insert(
+                buf, blocks["children"], scores["children"], best["children"], mutations, parents
+            )
         return buf, jnp.where(replayed, jnp.mean(taken.astype(jnp.float32)), 0.0)
 
     # ------------------------------------------------------------------ cycles
@@ -447,7 +495,15 @@ class ReplayCurriculum(Curriculum):
                 self._score(played, local, self._best_before(buf, local)), axis_name
             )
             b = self._insert(buf, levels, scores, best)
-            return trained, b, played.episodes, stats, local, jnp.bool_(not c.robust), jnp.int32(n * t)  # fmt: skip
+            return (
+                trained,
+                b,
+                played.episodes,
+                stats,
+                local,
+                jnp.bool_(not c.robust),
+                jnp.int32(n * t),
+            )
 
         student, buf, episodes, stats, local, updated, steps = jax.lax.cond(
             replay, replay_cycle, new_cycle, None
@@ -502,8 +558,16 @@ class ReplayCurriculum(Curriculum):
         buf, taken = self._update_buffer(buf, blocks, idx, parent, scores, best, replay)
 
         steps = jnp.int32(len(layout.names) * n * self.n_steps)
-        metrics = self._metrics(buf, replay_part.episodes, stats, layout.part(local, "replay"),
-                                replay, train, steps, axis_name)  # fmt: skip
+        metrics = self._metrics(
+            buf,
+            replay_part.episodes,
+            stats,
+            layout.part(local, "replay"),
+            replay,
+            train,
+            steps,
+            axis_name,
+        )
         metrics["buffer/replayed_taken"] = taken
         # the episodes of every block (new, replayed, children): the reference's training log
         every = self.players.episode_metrics(played.episodes, axis_name)

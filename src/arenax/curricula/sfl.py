@@ -58,13 +58,25 @@ class SFLConfig:
         `team_success`)."""
         players, family = s.players, s.family
         success = functools.partial(family.success, players.env, players.scorer)
-        return SFLCurriculum(players, s.n_envs, s.n_steps, self, s.game.generate, success,
-                             s.level_metrics(), s.n_devices)  # fmt: skip
+        return SFLCurriculum(
+            players,
+            s.n_envs,
+            s.n_steps,
+            self,
+            s.game.generate,
+            success,
+            s.level_metrics(),
+            s.n_devices,
+        )
 
     def problems(self) -> Iterator[Problem]:
         ints = isinstance(self.buffer_size, int) and isinstance(self.sample_levels, int)
         if ints and self.buffer_size > self.sample_levels:
-            yield Problem("buffer_size", self.buffer_size, f"must be <= sfl.sample_levels={self.sample_levels} (the kept levels are sampled ones)")  # fmt: skip
+            yield Problem(
+                "buffer_size",
+                self.buffer_size,
+                f"must be <= sfl.sample_levels={self.sample_levels} (the kept levels are sampled ones)",
+            )
 
     buffer_size: Annotated[int, POSITIVE] = 100
     """Levels kept: those of highest learnability p (1 − p)."""
@@ -233,9 +245,11 @@ class SFLCurriculum(Curriculum):
         states = state.learner
         refresh = state.cycle % c.refresh_every == 0
         buf = jax.lax.cond(
-            refresh, lambda b: self._refresh(states, k_refresh, axis_name), lambda b: b,
+            refresh,
+            lambda b: self._refresh(states, k_refresh, axis_name),
+            lambda b: b,
             state.curriculum,
-        )  # fmt: skip
+        )
         picked = _take(buf.levels, jax.random.randint(k_pick, (self.n_buffer,), 0, c.buffer_size))
         fresh = jax.vmap(self.generator)(jax.random.split(k_fresh, self.n_envs - self.n_buffer))
         levels = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), picked, fresh)

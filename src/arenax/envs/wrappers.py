@@ -267,7 +267,9 @@ class Scripted(Wrapper):
     def __post_init__(self) -> None:
         unknown = sorted(set(self.scripted) - set(self.env.teams))
         if unknown:
-            raise ValueError(f"scripted teams {unknown}: the game's teams are {', '.join(self.env.teams)}")  # fmt: skip
+            raise ValueError(
+                f"scripted teams {unknown}: the game's teams are {', '.join(self.env.teams)}"
+            )
         if not self.teams:
             raise ValueError("every team is scripted: no team would act by a policy")
         if self.act is None:

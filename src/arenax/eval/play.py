@@ -31,10 +31,25 @@ from arenax.envs.maze.env import Actions
 from arenax.envs.maze.level import DIR_CHARS
 
 EPISODE_FORMAT = "arenax-maze-episode-1"
-KEY_ACTIONS = {"up": Actions.FORWARD, "left": Actions.LEFT, "right": Actions.RIGHT,
-               "space": Actions.DONE}  # fmt: skip
-ESCAPES = {"\x1b[A": "up", "\x1b[D": "left", "\x1b[C": "right", "\x1b[B": "down", " ": "space",
-           "w": "up", "a": "left", "d": "right", "q": "q", "\x03": "q", "\x04": "q"}  # fmt: skip
+KEY_ACTIONS = {
+    "up": Actions.FORWARD,
+    "left": Actions.LEFT,
+    "right": Actions.RIGHT,
+    "space": Actions.DONE,
+}
+ESCAPES = {
+    "\x1b[A": "up",
+    "\x1b[D": "left",
+    "\x1b[C": "right",
+    "\x1b[B": "down",
+    " ": "space",
+    "w": "up",
+    "a": "left",
+    "d": "right",
+    "q": "q",
+    "\x03": "q",
+    "\x04": "q",
+}
 HELP = "↑/w forward   ←/a →/d turn   space wait   q quit"
 
 
@@ -102,14 +117,22 @@ def terminal_keys() -> Iterator[str]:
 def env_for(level: MazeLevel, max_steps: int | None = None, view_size: int = 5) -> MazeEnv:
     """A maze env of the level's size (time limit: `max_steps` or `2 (H+2)(W+2)`)."""
     h, w = level.height, level.width
-    return MazeEnv(height=h, width=w, view_size=view_size, n_walls=0,
-                   max_steps=max_steps or 2 * (h + 2) * (w + 2))  # fmt: skip
+    return MazeEnv(
+        height=h,
+        width=w,
+        view_size=view_size,
+        n_walls=0,
+        max_steps=max_steps or 2 * (h + 2) * (w + 2),
+    )
 
 
 def play(
-    env: MazeEnv, level: MazeLevel, keys: Iterable[str], show: Callable[[str], None],
+    env: MazeEnv,
+    level: MazeLevel,
+    keys: Iterable[str],
+    show: Callable[[str], None],
     record: Path | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Play `level` with the key names `keys` until the episode ends, `q` or the keys
     run out; `show` receives every screen. Returns `{"actions", "return", "steps",
     "solved", "ended"}` and writes the episode to `record` when given."""
@@ -132,8 +155,13 @@ def play(
         show(frame(env, state, ret, status))
         if ended:
             break
-    out = {"actions": actions, "return": ret, "steps": len(actions), "solved": solved,
-           "ended": ended}  # fmt: skip
+    out = {
+        "actions": actions,
+        "return": ret,
+        "steps": len(actions),
+        "solved": solved,
+        "ended": ended,
+    }
     if record is not None:
         save_episode(record, env, level, actions)
     return out
@@ -143,8 +171,13 @@ def save_episode(path: Path, env: MazeEnv, level: MazeLevel, actions: list[int])
     """Write an episode file (level, sizes, actions)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"format": EPISODE_FORMAT, "level": json.loads(level.to_json()),
-            "max_steps": env.max_steps, "view_size": env.view_size, "actions": actions}  # fmt: skip
+    data = {
+        "format": EPISODE_FORMAT,
+        "level": json.loads(level.to_json()),
+        "max_steps": env.max_steps,
+        "view_size": env.view_size,
+        "actions": actions,
+    }
     path.write_text(json.dumps(data))
     return path
 
@@ -195,5 +228,9 @@ def replay(
 
 def state_level(state: Any) -> MazeLevel:
     """The level drawn at a state (the agent where it stands now)."""
-    return MazeLevel(walls=state.walls, goal_pos=state.goal_pos, agent_pos=state.agent_pos,
-                     agent_dir=state.agent_dir)  # fmt: skip
+    return MazeLevel(
+        walls=state.walls,
+        goal_pos=state.goal_pos,
+        agent_pos=state.agent_pos,
+        agent_dir=state.agent_dir,
+    )

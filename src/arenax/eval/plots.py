@@ -14,20 +14,46 @@ import numpy as np
 
 PANELS = (
     ("returns", "training episodes", (("return", "mean return"), ("solved", "solved rate"))),
-    ("losses", "PPO", (("value_loss", "value loss"), ("pg_loss", "policy loss"),
-                       ("entropy", "entropy"), ("approx_kl", "approx. KL"))),
-    ("levels", "training levels", (("level/walls", "walls"),
-                                   ("level/shortest_path", "shortest path"),
-                                   ("level/solvable", "solvable"))),
-    ("teams", "Tag episodes", (("return/tagger", "tagger return"),
-                               ("return/runner", "runner return"),
-                               ("tagged", "runners tagged / episode"),
-                               ("episode_length", "episode length"))),
-    ("buffer", "level buffer", (("buffer/weighted_score", "replay-weighted score"),
-                                ("buffer/weighted_age", "replay-weighted age"),
-                                ("buffer/weighted_mutations", "replay-weighted edits"),
-                                ("buffer/fill", "fill ratio"))),
-)  # fmt: skip
+    (
+        "losses",
+        "PPO",
+        (
+            ("value_loss", "value loss"),
+            ("pg_loss", "policy loss"),
+            ("entropy", "entropy"),
+            ("approx_kl", "approx. KL"),
+        ),
+    ),
+    (
+        "levels",
+        "training levels",
+        (
+            ("level/walls", "walls"),
+            ("level/shortest_path", "shortest path"),
+            ("level/solvable", "solvable"),
+        ),
+    ),
+    (
+        "teams",
+        "Tag episodes",
+        (
+            ("return/tagger", "tagger return"),
+            ("return/runner", "runner return"),
+            ("tagged", "runners tagged / episode"),
+            ("episode_length", "episode length"),
+        ),
+    ),
+    (
+        "buffer",
+        "level buffer",
+        (
+            ("buffer/weighted_score", "replay-weighted score"),
+            ("buffer/weighted_age", "replay-weighted age"),
+            ("buffer/weighted_mutations", "replay-weighted edits"),
+            ("buffer/fill", "fill ratio"),
+        ),
+    ),
+)
 ONLY_WITH = {"teams": "tagged"}
 """Panels drawn only when the run logs this column."""
 
@@ -181,8 +207,9 @@ def _plot_seed_evals(plt: Any, run_dir: Path, seeds: list[Path], out_dir: Path) 
         x = steps if x is None or len(steps) < len(x) else x
     assert x is not None
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    for ax, (k, lab) in zip(axes, (("solved", "held-out solved rate"), ("ret", "held-out return")),
-                            strict=True):  # fmt: skip
+    for ax, (k, lab) in zip(
+        axes, (("solved", "held-out solved rate"), ("ret", "held-out return")), strict=True
+    ):
         mean, lo, hi = band(np.stack([c[: len(x)] for c in curves[k]]))
         ax.fill_between(x, lo, hi, alpha=0.25, color="C0", lw=0)
         ax.plot(

@@ -65,9 +65,13 @@ def load_coplayers(
     for run in runs:
         name = Path(run).name
         if name in out or name in taken:
-            raise ConfigError(f"coplayers: {name!r} names two drivers; give the runs distinct folder names")  # fmt: skip
+            raise ConfigError(
+                f"coplayers: {name!r} names two drivers; give the runs distinct folder names"
+            )
         if len(game.teams) < 2:
-            raise ConfigError(f"coplayers: {str(run)!r}: the evaluated game has one team, no co-players")  # fmt: skip
+            raise ConfigError(
+                f"coplayers: {str(run)!r}: the evaluated game has one team, no co-players"
+            )
         _, algo, policies, params, _ = load_players(Path(run))
         other = whole_game(algo.env)
         for team in game.teams:
@@ -76,7 +80,9 @@ def load_coplayers(
                 for f in ("observation_space", "action_space", "num_agents")
             )
             if not same:
-                raise ConfigError(f"coplayers: {str(run)!r} plays another game (its {team!r} team differs in teams, spaces or size)")  # fmt: skip
+                raise ConfigError(
+                    f"coplayers: {str(run)!r} plays another game (its {team!r} team differs in teams, spaces or size)"
+                )
         out[name] = (policies, params)
     return out
 
@@ -88,7 +94,9 @@ def population_snapshots(run_dir: Path, checkpoint: int | None = None) -> tuple[
     cfg, state, _ = load_run(Path(run_dir), checkpoint)
     own = state.curriculum.get("population") if isinstance(state.curriculum, dict) else None
     if own is None:
-        raise ConfigError(f"snapshots: {str(run_dir)!r}: curriculum {cfg.curriculum.KIND!r} keeps no population of co-players (population, maestro)")  # fmt: skip
+        raise ConfigError(
+            f"snapshots: {str(run_dir)!r}: curriculum {cfg.curriculum.KIND!r} keeps no population of co-players (population, maestro)"
+        )
     from arenax.train.build import make_curriculum
 
     algo = make_curriculum(cfg)
@@ -143,10 +151,23 @@ def evaluate_run(
     others = load_coplayers(game, coplayers, tuple(opponents))
     own, sides = population_snapshots(run_dir, checkpoint) if snapshots else ({}, {})
     request = Evaluation(
-        game, policies, params, algo.env.generate, suite, episodes, greedy,
-        jax.random.key(seed), gif_dir, tuple(opponents), {**others, **own}, sides,
-        cvar_alpha, cvar_levels, cvar_episodes, cvar_solvable,
-    )  # fmt: skip
+        game,
+        policies,
+        params,
+        algo.env.generate,
+        suite,
+        episodes,
+        greedy,
+        jax.random.key(seed),
+        gif_dir,
+        tuple(opponents),
+        {**others, **own},
+        sides,
+        cvar_alpha,
+        cvar_levels,
+        cvar_episodes,
+        cvar_solvable,
+    )
     report = cfg.family.run_evaluation(request)
     report.cycle = cycle
     report.table.title = f"{Path(run_dir).name} @ cycle {cycle}: {report.table.title}"
@@ -175,8 +196,15 @@ def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int
         B.replay_probs(buf, q.staleness_coef, q.temperature, q.prioritization, q.topk)
     )
     order = [int(i) for i in np.argsort(-probs, kind="stable") if buf.filled[i]]
-    ranked = [(jax.tree.map(lambda a, i=i: a[i], buf.levels), float(probs[i]),
-               float(buf.scores[i]), int(buf.mutations[i])) for i in order]  # fmt: skip
+    ranked = [
+        (
+            jax.tree.map(lambda a, i=i: a[i], buf.levels),
+            float(probs[i]),
+            float(buf.scores[i]),
+            int(buf.mutations[i]),
+        )
+        for i in order
+    ]
     if not ranked:
         raise ValueError(f"{run_dir}: the level buffer is empty at cycle {cycle}")
     return cfg, ranked, cycle
@@ -211,17 +239,22 @@ def buffer_gallery(
     replay probability, score and mutation count. Returns `(path, levels drawn)`."""
     cfg, ranked, _ = ranked_buffer(run_dir)
     env = cfg.game()
-    images, _ = level_pictures(cfg.family, env, [lv for lv, _, _, _ in ranked[:n]],
-                               _picture_px(cfg, env, tile))  # fmt: skip
+    images, _ = level_pictures(
+        cfg.family, env, [lv for lv, _, _, _ in ranked[:n]], _picture_px(cfg, env, tile)
+    )
     captions = [f"P={p:.3f} s={sc:.2f} m={m}" for _, p, sc, m in ranked[:n]]
     sheet = pictures.gallery(images, captions, columns=columns)
     return pictures.save_png(sheet, out or Path(run_dir) / "buffer.png"), len(images)
 
 
 def teacher_gallery(
-    run_dir: Path, n: int = 16, out: Path | None = None, columns: int = 4, tile: int = 16,
+    run_dir: Path,
+    n: int = 16,
+    out: Path | None = None,
+    columns: int = 4,
+    tile: int = 16,
     seed: int = 0,
-) -> tuple[Path, int]:  # fmt: skip
+) -> tuple[Path, int]:
     """PNG of `n` levels the run's current teacher builds (PAIRED-family runs), captioned
     by the family. Returns `(path, levels drawn)`."""
     from arenax.curricula import PairedConfig
@@ -244,10 +277,17 @@ def teacher_gallery(
 
 
 def episode_frames(
-    env: Any, frame: Any, policies: dict[str, Any], params: dict[str, Any], key: jax.Array,
-    scripted: Any = None, greedy: bool = False, px: int = 320, max_frames: int = 200,
+    env: Any,
+    frame: Any,
+    policies: dict[str, Any],
+    params: dict[str, Any],
+    key: jax.Array,
+    scripted: Any = None,
+    greedy: bool = False,
+    px: int = 320,
+    max_frames: int = 200,
     level: Any = None,
-) -> list[np.ndarray]:  # fmt: skip
+) -> list[np.ndarray]:
     """Frames of one episode of `env` from `level` (default: a generated one), each team
     driven by its policy (recurrent states kept) or, without one, by `scripted(env, state,
     team)` (`None`: uniformly random actions); long episodes are subsampled to at most
@@ -265,9 +305,10 @@ def episode_frames(
             if team not in policies:
                 n = env.num_agents(team)
                 action[team] = (
-                    env.action_space(team).sample(kk, (n,)) if scripted is None
+                    env.action_space(team).sample(kk, (n,))
+                    if scripted is None
                     else scripted(env, state, team)
-                )  # fmt: skip
+                )
                 continue
             pol = policies[team]
             o = jax.tree.map(lambda x: x[None], obs[team])
@@ -296,7 +337,8 @@ def run_episode_gif(
     if family.frame is None:
         raise ValueError(f"{run_dir}: family {family.name!r} has no frames to draw")
     env = whole_game(algo.env)
-    frames = episode_frames(env, family.frame, policies, params, jax.random.key(seed),
-                            family.scripted, greedy, px)  # fmt: skip
+    frames = episode_frames(
+        env, family.frame, policies, params, jax.random.key(seed), family.scripted, greedy, px
+    )
     path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif", fps=12)
     return path, len(frames)

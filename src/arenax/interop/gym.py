@@ -180,9 +180,13 @@ class ArenaxVectorEnv(VectorEnv):
     """
 
     def __init__(
-        self, env: Environment, levels: LevelSource, n_envs: int, seed: int = 0,
+        self,
+        env: Environment,
+        levels: LevelSource,
+        n_envs: int,
+        seed: int = 0,
         autoreset_mode: Any = "next_step",
-    ) -> None:  # fmt: skip
+    ) -> None:
         _require_gymnasium()
         if n_envs < 1:
             raise ValueError(f"n_envs={n_envs}: must be >= 1")
@@ -294,9 +298,12 @@ class ArenaxGymEnv(gym.Env if gym is not None else object):
 
 
 def to_gymnasium(
-    env: Environment, levels: LevelSource, n_envs: int, seed: int = 0,
+    env: Environment,
+    levels: LevelSource,
+    n_envs: int,
+    seed: int = 0,
     autoreset_mode: Any = "next_step",
-) -> ArenaxVectorEnv:  # fmt: skip
+) -> ArenaxVectorEnv:
     """`n_envs` copies of `env` (one team of one agent) as a Gymnasium `VectorEnv`;
     every episode starts on a level from `levels` (a generator `key -> level` or a
     list / dict of levels); `autoreset_mode`: `"next_step"` (Gymnasium's default) or

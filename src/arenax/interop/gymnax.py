@@ -88,7 +88,9 @@ class GymnaxFamily(Environment):
         fields = {f.name for f in dataclasses.fields(params)}
         for name, low, high in self.ranges:
             if name not in fields:
-                raise ValueError(f"{self.env_id}: no env param {name!r}; params: {', '.join(sorted(fields))}")  # fmt: skip
+                raise ValueError(
+                    f"{self.env_id}: no env param {name!r}; params: {', '.join(sorted(fields))}"
+                )
             if not low <= high:
                 raise ValueError(f"range of {name!r}: low={low} > high={high}")
         if not self.ranges:
@@ -107,8 +109,12 @@ class GymnaxFamily(Environment):
     def observation_space(self, team: str = "agent") -> spaces.Box:
         env, params = _gymnax(self.env_id)
         space = env.observation_space(params)
-        return spaces.Box(float(np.min(space.low)), float(np.max(space.high)),
-                          (int(np.prod(space.shape)),), jnp.float32)  # fmt: skip
+        return spaces.Box(
+            float(np.min(space.low)),
+            float(np.max(space.high)),
+            (int(np.prod(space.shape)),),
+            jnp.float32,
+        )
 
     def action_space(self, team: str = "agent") -> Any:
         env, params = _gymnax(self.env_id)
@@ -130,10 +136,12 @@ class GymnaxFamily(Environment):
 
     def generate(self, key: jax.Array) -> Any:
         keys = jax.random.split(key, len(self.ranges))
-        return self._with({
-            name: jax.random.uniform(k, (), jnp.float32, low, high)
-            for k, (name, low, high) in zip(keys, self.ranges, strict=True)
-        })  # fmt: skip
+        return self._with(
+            {
+                name: jax.random.uniform(k, (), jnp.float32, low, high)
+                for k, (name, low, high) in zip(keys, self.ranges, strict=True)
+            }
+        )
 
     def mutate(self, key: jax.Array, level: Any, n_edits: int = 1) -> Any:
         lows = jnp.asarray([lo for _, lo, _ in self.ranges], jnp.float32)
@@ -186,5 +194,7 @@ class GymnaxFamily(Environment):
 
 def cartpole_derive(params: Any) -> Any:
     """CartPole's derived params from its masses and pole length."""
-    return params.replace(total_mass=params.masscart + params.masspole,
-                          polemass_length=params.masspole * params.length)  # fmt: skip
+    return params.replace(
+        total_mass=params.masscart + params.masspole,
+        polemass_length=params.masspole * params.length,
+    )

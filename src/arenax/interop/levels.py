@@ -137,9 +137,10 @@ def checked_actions(actions: Any, space: Any, batch: tuple[int, ...], what: str)
         i = _first_bad(wrong, batch)
         value = a[i] if i else a
         kind = (
-            f"Discrete({space.n}) (0..{space.n - 1})" if isinstance(space, spaces.Discrete)
+            f"Discrete({space.n}) (0..{space.n - 1})"
+            if isinstance(space, spaces.Discrete)
             else f"MultiDiscrete({list(space.nvec)})"
-        )  # fmt: skip
+        )
         raise ValueError(
             f"actions: {_name(what, i)} has action {np.asarray(value).tolist()}, outside {kind}"
         )

@@ -156,8 +156,13 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         truncations = {a: cut for a in live}
         self.agents = [a for a in live if not (terminations[a] or truncations[a])]
         rewards = {a: float(r) for a, r in self._per_agent(reward, live).items()}
-        return (self._per_agent(obs, live), rewards, terminations, truncations,
-                {a: {} for a in live})  # fmt: skip
+        return (
+            self._per_agent(obs, live),
+            rewards,
+            terminations,
+            truncations,
+            {a: {} for a in live},
+        )
 
 
 def to_pettingzoo(env: Environment, levels: LevelSource, seed: int = 0) -> ArenaxParallelEnv:

@@ -127,9 +127,12 @@ class MLPPolicy(MLPConfig):
     @property
     def net(self) -> MLPNet:
         gaussian_param = isinstance(self.dist, DiagGaussian) and self.log_std == "parameter"
-        return MLPNet(n_logits=self.n_logits, hidden=tuple(self.hidden),
-                      log_std_dim=self.dist.dim if gaussian_param else 0,
-                      shared_trunk=self.shared_trunk)  # fmt: skip
+        return MLPNet(
+            n_logits=self.n_logits,
+            hidden=tuple(self.hidden),
+            log_std_dim=self.dist.dim if gaussian_param else 0,
+            shared_trunk=self.shared_trunk,
+        )
 
     def _inputs(self, obs: Any) -> tuple[jax.Array, jax.Array | None]:
         """`(actor input, critic input or None)`: a centralised critic's observations are

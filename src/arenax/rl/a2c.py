@@ -179,9 +179,16 @@ class A2CLearner(Learner):
         def loss_fn(p: Any) -> tuple[jax.Array, Any]:
             _, logits, value = self.policy.apply(p, traj.obs, traj.first, init_carry)
             return a2c_loss(
-                logits, value, traj.action, returns, traj.mask, c, count, self.policy.dist,
+                logits,
+                value,
+                traj.action,
+                returns,
+                traj.mask,
+                c,
+                count,
+                self.policy.dist,
                 axis_name,
-            )  # fmt: skip
+            )
 
         grads, stats = jax.grad(loss_fn, has_aux=True)(state.params)
         grads, stats = psum(grads, axis_name), psum(stats, axis_name)

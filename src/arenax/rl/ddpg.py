@@ -76,7 +76,9 @@ class DDPGConfig:
 
     def problems(self) -> Any:
         if self.batch_size > self.buffer_size:
-            yield Problem("batch_size", self.batch_size, f"must be <= buffer_size={self.buffer_size}")  # fmt: skip
+            yield Problem(
+                "batch_size", self.batch_size, f"must be <= buffer_size={self.buffer_size}"
+            )
         if any(h <= 0 for h in self.hidden):
             yield Problem("hidden", self.hidden, "must be positive integers")
 
@@ -120,10 +122,14 @@ def buffer_create(capacity: int, obs_dim: int, action_dim: int) -> ReplayBuffer:
     """An empty buffer."""
     z = jnp.zeros
     return ReplayBuffer(
-        obs=z((capacity, obs_dim), jnp.float32), action=z((capacity, action_dim), jnp.float32),
-        reward=z((capacity,), jnp.float32), next_obs=z((capacity, obs_dim), jnp.float32),
-        terminated=z((capacity,), jnp.bool_), pos=jnp.int32(0), size=jnp.int32(0),
-    )  # fmt: skip
+        obs=z((capacity, obs_dim), jnp.float32),
+        action=z((capacity, action_dim), jnp.float32),
+        reward=z((capacity,), jnp.float32),
+        next_obs=z((capacity, obs_dim), jnp.float32),
+        terminated=z((capacity,), jnp.bool_),
+        pos=jnp.int32(0),
+        size=jnp.int32(0),
+    )
 
 
 def buffer_add(buf: ReplayBuffer, batch: dict[str, jax.Array]) -> ReplayBuffer:
@@ -132,8 +138,10 @@ def buffer_add(buf: ReplayBuffer, batch: dict[str, jax.Array]) -> ReplayBuffer:
     cap = buf.reward.shape[0]
     m = batch["reward"].shape[0]
     idx = (buf.pos + jnp.arange(m)) % cap
-    new = {k: getattr(buf, k).at[idx].set(batch[k].astype(getattr(buf, k).dtype))
-           for k in ("obs", "action", "reward", "next_obs", "terminated")}  # fmt: skip
+    new = {
+        k: getattr(buf, k).at[idx].set(batch[k].astype(getattr(buf, k).dtype))
+        for k in ("obs", "action", "reward", "next_obs", "terminated")
+    }
     return buf.replace(**new, pos=(buf.pos + m) % cap, size=jnp.minimum(buf.size + m, cap))
 
 
@@ -168,10 +176,14 @@ def ddpg_init(cfg: DDPGConfig, actor_params: Any, critic_params: Any) -> DDPGSta
     """Targets start as copies of the networks."""
     a_tx, c_tx = optimisers(cfg)
     return DDPGState(
-        actor=actor_params, critic=critic_params, actor_target=actor_params,
-        critic_target=critic_params, actor_opt=a_tx.init(actor_params),
-        critic_opt=c_tx.init(critic_params), steps=jnp.int32(0),
-    )  # fmt: skip
+        actor=actor_params,
+        critic=critic_params,
+        actor_target=actor_params,
+        critic_target=critic_params,
+        actor_opt=a_tx.init(actor_params),
+        critic_opt=c_tx.init(critic_params),
+        steps=jnp.int32(0),
+    )
 
 
 def polyak(target: Any, online: Any, tau: float) -> Any:
@@ -180,15 +192,25 @@ def polyak(target: Any, online: Any, tau: float) -> Any:
 
 
 def critic_loss(
-    cfg: DDPGConfig, actor: Actor, critic: Critic, state: DDPGState, critic_params: Any,
-    batch: dict[str, jax.Array], key: jax.Array, low: float, high: float,
-) -> tuple[jax.Array, dict[str, jax.Array]]:  # fmt: skip
+    cfg: DDPGConfig,
+    actor: Actor,
+    critic: Critic,
+    state: DDPGState,
+    critic_params: Any,
+    batch: dict[str, jax.Array],
+    key: jax.Array,
+    low: float,
+    high: float,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Mean over critics of the squared TD error against the target networks."""
     next_a = actor(state.actor_target, batch["next_obs"])
     if cfg.td3:  # target-policy smoothing
         half = 0.5 * (high - low)
-        eps = jnp.clip(cfg.policy_noise * half * jax.random.normal(key, next_a.shape),
-                       -cfg.noise_clip * half, cfg.noise_clip * half)  # fmt: skip
+        eps = jnp.clip(
+            cfg.policy_noise * half * jax.random.normal(key, next_a.shape),
+            -cfg.noise_clip * half,
+            cfg.noise_clip * half,
+        )
         next_a = jnp.clip(next_a + eps, low, high)
     q_next = jax.vmap(critic, (0, None, None))(state.critic_target, batch["next_obs"], next_a)
     y = batch["reward"] + cfg.gamma * (1.0 - batch["terminated"]) * jnp.min(q_next, axis=0)
@@ -207,17 +229,24 @@ def actor_loss(
 
 
 def critic_step(
-    cfg: DDPGConfig, actor: Actor, critic: Critic, state: DDPGState, batch: dict[str, jax.Array],
-    key: jax.Array, low: float, high: float,
-) -> tuple[DDPGState, dict[str, jax.Array]]:  # fmt: skip
+    cfg: DDPGConfig,
+    actor: Actor,
+    critic: Critic,
+    state: DDPGState,
+    batch: dict[str, jax.Array],
+    key: jax.Array,
+    low: float,
+    high: float,
+) -> tuple[DDPGState, dict[str, jax.Array]]:
     """One Adam step of the critic(s) on the TD loss; nothing else changes (but the count)."""
     _, c_tx = optimisers(cfg)
     (_, stats), grad = jax.value_and_grad(
         lambda p: critic_loss(cfg, actor, critic, state, p, batch, key, low, high), has_aux=True
     )(state.critic)
     upd, critic_opt = c_tx.update(grad, state.critic_opt, state.critic)
-    new = state.replace(critic=optax.apply_updates(state.critic, upd), critic_opt=critic_opt,
-                        steps=state.steps + 1)  # fmt: skip
+    new = state.replace(
+        critic=optax.apply_updates(state.critic, upd), critic_opt=critic_opt, steps=state.steps + 1
+    )
     return new, stats
 
 
@@ -233,16 +262,25 @@ def actor_step(
     )
     upd, actor_opt = a_tx.update(grad, state.actor_opt, state.actor)
     actor_params = optax.apply_updates(state.actor, upd)
-    new = state.replace(actor=actor_params, actor_opt=actor_opt,
-                        actor_target=polyak(state.actor_target, actor_params, cfg.tau),
-                        critic_target=polyak(state.critic_target, state.critic, cfg.tau))  # fmt: skip
+    new = state.replace(
+        actor=actor_params,
+        actor_opt=actor_opt,
+        actor_target=polyak(state.actor_target, actor_params, cfg.tau),
+        critic_target=polyak(state.critic_target, state.critic, cfg.tau),
+    )
     return new, loss
 
 
 def gradient_step(
-    cfg: DDPGConfig, actor: Actor, critic: Critic, state: DDPGState, batch: dict[str, jax.Array],
-    key: jax.Array, low: float, high: float,
-) -> tuple[DDPGState, dict[str, jax.Array]]:  # fmt: skip
+    cfg: DDPGConfig,
+    actor: Actor,
+    critic: Critic,
+    state: DDPGState,
+    batch: dict[str, jax.Array],
+    key: jax.Array,
+    low: float,
+    high: float,
+) -> tuple[DDPGState, dict[str, jax.Array]]:
     """A critic step, then (every `policy_delay`-th step for TD3) an actor step with the
     targets' Polyak step."""
     state, stats = critic_step(cfg, actor, critic, state, batch, key, low, high)

@@ -102,21 +102,42 @@ class Learner:
         c = self.config
         reward = traj.reward if c.reward_scale == 1.0 else traj.reward * c.reward_scale
         adv, targets = gae(
-            reward, traj.value, traj.next_value, traj.terminated, traj.done,
-            c.gamma, c.gae_lambda,
-        )  # fmt: skip
+            reward,
+            traj.value,
+            traj.next_value,
+            traj.terminated,
+            traj.done,
+            c.gamma,
+            c.gae_lambda,
+        )
         count = _count(state.opt_state)
         params, opt_state, stats = ppo_update(
-            self.policy, self.tx, c, state.params, state.opt_state, traj, adv, targets,
-            init_carry, key, axis_name,
-        )  # fmt: skip
+            self.policy,
+            self.tx,
+            c,
+            state.params,
+            state.opt_state,
+            traj,
+            adv,
+            targets,
+            init_carry,
+            key,
+            axis_name,
+        )
         stats["lr"] = jnp.asarray(self.lr_schedule(count), jnp.float32)
         return LearnerState(params=params, opt_state=opt_state), stats
 
 
 STAT_KEYS = (
-    "loss", "pg_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "grad_norm", "lr",
-)  # fmt: skip
+    "loss",
+    "pg_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "clip_frac",
+    "grad_norm",
+    "lr",
+)
 
 
 def no_update_stats() -> dict[str, jax.Array]:

@@ -206,9 +206,18 @@ def ppo_update(
         def loss_fn(p: Any) -> tuple[jax.Array, Any]:
             _, logits, value = policy.apply(p, batch.obs, batch.first, carry0)
             return ppo_loss(
-                logits, value, batch.action, batch.log_prob, batch.value, adv, tgt, mask, hp,
-                count, dist,
-            )  # fmt: skip
+                logits,
+                value,
+                batch.action,
+                batch.log_prob,
+                batch.value,
+                adv,
+                tgt,
+                mask,
+                hp,
+                count,
+                dist,
+            )
 
         grads, stats = jax.grad(loss_fn, has_aux=True)(params)
         grads = psum(grads, axis_name)

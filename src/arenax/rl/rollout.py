@@ -93,13 +93,21 @@ def rollout(
         `length`.
     """
     trajs, end, episodes = team_rollout(
-        env, {team: policy}, {team: params}, key, start.replace(carry={team: start.carry}),
-        n_steps, env_ids, bootstrap_truncation,
-    )  # fmt: skip
+        env,
+        {team: policy},
+        {team: params},
+        key,
+        start.replace(carry={team: start.carry}),
+        n_steps,
+        env_ids,
+        bootstrap_truncation,
+    )
     episodes = {
-        "done": episodes["done"], "return": episodes["returns"][team],
-        "success": episodes["success"], "length": episodes["length"],
-    }  # fmt: skip
+        "done": episodes["done"],
+        "return": episodes["returns"][team],
+        "success": episodes["success"],
+        "length": episodes["length"],
+    }
     return trajs[team], end.replace(carry=end.carry[team]), episodes
 
 
@@ -171,9 +179,12 @@ def team_rollout(
             actions[t] = jax.vmap(dists[t].sample)(ka, lg)  # (N, A) or (N, A, heads)
             action = _flat(actions[t])
             tr[t] = dict(
-                obs=jax.tree.map(lambda x: x[0], o), first=first, action=action,
-                log_prob=dists[t].log_prob(logits, action), value=value,
-            )  # fmt: skip
+                obs=jax.tree.map(lambda x: x[0], o),
+                first=first,
+                action=action,
+                log_prob=dists[t].log_prob(logits, action),
+                value=value,
+            )
         obs, env_state, reward, term, trunc, info = jax.vmap(env.step)(k_env, c.env_state, actions)
         done = term | trunc
         active, out = info.get("active"), info.get("out")
@@ -185,10 +196,11 @@ def team_rollout(
                 terminated=gone,
                 done=rep(done, t) | gone,
                 mask=(
-                    jnp.ones_like(tr[t]["value"]) if active is None
+                    jnp.ones_like(tr[t]["value"])
+                    if active is None
                     else _flat(active[t]).astype(jnp.float32)
                 ),
-            )  # fmt: skip
+            )
         boot = trunc & ~term
         zeros = {t: jnp.zeros_like(tr[t]["value"]) for t in teams}
         if booting:

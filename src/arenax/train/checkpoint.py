@@ -226,16 +226,18 @@ class Checkpointer:
         full = "No space left on device" in text or getattr(exc, "errno", None) == errno.ENOSPC
         reason = (
             "the disk is full (No space left on device)"
-            if full else f"{type(exc).__name__}: {(text.strip().splitlines() or [''])[0][:160]}"
-        )  # fmt: skip
+            if full
+            else f"{type(exc).__name__}: {(text.strip().splitlines() or [''])[0][:160]}"
+        )
         for tmp in self.directory.glob("*.orbax-checkpoint-tmp*"):
             shutil.rmtree(tmp, ignore_errors=True)  # the partial write: give its space back
         done = sorted(int(p.name) for p in self.directory.glob("*") if p.name.isdigit())
         done = [c for c in done if c != self._pending]
         kept = (
-            f"the last complete checkpoint ({done[-1]}) is intact" if done
+            f"the last complete checkpoint ({done[-1]}) is intact"
+            if done
             else "no earlier checkpoint was written"
-        )  # fmt: skip
+        )
         fix = "free disk space" if full else "fix the cause"
         log = self.run_dir / "checkpoint_errors.log"
         with contextlib.suppress(OSError), log.open("a") as f:
@@ -273,8 +275,9 @@ class Checkpointer:
             per_leaf = jax.tree.map(lambda _: one, abstract_state)
         target = jax.tree.map(
             lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s),
-            abstract_state, per_leaf,
-        )  # fmt: skip
+            abstract_state,
+            per_leaf,
+        )
         out = self.manager.restore(
             step,
             args=ocp.args.Composite(

@@ -208,10 +208,17 @@ class TrainConfig:
         if self.seeds == 1:
             return [self]
         return [
-            dataclasses.replace(self, seed=self.seed + i, seeds=1, out_dir=self.run_dir,
-                                name=f"seed{self.seed + i}", resume=None, overwrite=False)
+            dataclasses.replace(
+                self,
+                seed=self.seed + i,
+                seeds=1,
+                out_dir=self.run_dir,
+                name=f"seed{self.seed + i}",
+                resume=None,
+                overwrite=False,
+            )
             for i in range(self.seeds)
-        ]  # fmt: skip
+        ]
 
     def team_policy(self) -> dict[str, str]:
         """`{team: policy name}` of the teams that act by a policy (a team's own name
@@ -249,16 +256,30 @@ class TrainConfig:
         if not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
             yield Problem("seed", self.seed, "must be an integer in [0, 2**32)")
         elif self.seed + self.seeds > 2**32:
-            yield Problem("seeds", self.seeds, f"seed + seeds must be at most 2**32 (seed={self.seed})")  # fmt: skip
+            yield Problem(
+                "seeds", self.seeds, f"seed + seeds must be at most 2**32 (seed={self.seed})"
+            )
         for f in ("checkpoint_every", "archive_every"):
             if getattr(self, f) % self.chunk:
-                yield Problem(f, getattr(self, f), f"must be a multiple of chunk={self.chunk} (work happens between chunks)")  # fmt: skip
+                yield Problem(
+                    f,
+                    getattr(self, f),
+                    f"must be a multiple of chunk={self.chunk} (work happens between chunks)",
+                )
         if self.eval.every % self.chunk:
-            yield Problem("eval.every", self.eval.every, f"must be a multiple of chunk={self.chunk} (work happens between chunks)")  # fmt: skip
+            yield Problem(
+                "eval.every",
+                self.eval.every,
+                f"must be a multiple of chunk={self.chunk} (work happens between chunks)",
+            )
         if "/" in self.name or self.name in (".", ".."):
             yield Problem("name", self.name, "must be a plain folder name")
         elif len(self.name.encode()) > 200:  # file systems allow 255 bytes; seeds add "-sN"
-            yield Problem("name", f"{self.name[:20]}…", f"{len(self.name.encode())} bytes: at most 200 (it names the run folder)")  # fmt: skip
+            yield Problem(
+                "name",
+                f"{self.name[:20]}…",
+                f"{len(self.name.encode())} bytes: at most 200 (it names the run folder)",
+            )
         if self.n_envs % self.devices:
             yield Problem("n_envs", self.n_envs, f"must be divisible by devices={self.devices}")
             return
@@ -271,7 +292,9 @@ class TrainConfig:
         yield from self._team_problems(game)
         if self.eval.suite:
             if family.heldout is None:
-                yield Problem("eval.suite", self.eval.suite, f"family {family.name!r} has no held-out levels")  # fmt: skip
+                yield Problem(
+                    "eval.suite", self.eval.suite, f"family {family.name!r} has no held-out levels"
+                )
             else:
                 try:
                     family.heldout(game, self.eval.suite)
@@ -284,18 +307,30 @@ class TrainConfig:
         """Teams: the game's, each acting by a policy or a script; shared policies agree;
         minibatches divide each policy's sequences per device."""
         if tuple(self.teams) != tuple(game.teams):
-            yield Problem("teams", ", ".join(self.teams), f"must be the game's teams: {', '.join(game.teams)}")  # fmt: skip
+            yield Problem(
+                "teams", ", ".join(self.teams), f"must be the game's teams: {', '.join(game.teams)}"
+            )
             return
         policy_of = self.team_policy()
         for team, tc in self.teams.items():
             if tc.scripted and (tc.frozen or tc.policy):
                 which = "frozen" if tc.frozen else "policy"
                 fix = f"--{team}.no-frozen" if tc.frozen else f"--{team}.policy ''"
-                yield Problem(f"{team}.{which}", getattr(tc, which), f"{team}.scripted: a scripted team has no policy (pass {fix})")  # fmt: skip
+                yield Problem(
+                    f"{team}.{which}",
+                    getattr(tc, which),
+                    f"{team}.scripted: a scripted team has no policy (pass {fix})",
+                )
             if tc.scripted and self.family.scripted is None:
-                yield Problem(f"{team}.scripted", True, f"family {self.family.name!r} has no scripted players")  # fmt: skip
+                yield Problem(
+                    f"{team}.scripted", True, f"family {self.family.name!r} has no scripted players"
+                )
         if self.scripted_teams and len(self.scripted_teams) == len(self.teams):
-            yield Problem(f"{self.scripted_teams[-1]}.scripted", True, "every team is scripted: no policy would learn")  # fmt: skip
+            yield Problem(
+                f"{self.scripted_teams[-1]}.scripted",
+                True,
+                "every team is scripted: no policy would learn",
+            )
             return
         per_device = self.n_envs // self.devices
         for name in sorted(set(policy_of.values())):
@@ -305,43 +340,87 @@ class TrainConfig:
                 for f in ("frozen", "network", "ppo", "ddpg", "a2c"):
                     a, b = getattr(first, f), getattr(self.teams[other], f)
                     if a != b:
-                        yield Problem(f"{other}.{f}", b, f"must equal {users[0]}.{f} (both teams use policy {name!r})")  # fmt: skip
+                        yield Problem(
+                            f"{other}.{f}",
+                            b,
+                            f"must equal {users[0]}.{f} (both teams use policy {name!r})",
+                        )
             seqs = per_device * sum(game.num_agents(t) for t in users)
             kind, learner = first.learner
             if first.ddpg is None and seqs % learner.minibatches:
-                what = f"agent sequences of policy {name!r}" if len(game.teams) > 1 else "environments"  # fmt: skip
-                yield Problem(f"{users[0]}.ppo.minibatches", learner.minibatches, f"must divide the {what} per device ({seqs})")  # fmt: skip
+                what = (
+                    f"agent sequences of policy {name!r}" if len(game.teams) > 1 else "environments"
+                )
+                yield Problem(
+                    f"{users[0]}.ppo.minibatches",
+                    learner.minibatches,
+                    f"must divide the {what} per device ({seqs})",
+                )
             if learner.carry_over and not isinstance(self.curriculum, DRConfig | PairedConfig):
-                yield Problem(f"{users[0]}.{kind}.carry_over", True, "applies to dr and paired (replayed levels start from a zero state, as in the reference)")  # fmt: skip
+                yield Problem(
+                    f"{users[0]}.{kind}.carry_over",
+                    True,
+                    "applies to dr and paired (replayed levels start from a zero state, as in the reference)",
+                )
             if first.a2c is not None and first.ddpg is not None:
-                yield Problem(f"{users[0]}.a2c", "set", f"{users[0]} learns with ddpg already: choose one learner")  # fmt: skip
+                yield Problem(
+                    f"{users[0]}.a2c",
+                    "set",
+                    f"{users[0]} learns with ddpg already: choose one learner",
+                )
         acting = [t for t in self.teams if t in policy_of]
         if acting and all(self.teams[t].frozen for t in acting):
-            yield Problem(f"{acting[0]}.frozen", True, "every team is frozen or scripted: nothing would learn")  # fmt: skip
+            yield Problem(
+                f"{acting[0]}.frozen", True, "every team is frozen or scripted: nothing would learn"
+            )
         for team, tc in self.teams.items():
             if not tc.scripted:
                 network = tc.ddpg if tc.ddpg is not None else tc.network
                 if not isinstance(network, ModelConfig | MLPConfig | DDPGConfig):
-                    yield Problem(f"{team}.network", type(network).__name__, "must be a network's options (ModelConfig, MLPConfig)")  # fmt: skip
+                    yield Problem(
+                        f"{team}.network",
+                        type(network).__name__,
+                        "must be a network's options (ModelConfig, MLPConfig)",
+                    )
                 elif isinstance(network, ModelConfig) and not _image_and_direction(
                     game.observation_space(team)
                 ):
-                    yield Problem(f"{team}.network", "ModelConfig", "reads a maze-like observation (image and direction); vector observations take MLPConfig (as the cartpole-dr preset)")  # fmt: skip
+                    yield Problem(
+                        f"{team}.network",
+                        "ModelConfig",
+                        "reads a maze-like observation (image and direction); vector observations take MLPConfig (as the cartpole-dr preset)",
+                    )
                 elif isinstance(network, MLPConfig) and not _vector(game.observation_space(team)):
-                    yield Problem(f"{team}.network", "mlp", f"needs vector observations (a 1-D Box), not {game.observation_space(team)}")  # fmt: skip
+                    yield Problem(
+                        f"{team}.network",
+                        "mlp",
+                        f"needs vector observations (a 1-D Box), not {game.observation_space(team)}",
+                    )
                 elif (
                     isinstance(network, MLPConfig)
                     and network.critic == "state"
                     and network.shared_trunk
                 ):
-                    yield Problem(f"{team}.critic", "state", "a centralised critic needs its own trunk (no --<team>.shared-trunk)")  # fmt: skip
+                    yield Problem(
+                        f"{team}.critic",
+                        "state",
+                        "a centralised critic needs its own trunk (no --<team>.shared-trunk)",
+                    )
         if self.off_policy:
             yield from self._ddpg_problems(game)
 
     def _ddpg_problems(self, game: Any) -> Iterator[Problem]:
         team = next(t for t, c in self.teams.items() if c.ddpg is not None)
-        if len(self.teams) != 1 or game.num_agents(team) != 1 or not isinstance(game.action_space(team), spaces.Box):  # fmt: skip
-            yield Problem(f"{team}.ddpg", "set", "needs one team of one agent with continuous actions (mountain-car-continuous, pendulum)")  # fmt: skip
+        if (
+            len(self.teams) != 1
+            or game.num_agents(team) != 1
+            or not isinstance(game.action_space(team), spaces.Box)
+        ):
+            yield Problem(
+                f"{team}.ddpg",
+                "set",
+                "needs one team of one agent with continuous actions (mountain-car-continuous, pendulum)",
+            )
         if not isinstance(self.curriculum, DRConfig):
             yield Problem("curriculum", self.curriculum.KIND, "DDPG trains with dr")
         if self.devices != 1:
@@ -351,7 +430,11 @@ class TrainConfig:
             ddpg.updates_per_cycle(self.n_envs * self.n_steps)
         except ValueError:
             n = ddpg.update_to_data * self.n_envs * self.n_steps
-            yield Problem(f"{team}.ddpg.update_to_data", ddpg.update_to_data, f"x n_envs={self.n_envs} x n_steps={self.n_steps} = {n:g} gradient steps a cycle: must be a whole number, at least 1")  # fmt: skip
+            yield Problem(
+                f"{team}.ddpg.update_to_data",
+                ddpg.update_to_data,
+                f"x n_envs={self.n_envs} x n_steps={self.n_steps} = {n:g} gradient steps a cycle: must be a whole number, at least 1",
+            )
 
     def _curriculum_problems(self, family: Family, game: Any) -> Iterator[Problem]:
         c, kind = self.curriculum, getattr(self.curriculum, "KIND", "")
@@ -360,24 +443,59 @@ class TrainConfig:
             yield Problem("curriculum", shown, f"allowed: {', '.join(CURRICULA)}")
             return
         if getattr(c, "new_levels", "dr") == "empty" and family.empty is None:
-            yield Problem(f"{kind}.new_levels", "empty", f"family {family.name!r} has no empty levels")  # fmt: skip
+            yield Problem(
+                f"{kind}.new_levels", "empty", f"family {family.name!r} has no empty levels"
+            )
         if getattr(c, "accel", False) and family.mutator is None:
-            yield Problem("curriculum", kind, f"ACCEL needs the family's mutator; family {family.name!r} has none")  # fmt: skip
+            yield Problem(
+                "curriculum",
+                kind,
+                f"ACCEL needs the family's mutator; family {family.name!r} has none",
+            )
         if getattr(c, "score", "") == "oracle_regret" and family.optimal_return is None:
-            yield Problem(f"{kind}.score", c.score, f"the oracle regret needs the family's optimal returns (shortest paths); family {family.name!r} has none")  # fmt: skip
+            yield Problem(
+                f"{kind}.score",
+                c.score,
+                f"the oracle regret needs the family's optimal returns (shortest paths); family {family.name!r} has none",
+            )
         if hasattr(c, "buffer_size") and kind in ("plr", "accel") and c.buffer_size < self.n_envs:
-            yield Problem(f"{kind}.buffer_size", c.buffer_size, f"must hold at least n_envs={self.n_envs} levels")  # fmt: skip
+            yield Problem(
+                f"{kind}.buffer_size",
+                c.buffer_size,
+                f"must hold at least n_envs={self.n_envs} levels",
+            )
         score_team = getattr(c, "score_team", "")
         if score_team and score_team not in (*self.teams, "both"):
-            yield Problem(f"{kind}.score_team", score_team, f"allowed: {', '.join((*self.teams, 'both'))}")  # fmt: skip
-        elif score_team and ({score_team} & set(self.scripted_teams) or (score_team == "both" and self.scripted_teams)):  # fmt: skip
-            yield Problem(f"{kind}.score_team", score_team, f"scores need the team's value estimates; {', '.join(self.scripted_teams)} are scripted")  # fmt: skip
-        elif not score_team and kind in ("plr", "accel", "sfl") and next(iter(self.teams)) in self.scripted_teams:  # fmt: skip
+            yield Problem(
+                f"{kind}.score_team", score_team, f"allowed: {', '.join((*self.teams, 'both'))}"
+            )
+        elif score_team and (
+            {score_team} & set(self.scripted_teams)
+            or (score_team == "both" and self.scripted_teams)
+        ):
+            yield Problem(
+                f"{kind}.score_team",
+                score_team,
+                f"scores need the team's value estimates; {', '.join(self.scripted_teams)} are scripted",
+            )
+        elif (
+            not score_team
+            and kind in ("plr", "accel", "sfl")
+            and next(iter(self.teams)) in self.scripted_teams
+        ):
             first = next(iter(self.teams))
-            yield Problem(f"{first}.scripted", True, f"{kind} trains the {first}s (it scores levels by their results): they act by a policy")  # fmt: skip
+            yield Problem(
+                f"{first}.scripted",
+                True,
+                f"{kind} trains the {first}s (it scores levels by their results): they act by a policy",
+            )
         if kind == "sfl" and (c.sample_levels * c.episodes) % (self.devices * c.sample_chunks):
             chunks = f" times sfl.sample_chunks={c.sample_chunks}" if c.sample_chunks > 1 else ""
-            yield Problem("sfl.sample_levels", c.sample_levels, f"times sfl.episodes={c.episodes} must be divisible by devices={self.devices}{chunks}")  # fmt: skip
+            yield Problem(
+                "sfl.sample_levels",
+                c.sample_levels,
+                f"times sfl.episodes={c.episodes} must be divisible by devices={self.devices}{chunks}",
+            )
         if kind == "paired":
             yield from self._paired_problems(family, game, c)
         if hasattr(c, "run_problems"):  # the rules a curriculum sets on the run's teams
@@ -385,7 +503,11 @@ class TrainConfig:
 
     def _paired_problems(self, family: Family, game: Any, c: PairedConfig) -> Iterator[Problem]:
         if family.editor is None:
-            yield Problem("curriculum", "paired", f"PAIRED needs the family's editor; family {family.name!r} has none")  # fmt: skip
+            yield Problem(
+                "curriculum",
+                "paired",
+                f"PAIRED needs the family's editor; family {family.name!r} has none",
+            )
             return
         me = c.team or next(iter(self.teams))
         if me not in self.teams:
@@ -393,12 +515,16 @@ class TrainConfig:
             return
         policy_of = self.team_policy()
         if self.teams[me].scripted:
-            yield Problem(f"{me}.scripted", True, f"paired trains the {me}s: they act by a policy")  # fmt: skip
+            yield Problem(f"{me}.scripted", True, f"paired trains the {me}s: they act by a policy")
         if self.teams[me].frozen:
-            yield Problem(f"{me}.frozen", True, f"the {me}s are the teacher's students: they learn")  # fmt: skip
+            yield Problem(f"{me}.frozen", True, f"the {me}s are the teacher's students: they learn")
         for t, name in policy_of.items():
             if t != me and name == policy_of.get(me):
-                yield Problem(f"{t}.policy", self.teams[t].policy, f"must differ from the {me}s' policy (the {me}s are the teacher's students)")  # fmt: skip
+                yield Problem(
+                    f"{t}.policy",
+                    self.teams[t].policy,
+                    f"must differ from the {me}s' policy (the {me}s are the teacher's students)",
+                )
         try:  # the editor checks its own options (the wall budget)
             family.editor(game, c.teacher)
         except ValueError as exc:  # "<editor>: <field>=<value> <rule>"
@@ -407,7 +533,11 @@ class TrainConfig:
             yield Problem(f"teacher.{field}", getattr(c.teacher, field, rest), rule or str(exc))
         per_device = self.n_envs // self.devices
         if per_device % c.teacher.ppo.minibatches:
-            yield Problem("teacher.ppo.minibatches", c.teacher.ppo.minibatches, f"must divide the environments per device ({per_device})")  # fmt: skip
+            yield Problem(
+                "teacher.ppo.minibatches",
+                c.teacher.ppo.minibatches,
+                f"must divide the environments per device ({per_device})",
+            )
 
 
 def _vector(space: Any) -> bool:
@@ -512,16 +642,33 @@ def load_config(path: Path) -> TrainConfig:
     for team in data.get("teams", {}).values():  # saved before DDPG's UTD option
         ddpg = team.get("ddpg") or {}
         if "updates_per_cycle" in ddpg:
-            ddpg["update_to_data"] = ddpg.pop("updates_per_cycle") / (data["n_envs"] * data["n_steps"])  # fmt: skip
+            ddpg["update_to_data"] = ddpg.pop("updates_per_cycle") / (
+                data["n_envs"] * data["n_steps"]
+            )
     return from_dict(TrainConfig, data)
 
 
 # Fields that may differ between a run and its resumption (budget, logging, outputs).
 RESUMABLE_FIELDS = frozenset(
-    {"total_steps", "total_updates", "chunk", "checkpoint_every", "archive_every", "out_dir", "name",
-     "overwrite", "resume", "tensorboard", "wandb", "wandb_project", "progress", "eval", "devices",
-     "launch"}
-)  # fmt: skip
+    {
+        "total_steps",
+        "total_updates",
+        "chunk",
+        "checkpoint_every",
+        "archive_every",
+        "out_dir",
+        "name",
+        "overwrite",
+        "resume",
+        "tensorboard",
+        "wandb",
+        "wandb_project",
+        "progress",
+        "eval",
+        "devices",
+        "launch",
+    }
+)
 
 
 def resume_differences(saved: TrainConfig, new: TrainConfig) -> list[str]:

@@ -77,8 +77,12 @@ class DistributedOptions:
             return
         if given and len(given) < 3:
             missing = next(k for k in explicit if explicit[k] is None)
-            yield Problem(missing, None, f"set it too (with --{given[0].replace('_', '-')}; "
-                          "or none of the three, to let JAX detect the cluster)")  # fmt: skip
+            yield Problem(
+                missing,
+                None,
+                f"set it too (with --{given[0].replace('_', '-')}; "
+                "or none of the three, to let JAX detect the cluster)",
+            )
             return
         if self.coordinator is not None:
             m = re.fullmatch(r"[^\s:]+:(\d{1,5})", self.coordinator)
@@ -108,8 +112,9 @@ def initialize(options: DistributedOptions) -> None:
     where = options.coordinator or "the detected cluster's coordinator"
     who = (
         f"process {options.process_id} of {options.num_processes}"
-        if options.num_processes is not None else "this process"
-    )  # fmt: skip
+        if options.num_processes is not None
+        else "this process"
+    )
     say = functools.partial(print, file=sys.stderr, flush=True)
     say(f"{who}: joining the run at {where} (waiting up to {options.join_timeout} s) ...")
     joined = threading.Event()
@@ -138,9 +143,10 @@ def initialize(options: DistributedOptions) -> None:
     except (RuntimeError, ValueError) as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         hint = (
-            "" if options.coordinator else
-            " (no cluster detected: pass --coordinator HOST:PORT --num-processes N --process-id I)"
-        )  # fmt: skip
+            ""
+            if options.coordinator
+            else " (no cluster detected: pass --coordinator HOST:PORT --num-processes N --process-id I)"
+        )
         raise ConfigError(f"distributed: the runtime did not start: {why}{hint}") from None
     finally:
         joined.set()
@@ -215,5 +221,6 @@ def announce() -> None:
         print(
             f"arenax: process {jax.process_index()} of {jax.process_count()} (devices {local}) "
             "joined; process 0 reports the run",
-            file=sys.stderr, flush=True,
-        )  # fmt: skip
+            file=sys.stderr,
+            flush=True,
+        )

@@ -29,7 +29,7 @@ class NonFiniteLoss(RuntimeError):
 
 def stop_on_non_finite_loss(
     run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list
-) -> None:  # fmt: skip
+) -> None:
     """Raise `NonFiniteLoss` if a loss of an updating cycle is NaN/inf (cycles
     without an update report NaN losses on purpose)."""
     n = len(rows)
@@ -40,28 +40,29 @@ def stop_on_non_finite_loss(
         return np.asarray(metrics[own]) > 0 if own in metrics else every
 
     bad = [
-        k for k in metrics
+        k
+        for k in metrics
         if k.rsplit("/", 1)[-1] in ("loss", "value_loss", "pg_loss")
         and not np.all(np.isfinite(metrics[k][updated(k)]))
-    ]  # fmt: skip
+    ]
     if bad:
         i = int(np.argmax(updated(bad[0]) & ~np.isfinite(metrics[bad[0]])))
         seed = f" (seed {member.cfg.seed})" if len(run.members) > 1 else ""
         kept = (
-            f"The last good checkpoint (cycle {member.last_good}) in {member.cfg.run_dir} is "
-            "intact"
-            if member.last_good is not None else f"No checkpoint of {member.cfg.run_dir} was written"
-        )  # fmt: skip
+            f"The last good checkpoint (cycle {member.last_good}) in {member.cfg.run_dir} is intact"
+            if member.last_good is not None
+            else f"No checkpoint of {member.cfg.run_dir} was written"
+        )
         returns = [k for k in metrics if k == "return" or k.startswith("return/")]
         env_bad = any(not np.all(np.isfinite(metrics[k][i])) for k in returns)
         fix = (
             "the episode returns are non-finite too: the environment produced NaN/inf (check "
             "its levels' values, e.g. env.level_problems(level))"
-            if env_bad else
-            "lower the team's learning rate or max_grad_norm (--<team>.ppo.* or .a2c.*) and "
+            if env_bad
+            else "lower the team's learning rate or max_grad_norm (--<team>.ppo.* or .a2c.*) and "
             "resume or restart (if the environment can produce NaN/inf observations, check "
             "its levels: env.level_problems(level))"
-        )  # fmt: skip
+        )
         raise NonFiniteLoss(
             f"non-finite {bad[0]} at cycle {run.cycle - n + i + 1}{seed}; stopped. {kept}: {fix}"
         )
@@ -72,9 +73,7 @@ def log_rows(run: Run, member: Member, metrics: dict[str, np.ndarray], rows: lis
     member.logger.log(rows)
 
 
-def evaluate_when_due(
-    run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list
-) -> None:  # fmt: skip
+def evaluate_when_due(run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list) -> None:
     """Evaluate the trained teams every `eval.every` cycles with the family's evaluation
     (the maze: its held-out suite)."""
     cfg = member.cfg
@@ -85,9 +84,15 @@ def evaluate_when_due(
     params = jax.device_get(algo.team_params(state))
     key = jax.random.fold_in(jax.random.key(cfg.seed ^ 0x5EED), run.cycle)
     request = Evaluation(
-        whole_game(algo.env), algo.team_policies(), params, algo.env.generate, cfg.eval.suite,
-        cfg.eval.episodes, cfg.eval.greedy, key,
-    )  # fmt: skip
+        whole_game(algo.env),
+        algo.team_policies(),
+        params,
+        algo.env.generate,
+        cfg.eval.suite,
+        cfg.eval.episodes,
+        cfg.eval.greedy,
+        key,
+    )
     report = cfg.family.run_evaluation(request)
     evals = [{"cycle": run.cycle, **member.counters, **dataclasses.asdict(r)} for r in report.rows]
     member.logger.log_eval(evals, report.summary)

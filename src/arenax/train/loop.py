@@ -111,9 +111,13 @@ def warm_up_note(run: Run) -> None:
         f"{c.KIND}: no PPO update until the level buffer holds {need:,} levels "
         f"({c.KIND}.min_fill={c.min_fill:g} of {c.buffer_size:,}): at least {cycles:,} cycles, "
         f"{steps:,} env steps"
-        + (f" — more than total_steps={cfg.total_steps:,}: this run would never update "
-           f"(lower {c.KIND}.buffer_size or {c.KIND}.min_fill, or raise the budget)" if late else "")
-    )  # fmt: skip
+        + (
+            f" — more than total_steps={cfg.total_steps:,}: this run would never update "
+            f"(lower {c.KIND}.buffer_size or {c.KIND}.min_fill, or raise the budget)"
+            if late
+            else ""
+        )
+    )
 
 
 def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
@@ -168,9 +172,13 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
     slowest = lambda: min(m.counters.get(unit, 0) for m in run.members)  # noqa: E731
     with StopRequests() as stop, run.progress as progress:
         task = progress.add_task(
-            cfg.run_name, total=total, completed=slowest(), sps="-", shown="",
+            cfg.run_name,
+            total=total,
+            completed=slowest(),
+            sps="-",
+            shown="",
             unit=unit.replace("env_", ""),
-        )  # fmt: skip
+        )
         while any(m.active for m in run.members):
             active = [m for m in run.members if m.active]
             n = min(m.chunk_end for m in active) - run.cycle
@@ -227,9 +235,11 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
     run.progress = None
     steady = steady_steps / steady_time if steady_time else math.nan
     per_seed = [m.rows for m in run.members]
-    rows = per_seed[0] if seeds == 1 else [
-        {"seed": m.cfg.seed, **r} for m in run.members for r in m.rows
-    ]  # fmt: skip
+    rows = (
+        per_seed[0]
+        if seeds == 1
+        else [{"seed": m.cfg.seed, **r} for m in run.members for r in m.rows]
+    )
     return TrainResult(run.run_dir, run.state, rows, compile_s, steady, per_seed)
 
 

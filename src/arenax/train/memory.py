@@ -77,10 +77,13 @@ def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
         return
     gib = lambda b: f"{b / 2**30:,.1f} GiB"  # noqa: E731
     large = sorted(
-        ((v, f.name) for f in dataclasses.fields(cfg.env)
-         if isinstance(v := getattr(cfg.env, f.name), int) and not isinstance(v, bool)),
+        (
+            (v, f.name)
+            for f in dataclasses.fields(cfg.env)
+            if isinstance(v := getattr(cfg.env, f.name), int) and not isinstance(v, bool)
+        ),
         reverse=True,
-    )[:2]  # fmt: skip
+    )[:2]
     sizes = ", ".join(f"--env.{n.replace('_', '-')}={v}" for v, n in large)
     if state > 0.4 * have:
         buffer = (

@@ -42,8 +42,10 @@ def shardings(mesh: Mesh, specs: Any, tree: Any) -> Any:
     is_spec = lambda x: isinstance(x, PartitionSpec)  # noqa: E731
     return jax.tree.map(
         lambda spec, sub: jax.tree.map(lambda _: NamedSharding(mesh, spec), sub),
-        specs, tree, is_leaf=is_spec,
-    )  # fmt: skip
+        specs,
+        tree,
+        is_leaf=is_spec,
+    )
 
 
 def place(tree: Any, mesh: Mesh, specs: Any) -> Any:

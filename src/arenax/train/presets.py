@@ -128,37 +128,74 @@ _CONTINUE = DRConfig(episodes="continue")
 WARPDRIVE_RUNS: dict[str, dict[str, Any]] = {
     "tag_continuous": {
         "env": dict(
-            num_taggers=10, num_runners=100, grid_length=20.0, episode_length=500,
-            max_acceleration=0.1, min_acceleration=-0.1, max_turn=2.356, min_turn=-2.356,
-            num_acceleration_levels=20, num_turn_levels=20, skill_level_runner=1.0,
-            skill_level_tagger=1.0, max_speed=1.0, use_full_observation=False,
-            runner_exits_game_after_tagged=True, num_other_agents_observed=10,
-            tag_reward_for_tagger=10.0, tag_penalty_for_runner=-10.0,
-            step_penalty_for_tagger=0.0, step_reward_for_runner=0.0, edge_hit_penalty=0.0,
-            end_of_game_reward_for_runner=1.0, tagging_distance=0.02,
+            num_taggers=10,
+            num_runners=100,
+            grid_length=20.0,
+            episode_length=500,
+            max_acceleration=0.1,
+            min_acceleration=-0.1,
+            max_turn=2.356,
+            min_turn=-2.356,
+            num_acceleration_levels=20,
+            num_turn_levels=20,
+            skill_level_runner=1.0,
+            skill_level_tagger=1.0,
+            max_speed=1.0,
+            use_full_observation=False,
+            runner_exits_game_after_tagged=True,
+            num_other_agents_observed=10,
+            tag_reward_for_tagger=10.0,
+            tag_penalty_for_runner=-10.0,
+            step_penalty_for_tagger=0.0,
+            step_reward_for_runner=0.0,
+            edge_hit_penalty=0.0,
+            end_of_game_reward_for_runner=1.0,
+            tagging_distance=0.02,
         ),
         "trainer": dict(num_envs=100, num_episodes=500, train_batch_size=25_000),
         "policy": {
-            team: dict(algorithm="A2C", vf_loss_coeff=1, entropy_coeff=0.05, clip_grad_norm=True,
-                       max_grad_norm=0.5, normalize_advantage=False, normalize_return=False,
-                       gamma=0.98, lr=lr, model=dict(type="fully_connected", fc_dims=[256, 256]))
+            team: dict(
+                algorithm="A2C",
+                vf_loss_coeff=1,
+                entropy_coeff=0.05,
+                clip_grad_norm=True,
+                max_grad_norm=0.5,
+                normalize_advantage=False,
+                normalize_return=False,
+                gamma=0.98,
+                lr=lr,
+                model=dict(type="fully_connected", fc_dims=[256, 256]),
+            )
             for team, lr in (("runner", 0.005), ("tagger", 0.001))
         },
     },
     "tag_gridworld": {
         "env": dict(
-            num_taggers=4, grid_length=100, episode_length=100, wall_hit_penalty=0.1,
-            tag_reward_for_tagger=10.0, tag_penalty_for_runner=5.0, step_cost_for_tagger=0.01,
+            num_taggers=4,
+            grid_length=100,
+            episode_length=100,
+            wall_hit_penalty=0.1,
+            tag_reward_for_tagger=10.0,
+            tag_penalty_for_runner=5.0,
+            step_cost_for_tagger=0.01,
         ),
         "trainer": dict(num_envs=2000, num_episodes=20_000, train_batch_size=200_000),
         "policy": {
-            "shared": dict(algorithm="A2C", vf_loss_coeff=1, entropy_coeff=0.05,
-                           clip_grad_norm=True, max_grad_norm=3, normalize_advantage=False,
-                           normalize_return=False, gamma=0.98, lr=0.001,
-                           model=dict(type="fully_connected", fc_dims=[32, 32])),
+            "shared": dict(
+                algorithm="A2C",
+                vf_loss_coeff=1,
+                entropy_coeff=0.05,
+                clip_grad_norm=True,
+                max_grad_norm=3,
+                normalize_advantage=False,
+                normalize_return=False,
+                gamma=0.98,
+                lr=0.001,
+                model=dict(type="fully_connected", fc_dims=[32, 32]),
+            ),
         },
     },
-}  # fmt: skip
+}
 
 
 _TAG_TEAMS = ("tagger", "runner")  # the games' order of teams

@@ -74,9 +74,12 @@ class Run:
 
 
 def start_run(
-    cfg: TrainConfig, run_dir: Path, resume: bool, console: Console,
+    cfg: TrainConfig,
+    run_dir: Path,
+    resume: bool,
+    console: Console,
     checkpoint: int | None = None,
-) -> Run:  # fmt: skip
+) -> Run:
     """Build the curriculum and the mesh, then a fresh train state, or (`resume`) the
     latest readable checkpoint's (or `checkpoint`'s) with its counters. With several
     seeds, each seed's folder `RUN/seed<s>` is a run of its own (config, lock, logs,
@@ -133,18 +136,27 @@ def start_run(
             if resume or group:  # (a resumed run: now that the restore worked)
                 save_config(c, c.run_dir / "config.json")
             logger = Logger(
-                c.run_dir, to_dict(c), resume_cycle=start, tensorboard=c.tensorboard,
-                wandb=c.wandb, wandb_project=c.wandb_project, warn=warn,
-            )  # fmt: skip
+                c.run_dir,
+                to_dict(c),
+                resume_cycle=start,
+                tensorboard=c.tensorboard,
+                wandb=c.wandb,
+                wandb_project=c.wandb_project,
+                warn=warn,
+            )
         done = finished(cfg, n)
         members.append(Member(c, k, logger, n, start if resume else None, not done, start))
     return Run(cfg, run_dir, algorithm, mesh, console, state, start, members, locks, key)
 
 
 def restore_members(
-    algorithm: Curriculum, mesh: Mesh, cfg: TrainConfig, ckpts: list[Checkpointer],
-    checkpoint: int | None, warn: Callable[[str], None],
-) -> tuple[TrainState, list[dict[str, Any]], int]:  # fmt: skip
+    algorithm: Curriculum,
+    mesh: Mesh,
+    cfg: TrainConfig,
+    ckpts: list[Checkpointer],
+    checkpoint: int | None,
+    warn: Callable[[str], None],
+) -> tuple[TrainState, list[dict[str, Any]], int]:
     """`(state, records, cycle)` of a run's checkpoint `checkpoint` or newest readable
     one; several seeds: the newest checkpoint every seed has, their states stacked."""
     specs = algorithm.state_specs(AXIS)

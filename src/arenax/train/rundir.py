@@ -99,7 +99,9 @@ def check_writable_dir(path: Path, field: str) -> None:
     one-line `ConfigError` naming `field`."""
     path = Path(path)
     if path.is_symlink() and not path.exists():
-        raise ConfigError(f"{field}={str(path)!r}: a symbolic link to {os.readlink(path)}, which does not exist")  # fmt: skip
+        raise ConfigError(
+            f"{field}={str(path)!r}: a symbolic link to {os.readlink(path)}, which does not exist"
+        )
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{field}={str(path)!r}: exists and is not a folder")
     probe = path

@@ -92,8 +92,13 @@ class AcrobotEnv(ClassicEnv):
         return jax.random.uniform(key, (4,), jnp.float32, -0.1, 0.1)
 
     def _dsdt(self, lv: AcrobotLevel, s: jax.Array, torque: jax.Array) -> jax.Array:
-        m1, m2, l1, lc1, lc2 = (lv.link_mass_1, lv.link_mass_2, lv.link_length_1,
-                                lv.link_com_pos_1, lv.link_com_pos_2)  # fmt: skip
+        m1, m2, l1, lc1, lc2 = (
+            lv.link_mass_1,
+            lv.link_mass_2,
+            lv.link_length_1,
+            lv.link_com_pos_1,
+            lv.link_com_pos_2,
+        )
         i1 = i2 = lv.link_moi
         g = lv.gravity
         th1, th2, dth1, dth2 = s[0], s[1], s[2], s[3]
@@ -118,18 +123,23 @@ class AcrobotEnv(ClassicEnv):
     ) -> tuple[jax.Array, jax.Array, jax.Array]:
         torque = action.astype(jnp.float32) - 1.0
         if self.torque_noise > 0:
-            torque = torque + jax.random.uniform(key, (), jnp.float32, -self.torque_noise,
-                                                 self.torque_noise)  # fmt: skip
+            torque = torque + jax.random.uniform(
+                key, (), jnp.float32, -self.torque_noise, self.torque_noise
+            )
         h = self.dt
         k1 = self._dsdt(level, s, torque)
         k2 = self._dsdt(level, s + h / 2 * k1, torque)
         k3 = self._dsdt(level, s + h / 2 * k2, torque)
         k4 = self._dsdt(level, s + h * k3, torque)
         ns = s + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-        ns = jnp.stack([
-            wrap(ns[0], -math.pi, math.pi), wrap(ns[1], -math.pi, math.pi),
-            jnp.clip(ns[2], -MAX_VEL_1, MAX_VEL_1), jnp.clip(ns[3], -MAX_VEL_2, MAX_VEL_2),
-        ])  # fmt: skip
+        ns = jnp.stack(
+            [
+                wrap(ns[0], -math.pi, math.pi),
+                wrap(ns[1], -math.pi, math.pi),
+                jnp.clip(ns[2], -MAX_VEL_1, MAX_VEL_1),
+                jnp.clip(ns[3], -MAX_VEL_2, MAX_VEL_2),
+            ]
+        )
         terminated = -jnp.cos(ns[0]) - jnp.cos(ns[1] + ns[0]) > 1.0
         return ns, jnp.where(terminated, 0.0, -1.0), terminated
 

@@ -84,8 +84,9 @@ class PendulumEnv(ClassicEnv):
         self, key: jax.Array, level: PendulumLevel, s: jax.Array, action: jax.Array
     ) -> tuple[jax.Array, jax.Array, jax.Array]:
         th, thdot = s[0], s[1]
-        u = jnp.clip(jnp.asarray(action, jnp.float32).reshape(()), -self.max_torque,
-                     self.max_torque)  # fmt: skip
+        u = jnp.clip(
+            jnp.asarray(action, jnp.float32).reshape(()), -self.max_torque, self.max_torque
+        )
         cost = angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * u**2
         g, m, l = level.g, level.m, level.l  # noqa: E741
         new_thdot = thdot + (3 * g / (2 * l) * jnp.sin(th) + 3.0 / (m * l**2) * u) * self.dt

@@ -124,10 +124,12 @@ class ClassicEnv(Environment[Any, ClassicState]):
     def sample_physics(self, key: jax.Array) -> L:
         """Every constant uniform in its range, independently."""
         keys = jax.random.split(key, len(self.CONSTANTS))
-        return self.level_cls(**{
-            name: jax.random.uniform(k, (), jnp.float32, c.low, c.high)
-            for k, (name, c) in zip(keys, self.CONSTANTS.items(), strict=True)
-        })  # fmt: skip
+        return self.level_cls(
+            **{
+                name: jax.random.uniform(k, (), jnp.float32, c.low, c.high)
+                for k, (name, c) in zip(keys, self.CONSTANTS.items(), strict=True)
+            }
+        )
 
     def mutate(self, key: jax.Array, level: L, n_edits: int | jax.Array, scale: float = 0.1) -> L:
         """`n_edits` edits (may be traced), each moving one constant with a non-empty

@@ -141,16 +141,18 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
             yield Problem("view_size", self.view_size, "must be odd")
         if self.view_size > 2 * max(self.height, self.width) + 1:
             yield Problem(
-                "view_size", self.view_size,
+                "view_size",
+                self.view_size,
                 f"must be at most {2 * max(self.height, self.width) + 1} (twice the maze: "
                 "any larger view sees only the outer wall beyond)",
-            )  # fmt: skip
+            )
         cells = self.height * self.width - 2
         if self.n_walls is not None and not 0 <= self.n_walls <= cells:
             yield Problem(
-                "n_walls", self.n_walls,
+                "n_walls",
+                self.n_walls,
                 f"must be in [0, {cells}] (height*width - 2 leaves room for the agent and the goal)",
-            )  # fmt: skip
+            )
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, team: str = "agent") -> spaces.Dict:

@@ -70,10 +70,16 @@ def play(
 
     trace = trace.at[0].set(pos(state))
     init = dict(
-        obs=obs, state=state, carry=carry, t=jnp.zeros((), jnp.int32),
-        done=jnp.zeros((e,), jnp.bool_), ret=jnp.zeros((e,), jnp.float32),
-        success=jnp.zeros((e,), jnp.bool_), length=jnp.zeros((e,), jnp.int32), trace=trace,
-    )  # fmt: skip
+        obs=obs,
+        state=state,
+        carry=carry,
+        t=jnp.zeros((), jnp.int32),
+        done=jnp.zeros((e,), jnp.bool_),
+        ret=jnp.zeros((e,), jnp.float32),
+        success=jnp.zeros((e,), jnp.bool_),
+        length=jnp.zeros((e,), jnp.int32),
+        trace=trace,
+    )
 
     def cond(c: dict) -> jax.Array:
         return (c["t"] < env.max_steps) & ~jnp.all(c["done"])
@@ -93,11 +99,16 @@ def play(
         if record:
             trace = trace.at[t].set(jnp.where(live[0], pos(state), -1))
         return dict(
-            obs=obs, state=state, carry=carry, t=t, done=c["done"] | term | trunc,
+            obs=obs,
+            state=state,
+            carry=carry,
+            t=t,
+            done=c["done"] | term | trunc,
             ret=c["ret"] + jnp.where(live, reward, 0.0),
-            success=c["success"] | (live & term), length=c["length"] + live.astype(jnp.int32),
+            success=c["success"] | (live & term),
+            length=c["length"] + live.astype(jnp.int32),
             trace=trace,
-        )  # fmt: skip
+        )
 
     out = jax.lax.while_loop(cond, body, init)
     res = {"return": out["ret"], "success": out["success"], "length": out["length"]}
@@ -143,9 +154,18 @@ def evaluate(
         lo, hi = wilson(int(succ.sum()), episodes)
         m, rlo, rhi = mean_ci(np.asarray(out["return"]))
         results.append(
-            MazeResult(name, episodes, float(succ.mean()), lo, hi, m, rlo, rhi,
-                       float(np.mean(out["length"])))
-        )  # fmt: skip
+            MazeResult(
+                name,
+                episodes,
+                float(succ.mean()),
+                lo,
+                hi,
+                m,
+                rlo,
+                rhi,
+                float(np.mean(out["length"])),
+            )
+        )
         if gif_dir is not None:
             _write_gif(gif_dir, name, jax.tree.map(lambda x: np.asarray(x[0]), levels), out)
     return results
@@ -181,10 +201,18 @@ def summarize(results: list[MazeResult]) -> dict[str, float]:
 
 
 def robustness(
-    policy: Any, params: Any, env: MazeEnv, generator: Any, n_levels: int, episodes: int,
-    alpha: float, key: jax.Array, greedy: bool = False, batch: int = 2048,
+    policy: Any,
+    params: Any,
+    env: MazeEnv,
+    generator: Any,
+    n_levels: int,
+    episodes: int,
+    alpha: float,
+    key: jax.Array,
+    greedy: bool = False,
+    batch: int = 2048,
     solvable_only: bool = False,
-) -> Robustness:  # fmt: skip
+) -> Robustness:
     """The student's robustness on `n_levels` levels from `generator` (`key -> level`;
     with `solvable_only`, only levels with a path from the agent to the goal): each level
     is played `episodes` episodes, the worst `alpha` fraction is played `episodes`
@@ -213,12 +241,18 @@ def results_table(results: list[MazeResult], title: str) -> Table:
         table.add_column(col, justify="left" if col == "maze" else "right", no_wrap=True)
     for r in results:
         table.add_row(
-            r.maze, str(r.episodes), f"{r.solved:.3f}", f"{r.solved_lo:.2f}–{r.solved_hi:.2f}",
-            f"{r.ret:.3f}", f"{r.ret_lo:.2f}–{r.ret_hi:.2f}", f"{r.length:.0f}",
-        )  # fmt: skip
+            r.maze,
+            str(r.episodes),
+            f"{r.solved:.3f}",
+            f"{r.solved_lo:.2f}–{r.solved_hi:.2f}",
+            f"{r.ret:.3f}",
+            f"{r.ret_lo:.2f}–{r.ret_hi:.2f}",
+            f"{r.length:.0f}",
+        )
     s = summarize(results)
-    table.add_row("mean", "", f"{s['eval/solved']:.3f}", "", f"{s['eval/return']:.3f}", "", "",
-                  style="bold")  # fmt: skip
+    table.add_row(
+        "mean", "", f"{s['eval/solved']:.3f}", "", f"{s['eval/return']:.3f}", "", "", style="bold"
+    )
     return table
 
 
@@ -230,15 +264,37 @@ def evaluate_run(req: Evaluation) -> Report:
     suite = req.suite or "all"
     key = jax.random.key(0) if req.key is None else req.key
     policy, params = req.policies["agent"], req.params["agent"]
-    results = evaluate(policy, params, suite, req.episodes, key, req.greedy, env.view_size,
-                       env.normalize_obs, req.gif_dir)  # fmt: skip
+    results = evaluate(
+        policy,
+        params,
+        suite,
+        req.episodes,
+        key,
+        req.greedy,
+        env.view_size,
+        env.normalize_obs,
+        req.gif_dir,
+    )
     mode = "greedy" if req.greedy else "sampled"
-    report = Report(results, results_table(results, f"held-out mazes ({mode})"),
-                    suite.replace(",", "+"), summarize(results))  # fmt: skip
+    report = Report(
+        results,
+        results_table(results, f"held-out mazes ({mode})"),
+        suite.replace(",", "+"),
+        summarize(results),
+    )
     if req.cvar_alpha > 0:
-        r = robustness(policy, params, env, req.generate, req.cvar_levels, req.cvar_episodes,
-                       req.cvar_alpha, jax.random.fold_in(key, 0xC0FFEE), req.greedy,
-                       solvable_only=req.cvar_solvable)  # fmt: skip
+        r = robustness(
+            policy,
+            params,
+            env,
+            req.generate,
+            req.cvar_levels,
+            req.cvar_episodes,
+            req.cvar_alpha,
+            jax.random.fold_in(key, 0xC0FFEE),
+            req.greedy,
+            solvable_only=req.cvar_solvable,
+        )
         kind = "solvable training-distribution" if r.solvable_only else "training-distribution"
         report.notes.append(
             f"robustness on {r.levels} {kind} levels x {r.episodes} episodes: mean success "

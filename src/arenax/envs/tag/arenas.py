@@ -181,8 +181,13 @@ def heldout_arena(name: str, key: jax.Array, size: int, n_taggers: int) -> GridT
 
 
 # ------------------------------------------------------------------ mutator
-def mutate(key: jax.Array, level: GridTagLevel, n_edits: int | jax.Array,
-           max_edits: int | None = None, env: GridTagEnv | None = None) -> GridTagLevel:  # fmt: skip
+def mutate(
+    key: jax.Array,
+    level: GridTagLevel,
+    n_edits: int | jax.Array,
+    max_edits: int | None = None,
+    env: GridTagEnv | None = None,
+) -> GridTagLevel:
     """`n_edits` random edits (block a free non-start cell, free a blocked cell, move a
     start to a free cell, or — when `level` carries rules and `env` gives their ranges —
     redraw one rule), each kept valid; `n_edits` may be traced when `max_edits`
@@ -216,8 +221,9 @@ def mutate(key: jax.Array, level: GridTagLevel, n_edits: int | jax.Array,
     return jax.lax.fori_loop(0, max_edits, edit, level)
 
 
-def _redraw_rule(key: jax.Array, level: GridTagLevel, rules: list[str], env: GridTagEnv,
-                 apply: jax.Array) -> GridTagLevel:  # fmt: skip
+def _redraw_rule(
+    key: jax.Array, level: GridTagLevel, rules: list[str], env: GridTagEnv, apply: jax.Array
+) -> GridTagLevel:
     """`level` with one of `rules` (uniformly; for `skill` one team's) redrawn from
     `env`'s range where `apply`."""
     k_which, k_team, k_draw = jax.random.split(jax.random.fold_in(key, 7), 3)
@@ -234,8 +240,9 @@ def _redraw_rule(key: jax.Array, level: GridTagLevel, rules: list[str], env: Gri
 
 
 # ------------------------------------------------------------------ validation, metrics
-def validate_level(level: GridTagLevel, size: int, n_agents: int,
-                   max_episode_length: int | None = None) -> None:  # fmt: skip
+def validate_level(
+    level: GridTagLevel, size: int, n_agents: int, max_episode_length: int | None = None
+) -> None:
     """Raise `ValueError` (one line naming the field) unless `level` is a valid unbatched
     arena of cells `0..size` with `n_agents` starts on free cells and valid rules
     (`skill` two probabilities in (0, 1], `tag_distance` >= 0, `episode_length` in
@@ -264,7 +271,9 @@ def _validate_rules(level: GridTagLevel, max_episode_length: int | None) -> None
     if level.skill is not None:
         skill = np.asarray(level.skill)
         if skill.shape != (2,) or not np.all((skill > 0) & (skill <= 1)):
-            raise ValueError(f"skill: must be 2 probabilities in (0, 1] (taggers', runner's), got {skill.tolist()}")  # fmt: skip
+            raise ValueError(
+                f"skill: must be 2 probabilities in (0, 1] (taggers', runner's), got {skill.tolist()}"
+            )
     if level.tag_distance is not None:
         d = np.asarray(level.tag_distance)
         if d.shape != () or not np.issubdtype(d.dtype, np.integer) or d < 0:
@@ -318,10 +327,13 @@ def levels_equal(a: GridTagLevel, b: GridTagLevel) -> bool:
     fields = ("pos", "blocked", *GridTagLevel.RULES)
     return all(
         (getattr(a, f) is None and getattr(b, f) is None)
-        or (getattr(a, f) is not None and getattr(b, f) is not None
-            and np.array_equal(np.asarray(getattr(a, f)), np.asarray(getattr(b, f))))
+        or (
+            getattr(a, f) is not None
+            and getattr(b, f) is not None
+            and np.array_equal(np.asarray(getattr(a, f)), np.asarray(getattr(b, f)))
+        )
         for f in fields
-    )  # fmt: skip
+    )
 
 
 # ------------------------------------------------------------------ JSON
@@ -351,8 +363,9 @@ def from_json(text: str) -> GridTagLevel:
             if f in data and (not isinstance(data[f], int) or isinstance(data[f], bool)):
                 raise ValueError(f"{f}: must be an integer, got {data[f]!r}")
         rules = {f: jnp.asarray(data[f], t) for f, t in types.items() if f in data}
-        level = GridTagLevel(pos=jnp.asarray(data["pos"], jnp.int32), blocked=jnp.asarray(blocked),
-                             **rules)  # fmt: skip
+        level = GridTagLevel(
+            pos=jnp.asarray(data["pos"], jnp.int32), blocked=jnp.asarray(blocked), **rules
+        )
     except (KeyError, TypeError, json.JSONDecodeError) as exc:
         raise ValueError(f"not a grid Tag arena ({type(exc).__name__}: {exc})") from None
     validate_level(level, int(data["size"]), len(data["pos"]))

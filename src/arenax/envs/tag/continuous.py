@@ -240,34 +240,55 @@ class TagEnv(Environment[TagLevel, TagState]):
             yield Problem("min_turn", self.min_turn, f"must be <= max_turn={self.max_turn}")
         lo, hi = self.obstacle_radius
         if not 0.0 < lo <= hi < 0.5:
-            yield Problem("obstacle_radius", self.obstacle_radius, "must be 0 < min <= max < 0.5 (fractions of L)")  # fmt: skip
+            yield Problem(
+                "obstacle_radius",
+                self.obstacle_radius,
+                "must be 0 < min <= max < 0.5 (fractions of L)",
+            )
         r = self.episode_length_range
         if r is not None and not 1 <= r[0] <= r[1] <= self.episode_length:
-            yield Problem("episode_length_range", r, f"must be 1 <= lo <= hi <= {self.episode_length}")  # fmt: skip
+            yield Problem(
+                "episode_length_range", r, f"must be 1 <= lo <= hi <= {self.episode_length}"
+            )
 
     @classmethod
     def from_warpdrive(cls, **kwargs: Any) -> TagEnv:
         """The env of a WarpDrive `TagContinuous(**kwargs)` (its parameter names; the start
         locations and directions belong to levels, `seed` and `env_backend` to nothing)."""
         names = {
-            "num_taggers": "n_taggers", "num_runners": "n_runners", "grid_length": "arena",
-            "episode_length": "episode_length", "max_speed": "max_speed",
-            "skill_level_tagger": "skill_tagger", "skill_level_runner": "skill_runner",
-            "max_acceleration": "max_accel", "min_acceleration": "min_accel",
-            "max_turn": "max_turn", "min_turn": "min_turn",
-            "num_acceleration_levels": "accel_levels", "num_turn_levels": "turn_levels",
-            "edge_hit_penalty": "edge_reward", "tagging_distance": "tag_distance",
-            "tag_reward_for_tagger": "tag_reward", "step_penalty_for_tagger": "tagger_step_reward",
-            "tag_penalty_for_runner": "tag_penalty", "step_reward_for_runner": "runner_step_reward",
+            "num_taggers": "n_taggers",
+            "num_runners": "n_runners",
+            "grid_length": "arena",
+            "episode_length": "episode_length",
+            "max_speed": "max_speed",
+            "skill_level_tagger": "skill_tagger",
+            "skill_level_runner": "skill_runner",
+            "max_acceleration": "max_accel",
+            "min_acceleration": "min_accel",
+            "max_turn": "max_turn",
+            "min_turn": "min_turn",
+            "num_acceleration_levels": "accel_levels",
+            "num_turn_levels": "turn_levels",
+            "edge_hit_penalty": "edge_reward",
+            "tagging_distance": "tag_distance",
+            "tag_reward_for_tagger": "tag_reward",
+            "step_penalty_for_tagger": "tagger_step_reward",
+            "tag_penalty_for_runner": "tag_penalty",
+            "step_reward_for_runner": "runner_step_reward",
             "end_of_game_reward_for_runner": "end_reward",
             "runner_exits_game_after_tagged": "runners_leave",
-        }  # fmt: skip
+        }
         out: dict[str, Any] = {}
         full = kwargs.pop("use_full_observation", True)
         k = kwargs.pop("num_other_agents_observed", 2)
         out["k_nearest"] = None if full else k
-        for drop in ("seed", "env_backend", "starting_location_x", "starting_location_y",
-                     "starting_directions"):  # fmt: skip
+        for drop in (
+            "seed",
+            "env_backend",
+            "starting_location_x",
+            "starting_location_y",
+            "starting_directions",
+        ):
             kwargs.pop(drop, None)
         for k_, v in kwargs.items():
             if k_ not in names:
@@ -375,11 +396,15 @@ class TagEnv(Environment[TagLevel, TagState]):
         m = self.max_obstacles
         if level.obstacles is None or m == 0:
             if level.obstacles is not None and level.obstacles.shape[0]:
-                raise ValueError(f"obstacles: shape {level.obstacles.shape}, the env holds none (max_obstacles=0)")  # fmt: skip
+                raise ValueError(
+                    f"obstacles: shape {level.obstacles.shape}, the env holds none (max_obstacles=0)"
+                )
             return None if m == 0 else jnp.zeros((m, 3), jnp.float32)
         discs = jnp.asarray(level.obstacles, jnp.float32)
         if discs.shape != (m, 3):
-            raise ValueError(f"obstacles: shape {discs.shape}, the env holds ({m}, 3) (max_obstacles={m})")  # fmt: skip
+            raise ValueError(
+                f"obstacles: shape {discs.shape}, the env holds ({m}, 3) (max_obstacles={m})"
+            )
         return discs
 
     # ------------------------------------------------------------------ dynamics
@@ -430,9 +455,14 @@ class TagEnv(Environment[TagLevel, TagState]):
         reward = jnp.concatenate([r_tagger, r_runner]) + jnp.where(hit_edge, self.edge_reward, 0.0)
         tagged_all = jnp.concatenate([jnp.zeros((nt,), jnp.bool_), tagged])
         new = state.replace(
-            pos=pos, speed=speed, direction=direction, accel=accel, active=still,
-            tagged=tagged_all if self.runners_leave else jnp.zeros_like(tagged_all), time=time,
-        )  # fmt: skip
+            pos=pos,
+            speed=speed,
+            direction=direction,
+            accel=accel,
+            active=still,
+            tagged=tagged_all if self.runners_leave else jnp.zeros_like(tagged_all),
+            time=time,
+        )
         terminated = ~jnp.any(left)
         info = {
             "active": self._split(still),
@@ -492,10 +522,18 @@ class TagEnv(Environment[TagLevel, TagState]):
             discs = None
             if self.max_obstacles:  # written by the same kernel pass on CPUs
                 discs = (state.obstacles, state.arena, obstacle_features)
-            return self._split(tag_observation(
-                feats, state.pos, active, is_tagger, time, self.k_nearest,
-                functools.partial(_k_nearest_observation, k=self.k_nearest), discs,
-            ).astype(jnp.float32))  # fmt: skip
+            return self._split(
+                tag_observation(
+                    feats,
+                    state.pos,
+                    active,
+                    is_tagger,
+                    time,
+                    self.k_nearest,
+                    functools.partial(_k_nearest_observation, k=self.k_nearest),
+                    discs,
+                ).astype(jnp.float32)
+            )
         if self.max_obstacles:
             obs = jnp.concatenate(
                 [obs, obstacle_features(state.pos, active, state.obstacles, state.arena)], -1
@@ -533,7 +571,18 @@ def pair_distances(pos: jax.Array) -> jax.Array:
 
 # The benchmark configuration of the reference work (WarpDrive's Tag training example).
 BENCHMARK = dict(
-    n_taggers=10, n_runners=100, episode_length=500, arena=20.0, tag_distance=0.02,
-    accel_levels=20, min_accel=-0.1, max_accel=0.1, turn_levels=20, min_turn=-3 * math.pi / 4,
-    max_turn=3 * math.pi / 4, k_nearest=10, tag_reward=10.0, tag_penalty=-10.0,
-)  # fmt: skip
+    n_taggers=10,
+    n_runners=100,
+    episode_length=500,
+    arena=20.0,
+    tag_distance=0.02,
+    accel_levels=20,
+    min_accel=-0.1,
+    max_accel=0.1,
+    turn_levels=20,
+    min_turn=-3 * math.pi / 4,
+    max_turn=3 * math.pi / 4,
+    k_nearest=10,
+    tag_reward=10.0,
+    tag_penalty=-10.0,
+)

@@ -61,9 +61,11 @@ def _starts(key: jax.Array, env: TagEnv, discs: jax.Array, lo: Any = 0.0, hi: An
         pos=free_positions(k_pos, env.n_agents, discs, lo, hi),
         direction=axes * jnp.float32(math.pi / 2),
         skill=jnp.asarray([env.skill_tagger, env.skill_runner], jnp.float32),
-        arena=jnp.float32(env.arena), tag_margin=jnp.float32(env.tag_margin), obstacles=discs,
+        arena=jnp.float32(env.arena),
+        tag_margin=jnp.float32(env.tag_margin),
+        obstacles=discs,
         episode_length=None if env.episode_length_range is None else jnp.int32(env.episode_length),
-    )  # fmt: skip
+    )
 
 
 # ------------------------------------------------------------------ generators
@@ -83,8 +85,11 @@ def pillars(key: jax.Array, env: TagEnv) -> TagLevel:
     k = math.isqrt(m)
     discs = np.zeros((m, 3), np.float32)
     for i in range(k * k):
-        discs[i] = ((i % k + 1) * L / (k + 1), (i // k + 1) * L / (k + 1),
-                    env.obstacle_radius[1] * L)  # fmt: skip
+        discs[i] = (
+            (i % k + 1) * L / (k + 1),
+            (i // k + 1) * L / (k + 1),
+            env.obstacle_radius[1] * L,
+        )
     return _starts(key, env, jnp.asarray(discs))
 
 
@@ -98,8 +103,14 @@ def ring(key: jax.Array, env: TagEnv) -> TagLevel:
     angles = jnp.where(jnp.arange(m) < gap, angles[:m], angles[1:])  # skip the gap's angle
     # touching neighbours, and inside the arena (the ring lies 0.2 L from the edge)
     r = jnp.float32(min(big * math.sin(math.pi / (m + 1)), 0.2 * L * (1 - 1e-5))) if m else 0.0
-    discs = jnp.stack([L / 2 + big * jnp.cos(angles), L / 2 + big * jnp.sin(angles),
-                       jnp.full((m,), r, jnp.float32)], axis=-1)  # fmt: skip
+    discs = jnp.stack(
+        [
+            L / 2 + big * jnp.cos(angles),
+            L / 2 + big * jnp.sin(angles),
+            jnp.full((m,), r, jnp.float32),
+        ],
+        axis=-1,
+    )
     inside = _starts(k_in, env, discs, L / 2 - 0.5 * big, L / 2 + 0.5 * big)
     # taggers in the four corner squares outside the ring (side 0.15 L)
     corner = free_positions(k_out, env.n_agents, inside.obstacles, 0.0, 0.15 * L)
@@ -130,8 +141,13 @@ def _line(
     return discs, (jnp.arange(k) == lo) | (jnp.arange(k) == hi)
 
 
-def _walls(key: jax.Array, env: TagEnv, lines: list[tuple[float, bool]], one_gap: bool,
-           doors: list[list[int]] | None = None) -> TagLevel:  # fmt: skip
+def _walls(
+    key: jax.Array,
+    env: TagEnv,
+    lines: list[tuple[float, bool]],
+    one_gap: bool,
+    doors: list[list[int]] | None = None,
+) -> TagLevel:
     """Walls of discs along `lines` `(position, vertical)`, `⌊M / len⌋` slots each,
     with gaps (one per wall, or one per half-wall; or the slots `doors[i]` of wall
     `i`); starts over the free space."""
@@ -210,9 +226,14 @@ def heldout_arena(name: str, key: jax.Array, env: TagEnv) -> TagLevel:
 
 
 # ------------------------------------------------------------------ mutation
-def mutate(key: jax.Array, level: TagLevel, n_edits: int | jax.Array,
-           radius: tuple[float, float] = (0.03, 0.08), max_edits: int | None = None,
-           episode_length_range: tuple[int, int] | None = None) -> TagLevel:  # fmt: skip
+def mutate(
+    key: jax.Array,
+    level: TagLevel,
+    n_edits: int | jax.Array,
+    radius: tuple[float, float] = (0.03, 0.08),
+    max_edits: int | None = None,
+    episode_length_range: tuple[int, int] | None = None,
+) -> TagLevel:
     """`n_edits` random edits (see the module docstring), each kept valid; `n_edits`
     may be traced when `max_edits` bounds it."""
     L = level.arena
@@ -240,8 +261,9 @@ def mutate(key: jax.Array, level: TagLevel, n_edits: int | jax.Array,
         moved = lv.pos.at[agent].set(free_positions(k_pos, 1, discs, 0.0, L)[0])
         pos = jnp.where(kind == 3, moved, lv.pos)
         team = jax.random.randint(k_team, (), 0, 2)
-        factor = jnp.exp(jax.random.uniform(k_factor, (), jnp.float32, math.log(0.8),
-                                            math.log(1.25)))  # fmt: skip
+        factor = jnp.exp(
+            jax.random.uniform(k_factor, (), jnp.float32, math.log(0.8), math.log(1.25))
+        )
         skill = lv.skill.at[team].set(jnp.clip(lv.skill[team] * factor, 0.25, 1.0))
         skill = jnp.where(kind == 4, skill, lv.skill)
         out = lv.replace(obstacles=discs, pos=pos, skill=skill)
@@ -252,8 +274,12 @@ def mutate(key: jax.Array, level: TagLevel, n_edits: int | jax.Array,
 
     if max_edits is None:
         return jax.lax.fori_loop(0, n_edits, edit, level)
-    return jax.lax.fori_loop(0, max_edits, lambda i, lv: jax.lax.cond(
-        i < n_edits, lambda x: edit(i, x), lambda x: x, lv), level)  # fmt: skip
+    return jax.lax.fori_loop(
+        0,
+        max_edits,
+        lambda i, lv: jax.lax.cond(i < n_edits, lambda x: edit(i, x), lambda x: x, lv),
+        level,
+    )
 
 
 # ------------------------------------------------------------------ checks and metrics
@@ -269,12 +295,16 @@ def validate_level(level: TagLevel, env: TagEnv) -> None:
     if not L > 0:
         raise ValueError(f"arena={L}: must be > 0")
     if pos.shape != (env.n_agents, 2):
-        raise ValueError(f"pos: must be ({env.n_agents}, 2) (taggers, then runners), got {pos.shape}")  # fmt: skip
+        raise ValueError(
+            f"pos: must be ({env.n_agents}, 2) (taggers, then runners), got {pos.shape}"
+        )
     if np.shape(level.direction) != (env.n_agents,):
-        raise ValueError(f"direction: must be ({env.n_agents},), got {np.shape(level.direction)}")  # fmt: skip
+        raise ValueError(f"direction: must be ({env.n_agents},), got {np.shape(level.direction)}")
     skill = np.asarray(level.skill)
     if skill.shape != (2,) or not np.all(skill > 0):
-        raise ValueError(f"skill={skill.tolist()}: must be two positive multipliers (taggers, runners)")  # fmt: skip
+        raise ValueError(
+            f"skill={skill.tolist()}: must be two positive multipliers (taggers, runners)"
+        )
     if not float(np.asarray(level.tag_margin)) >= 0:
         raise ValueError(f"tag_margin={float(np.asarray(level.tag_margin))}: must be >= 0")
     if level.episode_length is not None:
@@ -284,7 +314,9 @@ def validate_level(level: TagLevel, env: TagEnv) -> None:
             or not np.issubdtype(t.dtype, np.integer)
             or not 1 <= t <= env.episode_length
         ):
-            raise ValueError(f"episode_length: must be an integer in 1..{env.episode_length}, got {t.tolist()}")  # fmt: skip
+            raise ValueError(
+                f"episode_length: must be an integer in 1..{env.episode_length}, got {t.tolist()}"
+            )
     for j, (x, y, r) in enumerate(discs.tolist()):
         if r < 0:
             raise ValueError(f"obstacles[{j}]: radius {r} < 0")
@@ -329,8 +361,10 @@ def levels_equal(a: TagLevel, b: TagLevel) -> bool:
     """The same fields present, each equal."""
     if jax.tree.structure(a) != jax.tree.structure(b):
         return False
-    return all(np.array_equal(np.asarray(x), np.asarray(y))
-               for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))  # fmt: skip
+    return all(
+        np.array_equal(np.asarray(x), np.asarray(y))
+        for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
+    )
 
 
 # ------------------------------------------------------------------ JSON
@@ -356,10 +390,13 @@ def from_json(text: str, env: TagEnv) -> TagLevel:
         length = data.get("episode_length")
         if length is not None and (not isinstance(length, int) or isinstance(length, bool)):
             raise ValueError(f"episode_length: must be an integer, got {length!r}")
-        level = TagLevel(**{f: jnp.asarray(data[f], jnp.float32) for f in FIELDS[:-1]},
-                         obstacles=jnp.asarray(data["obstacles"], jnp.float32).reshape(-1, 3)
-                         if data["obstacles"] else None,
-                         episode_length=None if length is None else jnp.int32(length))  # fmt: skip
+        level = TagLevel(
+            **{f: jnp.asarray(data[f], jnp.float32) for f in FIELDS[:-1]},
+            obstacles=jnp.asarray(data["obstacles"], jnp.float32).reshape(-1, 3)
+            if data["obstacles"]
+            else None,
+            episode_length=None if length is None else jnp.int32(length),
+        )
     except (KeyError, TypeError, json.JSONDecodeError) as exc:
         raise ValueError(f"not a continuous Tag arena ({type(exc).__name__}: {exc})") from None
     validate_level(level, env)

@@ -115,16 +115,21 @@ class ArenaEditor(EditorOptions, Environment[None, ArenaEditorState]):
             blocked = jnp.where(placing, blocked.at[cell].set(False), blocked.at[cell].set(True))
         else:  # redirect: the chosen cell if free, else a random free cell
             free = ~blocked
-            start = jnp.where(free[cell], cell, jax.random.categorical(
-                k_cell, jnp.where(free, 0.0, -jnp.inf)).astype(jnp.int32))  # fmt: skip
+            start = jnp.where(
+                free[cell],
+                cell,
+                jax.random.categorical(k_cell, jnp.where(free, 0.0, -jnp.inf)).astype(jnp.int32),
+            )
             blocked = jnp.where(placing, blocked, blocked.at[cell].set(True))
         agent = jnp.clip(t - self.n_walls, 0, self.n_agents - 1)
         xy = jnp.stack([start % n, start // n]).astype(jnp.int32)
         pos = jnp.where(placing, state.pos.at[agent].set(xy), state.pos)
         new = ArenaEditorState(
-            blocked=blocked.reshape(n, n), pos=pos, time=t + 1,
+            blocked=blocked.reshape(n, n),
+            pos=pos,
+            time=t + 1,
             noise=jax.random.uniform(k_noise, (self.noise_dim,)),
-        )  # fmt: skip
+        )
         done = new.time >= self.episode_length
         reward = {"teacher": jnp.zeros((1,), jnp.float32)}
         return new, reward, done, jnp.zeros((), jnp.bool_), {}
@@ -201,9 +206,13 @@ class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
     def problems(self) -> Iterator[Problem]:
         m = getattr(self.game, "max_obstacles", None)
         if m is None:
-            yield Problem("game", type(self.game).__name__, "must be a continuous Tag game (TagEnv)")  # fmt: skip
+            yield Problem(
+                "game", type(self.game).__name__, "must be a continuous Tag game (TagEnv)"
+            )
         elif isinstance(self.n_walls, int) and not 0 <= self.n_walls <= m:
-            yield Problem("n_walls", self.n_walls, f"must be in [0, {m}] (the game's max_obstacles)")  # fmt: skip
+            yield Problem(
+                "n_walls", self.n_walls, f"must be in [0, {m}] (the game's max_obstacles)"
+            )
 
     @property
     def episode_length(self) -> int:
@@ -228,9 +237,11 @@ class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
         a = self.game.n_agents
         return DiscEditorState(
             discs=jnp.zeros((self.game.max_obstacles, 3), jnp.float32),
-            pos=jnp.zeros((a, 2), jnp.float32), direction=jnp.zeros((a,), jnp.float32),
-            time=jnp.zeros((), jnp.int32), noise=jax.random.uniform(key, (self.noise_dim,)),
-        )  # fmt: skip
+            pos=jnp.zeros((a, 2), jnp.float32),
+            direction=jnp.zeros((a,), jnp.float32),
+            time=jnp.zeros((), jnp.int32),
+            noise=jax.random.uniform(key, (self.noise_dim,)),
+        )
 
     def step_state(self, key: jax.Array, state: DiscEditorState, action: Any) -> Any:
         from arenax.envs.tag.obstacles import free_positions
@@ -262,10 +273,12 @@ class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
         placing = jnp.where(t == self.n_walls, team, (t == self.n_walls + 1) & ~team)
         axes = jax.random.randint(k_dir, (a,), 0, 4).astype(jnp.float32)
         new = DiscEditorState(
-            discs=discs, pos=jnp.where(placing[:, None], starts, state.pos),
+            discs=discs,
+            pos=jnp.where(placing[:, None], starts, state.pos),
             direction=jnp.where(placing, axes * jnp.float32(jnp.pi / 2), state.direction),
-            time=t + 1, noise=jax.random.uniform(k_noise, (self.noise_dim,)),
-        )  # fmt: skip
+            time=t + 1,
+            noise=jax.random.uniform(k_noise, (self.noise_dim,)),
+        )
         done = new.time >= self.episode_length
         reward = {"teacher": jnp.zeros((1,), jnp.float32)}
         return new, reward, done, jnp.zeros((), jnp.bool_), {}
@@ -299,9 +312,11 @@ class DiscArenaEditor(EditorOptions, Environment[None, DiscEditorState]):
 
         game = self.game
         level = TagLevel(
-            pos=state.pos, direction=state.direction,
+            pos=state.pos,
+            direction=state.direction,
             skill=jnp.asarray([game.skill_tagger, game.skill_runner], jnp.float32),
-            arena=jnp.float32(game.arena), tag_margin=jnp.float32(game.tag_margin),
+            arena=jnp.float32(game.arena),
+            tag_margin=jnp.float32(game.tag_margin),
             obstacles=state.discs if game.max_obstacles else None,
-        )  # fmt: skip
+        )
         return game.with_default_rules(level)

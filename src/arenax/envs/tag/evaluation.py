@@ -56,9 +56,13 @@ class MatchResult:
 
 
 def team_actor(
-    env: Any, drivers: dict[str, str], policies: dict[str, Any], params: dict[str, Any],
-    greedy: bool, coplayers: dict[str, tuple[dict, dict]] | None = None,
-) -> Callable[[Any, Any, jax.Array], dict[str, jax.Array]]:  # fmt: skip
+    env: Any,
+    drivers: dict[str, str],
+    policies: dict[str, Any],
+    params: dict[str, Any],
+    greedy: bool,
+    coplayers: dict[str, tuple[dict, dict]] | None = None,
+) -> Callable[[Any, Any, jax.Array], dict[str, jax.Array]]:
     """`act(state, obs, key) -> {team: actions}` of one arena: each team driven by its
     trained policy, uniformly random actions, the scripted heuristic (also the trained
     driver of a team without a policy: one scripted during training), or the policy of
@@ -95,8 +99,14 @@ def play_episodes(env: Any, act: Callable, levels: Any, key: jax.Array) -> dict[
     e = jax.tree.leaves(levels)[0].shape[0]
     state = jax.vmap(lambda lv: env.reset_state(None, lv))(levels)
     zero = jnp.zeros((e,), jnp.float32)
-    init = dict(state=state, done=jnp.zeros((e,), jnp.bool_), tagged=zero, first=zero,
-                length=zero, **{f"return_{t}": zero for t in env.teams})  # fmt: skip
+    init = dict(
+        state=state,
+        done=jnp.zeros((e,), jnp.bool_),
+        tagged=zero,
+        first=zero,
+        length=zero,
+        **{f"return_{t}": zero for t in env.teams},
+    )
 
     def step(c: dict, t: jax.Array) -> tuple[dict, None]:
         keys = jax.random.split(jax.random.fold_in(key, t), e)
@@ -111,9 +121,11 @@ def play_episodes(env: Any, act: Callable, levels: Any, key: jax.Array) -> dict[
             tagged=c["tagged"] + jnp.where(live, tags, 0.0),
             first=jnp.where(live & (c["first"] == 0) & (tags > 0), t + 1.0, c["first"]),
             length=c["length"] + live.astype(jnp.float32),
-            **{f"return_{tm}": c[f"return_{tm}"] + jnp.where(live, reward[tm].mean(-1), 0.0)
-               for tm in env.teams},
-        )  # fmt: skip
+            **{
+                f"return_{tm}": c[f"return_{tm}"] + jnp.where(live, reward[tm].mean(-1), 0.0)
+                for tm in env.teams
+            },
+        )
         return out, None
 
     end, _ = jax.lax.scan(step, init, jnp.arange(env.episode_length))
@@ -129,18 +141,28 @@ def matchups(opponents: tuple[str, ...], scripted: Sequence[str] = ()) -> list[t
     out.append(("random", "random"))
     named = []
     for tg, rn in out:
-        pair = ("scripted" if "tagger" in scripted and tg == "trained" else tg,
-                "scripted" if "runner" in scripted and rn == "trained" else rn)  # fmt: skip
+        pair = (
+            "scripted" if "tagger" in scripted and tg == "trained" else tg,
+            "scripted" if "runner" in scripted and rn == "trained" else rn,
+        )
         if pair not in named:
             named.append(pair)
     return named
 
 
 def evaluate_matchup(
-    env: Any, taggers: str, runners: str, policies: dict[str, Any], params: dict[str, Any],
-    levels: Any, key: jax.Array, greedy: bool = False, arena: str = "",
-    coplayers: dict[str, tuple[dict, dict]] | None = None, act: Callable | None = None,
-) -> tuple[MatchResult, dict[str, np.ndarray]]:  # fmt: skip
+    env: Any,
+    taggers: str,
+    runners: str,
+    policies: dict[str, Any],
+    params: dict[str, Any],
+    levels: Any,
+    key: jax.Array,
+    greedy: bool = False,
+    arena: str = "",
+    coplayers: dict[str, tuple[dict, dict]] | None = None,
+    act: Callable | None = None,
+) -> tuple[MatchResult, dict[str, np.ndarray]]:
     """One matchup's episodes on `levels`; `act`: the matchup's `team_actor`, when the
     caller plays it on several sets of levels (one compiled program for all of them)."""
     if act is None:
@@ -153,16 +175,36 @@ def evaluate_matchup(
     lo, hi = wilson(int(had.sum()), n)
     first = mean_ci(out["first"][had]) if had.any() else (np.nan, np.nan, np.nan)
     rt, rr = mean_ci(out["return_tagger"]), mean_ci(out["return_runner"])
-    res = MatchResult(taggers, runners, arena, n, *tagged, float(had.mean()), lo, hi, *first, *rt, *rr,
-                      float(np.mean(out["length"])))  # fmt: skip
+    res = MatchResult(
+        taggers,
+        runners,
+        arena,
+        n,
+        *tagged,
+        float(had.mean()),
+        lo,
+        hi,
+        *first,
+        *rt,
+        *rr,
+        float(np.mean(out["length"])),
+    )
     return res, out
 
 
 def arena_robustness(
-    env: Any, policies: dict[str, Any], params: dict[str, Any], generator: Callable,
-    n_levels: int, episodes: int, alpha: float, key: jax.Array, runners: str = "scripted",
-    greedy: bool = False, batch: int = 2048,
-) -> Robustness:  # fmt: skip
+    env: Any,
+    policies: dict[str, Any],
+    params: dict[str, Any],
+    generator: Callable,
+    n_levels: int,
+    episodes: int,
+    alpha: float,
+    key: jax.Array,
+    runners: str = "scripted",
+    greedy: bool = False,
+    batch: int = 2048,
+) -> Robustness:
     """The trained taggers' robustness against `runners`: `episodes` episodes on each
     of `n_levels` levels from `generator` (`key -> level`), success = a tag in the
     episode; the mean tag rate and its CVaR over the worst `alpha` fraction of levels
@@ -197,21 +239,35 @@ def pm(mean: float, hi: float, digits: int) -> str:
 
 def results_table(results: list[MatchResult], title: str) -> Table:
     """A compact table: each estimate is followed by its 95% interval."""
-    table = Table(title=title, caption="mean ± 95% half-width (P(tag): Wilson interval); "
-                                       "returns per agent per episode")  # fmt: skip
+    table = Table(
+        title=title,
+        caption="mean ± 95% half-width (P(tag): Wilson interval); returns per agent per episode",
+    )
     arenas = any(r.arena for r in results)
-    cols = (*(("arena",) if arenas else ()), "taggers", "runners", "tags/ep", "P(tag)",
-            "1st tag", "tagger ret", "runner ret")  # fmt: skip
+    cols = (
+        *(("arena",) if arenas else ()),
+        "taggers",
+        "runners",
+        "tags/ep",
+        "P(tag)",
+        "1st tag",
+        "tagger ret",
+        "runner ret",
+    )
     for col in cols:
         left = col in ("arena", "taggers", "runners")
         table.add_column(col, justify="left" if left else "right")
     for r in results:
         table.add_row(
-            *((r.arena,) if arenas else ()), r.taggers, r.runners,
-            pm(r.tagged, r.tagged_hi, 2), f"{r.any_tag:.2f}\n{r.any_tag_lo:.2f}–{r.any_tag_hi:.2f}",
-            pm(r.first_tag, r.first_tag_hi, 0), pm(r.return_tagger, r.return_tagger_hi, 2),
+            *((r.arena,) if arenas else ()),
+            r.taggers,
+            r.runners,
+            pm(r.tagged, r.tagged_hi, 2),
+            f"{r.any_tag:.2f}\n{r.any_tag_lo:.2f}–{r.any_tag_hi:.2f}",
+            pm(r.first_tag, r.first_tag_hi, 0),
+            pm(r.return_tagger, r.return_tagger_hi, 2),
             pm(r.return_runner, r.return_runner_hi, 2),
-        )  # fmt: skip
+        )
     return table
 
 
@@ -265,8 +321,10 @@ def evaluate_run(req: Evaluation) -> Report:
     acts: dict[tuple[str, str], Callable] = {}  # one actor (one program) per matchup
     for j, (arena, levels) in enumerate(sets.items()):
         for i, (tg, rn) in enumerate(matchups((*req.opponents, *req.coplayers), scripted)):
-            if any(d in req.coplayer_teams and t not in req.coplayer_teams[d]
-                   for t, d in (("tagger", tg), ("runner", rn))):  # fmt: skip
+            if any(
+                d in req.coplayer_teams and t not in req.coplayer_teams[d]
+                for t, d in (("tagger", tg), ("runner", rn))
+            ):
                 continue  # a snapshot of one team never drives the other
             k = jax.random.fold_in(k_play, i + 1000 * j)  # arena j's matchup i
             drivers = {"tagger": tg, "runner": rn}
@@ -281,13 +339,17 @@ def evaluate_run(req: Evaluation) -> Report:
                 lv = jax.tree.map(lambda x: x[0], levels)
                 frames = episode_frames(env, k, act, level=lv)
                 name = f"{arena}_" if arena else ""
-                save_gif(frames, Path(req.gif_dir) / f"{name}{tg}-taggers_vs_{rn}-runners.gif",
-                         fps=12)  # fmt: skip
+                save_gif(
+                    frames, Path(req.gif_dir) / f"{name}{tg}-taggers_vs_{rn}-runners.gif", fps=12
+                )
     mode = "greedy" if req.greedy else "sampled"
     where = "held-out starts" if not req.suite else "episodes per arena"
     title = f"Tag, {req.episodes} {where} per matchup ({mode})"
     report = Report(results, results_table(results, title), "tag", summarize(results))
-    what = {"tagger": ("taggers", "P(tag)", "runners"), "runner": ("runners", "P(no tag)", "taggers")}  # fmt: skip
+    what = {
+        "tagger": ("taggers", "P(tag)", "runners"),
+        "runner": ("runners", "P(no tag)", "taggers"),
+    }
     for team, (value, r) in worst_cases(results).items():
         side, measure, other = what[team]
         against = r.runners if team == "tagger" else r.taggers
@@ -299,11 +361,20 @@ def evaluate_run(req: Evaluation) -> Report:
         )
     if req.cvar_alpha > 0:
         rob = [
-            arena_robustness(env, policies, params, req.generate, req.cvar_levels,
-                             req.cvar_episodes, req.cvar_alpha,
-                             jax.random.fold_in(key, 0xC0FFEE), runners, req.greedy)
+            arena_robustness(
+                env,
+                policies,
+                params,
+                req.generate,
+                req.cvar_levels,
+                req.cvar_episodes,
+                req.cvar_alpha,
+                jax.random.fold_in(key, 0xC0FFEE),
+                runners,
+                req.greedy,
+            )
             for runners in req.opponents
-        ]  # fmt: skip
+        ]
         for r in rob:
             report.notes.append(
                 f"robustness of the trained taggers vs {r.opponent} runners on {r.levels} "

@@ -45,7 +45,11 @@ def team_success(env: Any, team: str, episodes: dict[str, Any]) -> jax.Array:
 def continuous_problems(options: Any, curriculum: Any) -> Iterator[Problem]:
     """SFL over continuous arenas counts each runner as one trial: runners must leave."""
     if getattr(curriculum, "KIND", "") == "sfl" and not options.runners_leave:
-        yield Problem("env.runners_leave", False, "SFL over continuous arenas counts each runner as one trial (tagged or not): runners must leave when tagged")  # fmt: skip
+        yield Problem(
+            "env.runners_leave",
+            False,
+            "SFL over continuous arenas counts each runner as one trial (tagged or not): runners must leave when tagged",
+        )
 
 
 def picture(env: Any, level: Any, px: int) -> np.ndarray:

@@ -144,10 +144,16 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
     def problems(self) -> Iterator[Problem]:
         cells = (self.size + 1) ** 2
         if self.max_obstacles >= cells:
-            yield Problem("max_obstacles", self.max_obstacles,
-                          f"must leave a free cell (below {cells} cells of a size-{self.size} grid)")  # fmt: skip
-        bounds = {"skill_range": (0.0, 1.0), "tag_distance_range": (0, 2 * self.size),
-                  "episode_length_range": (1, self.episode_length)}  # fmt: skip
+            yield Problem(
+                "max_obstacles",
+                self.max_obstacles,
+                f"must leave a free cell (below {cells} cells of a size-{self.size} grid)",
+            )
+        bounds = {
+            "skill_range": (0.0, 1.0),
+            "tag_distance_range": (0, 2 * self.size),
+            "episode_length_range": (1, self.episode_length),
+        }
         for name, (lo, hi) in bounds.items():
             r = getattr(self, name)
             if r is not None and not (
@@ -180,8 +186,11 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
     def with_default_rules(self, level: GridTagLevel) -> GridTagLevel:
         """`level` with every rule of `rules` it lacks at its default (the levels a
         teacher or a held-out suite builds, made alike to generated ones)."""
-        default = {"skill": jnp.ones(2, jnp.float32), "tag_distance": jnp.zeros((), jnp.int32),
-                   "episode_length": jnp.asarray(self.episode_length, jnp.int32)}  # fmt: skip
+        default = {
+            "skill": jnp.ones(2, jnp.float32),
+            "tag_distance": jnp.zeros((), jnp.int32),
+            "episode_length": jnp.asarray(self.episode_length, jnp.int32),
+        }
         return level.replace(**{f: default[f] for f in self.rules if getattr(level, f) is None})
 
     @classmethod
@@ -191,8 +200,12 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         nothing)."""
         c = kwargs.pop("step_cost_for_tagger", 0.01)
         out: dict[str, Any] = {"tagger_step_reward": -c, "runner_step_reward": c}
-        names = {"num_taggers": "n_taggers", "grid_length": "size",
-                 "episode_length": "episode_length", "tag_reward_for_tagger": "tag_reward"}  # fmt: skip
+        names = {
+            "num_taggers": "n_taggers",
+            "grid_length": "size",
+            "episode_length": "episode_length",
+            "tag_reward_for_tagger": "tag_reward",
+        }
         signs = {"tag_penalty_for_runner": "tag_penalty", "wall_hit_penalty": "wall_reward"}
         out["partial"] = not kwargs.pop("use_full_observation", True)
         for drop in ("seed", "env_backend", "starting_location_x", "starting_location_y"):
@@ -250,11 +263,13 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
             return None if x is None else jnp.asarray(x, dtype)
 
         return GridTagState(
-            pos=jnp.asarray(level.pos, jnp.int32), time=jnp.zeros((), jnp.int32),
-            blocked=jnp.asarray(level.blocked, jnp.bool_), skill=cast(level.skill, jnp.float32),
+            pos=jnp.asarray(level.pos, jnp.int32),
+            time=jnp.zeros((), jnp.int32),
+            blocked=jnp.asarray(level.blocked, jnp.bool_),
+            skill=cast(level.skill, jnp.float32),
             tag_distance=cast(level.tag_distance, jnp.int32),
             episode_length=cast(level.episode_length, jnp.int32),
-        )  # fmt: skip
+        )
 
     def horizon(self, state: GridTagState) -> jax.Array | int:
         """The step at which `state`'s episode is truncated (its level's, else T)."""
@@ -265,8 +280,9 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
     ) -> tuple[GridTagState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
         act = jnp.concatenate([action["tagger"], action["runner"]]).reshape(-1).astype(jnp.int32)
         if state.skill is not None:  # a move is carried out with its team's probability
-            skill = jnp.concatenate([jnp.broadcast_to(state.skill[0], (self.n_taggers,)),
-                                     state.skill[1:]])  # fmt: skip
+            skill = jnp.concatenate(
+                [jnp.broadcast_to(state.skill[0], (self.n_taggers,)), state.skill[1:]]
+            )
             act = jnp.where(jax.random.uniform(key, (self.n_agents,)) < skill, act, 0)
         target = state.pos + jnp.asarray(MOVES)[act]
         pos = jnp.clip(target, 0, self.size)

@@ -51,8 +51,16 @@ def cpu_kernel_available() -> bool:
         return False
     import jaxlib
 
-    flags = ["-O3", "-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-march=native",
-             "-pthread", f"-I{jax.ffi.include_dir()}"]  # fmt: skip
+    flags = [
+        "-O3",
+        "-std=c++17",
+        "-shared",
+        "-fPIC",
+        "-ffp-contract=off",
+        "-march=native",
+        "-pthread",
+        f"-I{jax.ffi.include_dir()}",
+    ]
     tag = hashlib.sha256(
         SOURCE.read_bytes() + jaxlib.__version__.encode() + " ".join([cxx, *flags]).encode()
     ).hexdigest()[:16]
@@ -62,8 +70,13 @@ def cpu_kernel_available() -> bool:
             lib.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(dir=lib.parent) as tmp:
                 out = Path(tmp) / lib.name
-                subprocess.run([cxx, *flags, str(SOURCE), "-o", str(out)], check=True,
-                               capture_output=True, text=True, timeout=300)  # fmt: skip
+                subprocess.run(
+                    [cxx, *flags, str(SOURCE), "-o", str(out)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
                 os.replace(out, lib)  # atomic: concurrent processes may race
         handle = ctypes.cdll.LoadLibrary(str(lib))
         jax.ffi.register_ffi_target(
@@ -131,10 +144,11 @@ def k_nearest(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax
     if not cpu_kernel_available():
         return k_nearest_jax(pos, active, k)
     return jax.lax.platform_dependent(
-        pos, active,
+        pos,
+        active,
         cpu=lambda p, m: _kernel(p, m, k),
         default=lambda p, m: k_nearest_jax(p, m, k),
-    )  # fmt: skip
+    )
 
 
 def tag_observation(
@@ -158,8 +172,9 @@ def tag_observation(
     XLA costs a copy of the whole observation on CPUs); elsewhere
     `features(pos, active, discs, arena) (A, 3M)` are appended to the fallback's."""
 
-    def jax_path(f: jax.Array, p: jax.Array, m: jax.Array, c: jax.Array, t: jax.Array,
-                 *disc_args: jax.Array) -> jax.Array:  # fmt: skip
+    def jax_path(
+        f: jax.Array, p: jax.Array, m: jax.Array, c: jax.Array, t: jax.Array, *disc_args: jax.Array
+    ) -> jax.Array:
         obs = fallback(f, p, m, c, t)
         if discs is None:
             return obs
@@ -170,14 +185,20 @@ def tag_observation(
         return jax_path(feats, pos, active, kind, time, *extra)
     width = 7 * k + 1 + (0 if discs is None else 3 * discs[0].shape[-2])
 
-    def kernel(f: jax.Array, p: jax.Array, m: jax.Array, c: jax.Array, t: jax.Array,
-               *disc_args: jax.Array) -> jax.Array:  # fmt: skip
+    def kernel(
+        f: jax.Array, p: jax.Array, m: jax.Array, c: jax.Array, t: jax.Array, *disc_args: jax.Array
+    ) -> jax.Array:
         out = jax.ShapeDtypeStruct((*p.shape[:-1], width), jnp.float32)
         target = OBSERVE if discs is None else OBSERVE_DISCS
         call = jax.ffi.ffi_call(target, out, vmap_method="broadcast_all")
-        return call(f.astype(jnp.float32), p.astype(jnp.float32), m.astype(jnp.bool_),
-                    c.astype(jnp.float32), t.astype(jnp.float32),
-                    *(x.astype(jnp.float32) for x in disc_args))  # fmt: skip
+        return call(
+            f.astype(jnp.float32),
+            p.astype(jnp.float32),
+            m.astype(jnp.bool_),
+            c.astype(jnp.float32),
+            t.astype(jnp.float32),
+            *(x.astype(jnp.float32) for x in disc_args),
+        )
 
     return jax.lax.platform_dependent(
         feats, pos, active, kind, time, *extra, cpu=kernel, default=jax_path

@@ -56,8 +56,11 @@ def grid_actions(env: GridTagEnv, state: GridTagState, team: str) -> jax.Array:
     if team == "tagger":
         delta = runner[None, :] - state.pos[:-1]
     else:
-        t = _nearest(runner[None].astype(jnp.float32), state.pos[:-1].astype(jnp.float32),
-                     jnp.ones((env.n_taggers,), jnp.bool_))[0]  # fmt: skip
+        t = _nearest(
+            runner[None].astype(jnp.float32),
+            state.pos[:-1].astype(jnp.float32),
+            jnp.ones((env.n_taggers,), jnp.bool_),
+        )[0]
         delta = (runner - state.pos[t])[None, :]  # away from the nearest tagger
     along_x = jnp.abs(delta[:, 0]) >= jnp.abs(delta[:, 1])
     # moves: 0 stay, 1 +x, 2 -x, 3 +y, 4 -y
