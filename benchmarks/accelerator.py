@@ -127,7 +127,7 @@ def _maze_env(n: int, steps: int) -> tuple[Any, Any]:
     import jax
 
     import arenax
-    from arenax.benchmarking import _rollout_fn
+    from arenax.benchmarking.throughput import _rollout_fn
     from arenax.envs import AutoResetFromBatch
 
     base = arenax.make("maze", height=13, width=13, n_walls=60)

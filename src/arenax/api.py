@@ -213,8 +213,8 @@ def train(preset: Any, quiet: bool = False, **options: Any) -> Run:
 
 def load_run(run_dir: str | Path) -> Run:
     """A run folder (`config.json`, `metrics.jsonl`, checkpoints) as a `Run`."""
-    from arenax.train.config import load_config
     from arenax.train.logging import read_jsonl
+    from arenax.train.saved import load_config
 
     run_dir = Path(run_dir)
     if not (run_dir / "config.json").is_file():

@@ -79,7 +79,7 @@ def test_tune_prints_each_rung_stops_at_the_knee_and_checks_its_options(capsys) 
 def test_ctrl_c_keeps_the_rungs_measured(monkeypatch, capsys) -> None:
     """Ctrl-C while the second rung is being prepared: the first rung's row is kept, the
     table is printed and the suggestion names why the ladder stopped."""
-    import arenax.benchmarking as B
+    import arenax.benchmarking.tuning as B
 
     real = B._rung
 

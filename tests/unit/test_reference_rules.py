@@ -22,7 +22,7 @@ from arenax.rl.gae import gae
 from arenax.rl.rollout import rollout, start_rollout
 from arenax.train import PRESETS, ConfigError, TrainConfig, validate, with_compat
 from arenax.train.build import make_curriculum
-from arenax.train.config import load_config, save_config
+from arenax.train.saved import load_config, save_config
 from helpers import tiny_preset
 
 ROWS = ["#....", ".#...", "..#..", "...#.", "....#"]

@@ -130,7 +130,7 @@ def dir_problem(path: Path | None, field: str) -> Iterator[Problem]:
 
 def run_config(run_dir: Path) -> Any:
     """The config a run directory was trained with, or `None` when it cannot be read."""
-    from arenax.train.config import load_config
+    from arenax.train.saved import load_config
 
     try:
         return load_config(Path(run_dir) / "config.json")

@@ -1,12 +1,13 @@
-"""Co-players: a population of snapshots of one team's policy, and the curricula that choose
-whom the other teams play — self-play, fictitious self-play (FSP) and prioritised FSP
-(PFSP) over DR arenas. MAESTRO (`arenax.curricula.maestro`) builds on the same pieces.
+"""Co-players: a population of snapshots of one team's policy, and how the other teams play
+it — the pieces of the co-player curricula: self-play, fictitious self-play (FSP) and
+prioritised FSP (PFSP) over DR arenas (`arenax.curricula.population`), and MAESTRO
+(`arenax.curricula.maestro`).
 
 One team of the game is the *co-player* team (`coplayer_team`; default the game's last:
 Tag's runners); the other teams are the *learners* the curriculum serves. The co-player
 team keeps a live policy, trained as usual, and a population of `population` frozen
 snapshots of it, taken every `snapshot_every` of its updates (oldest replaced first), kept
-on device in the train state (checkpointed and resumed with it). A cycle:
+on device in the train state (checkpointed and resumed with it). A cycle of the `population` curriculum:
 
     slots    <- one co-player per group of environments (`groups` equal groups), drawn
                 from the live policy and the snapshots by the sampling rule
@@ -37,23 +38,20 @@ batched forward pass per step whatever the population size.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
-from typing import Annotated, Any, ClassVar, Literal
+from collections.abc import Iterator
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
 
 from arenax.collectives import psum
 from arenax.curricula.common import (
-    Curriculum,
     Setup,
     TrainState,
-    level_batch_metrics,
     replay_rollout,
 )
 from arenax.curricula.players import Played, Players
-from arenax.options import POSITIVE, POSITIVE_REAL, UNIT, Problem
-from arenax.rl.rollout import per_env_keys
+from arenax.options import POSITIVE, UNIT, Problem
 from arenax.struct import pytree_dataclass
 
 
@@ -440,98 +438,3 @@ def coplayers_of(s: Setup, options: CoplayerOptions) -> tuple[Players, Coplayers
         first = next(t for t in players.teams if t != team)
         players = dataclasses.replace(players, score_team=first)
     return players, Coplayers(players, team, options, s.n_envs)
-
-
-# ---------------------------------------------------------------------- SP / FSP / PFSP
-@dataclasses.dataclass(frozen=True)
-class PopulationConfig(CoplayerOptions):
-    """Self-play, fictitious self-play and prioritised FSP over DR arenas (`--population.*`)."""
-
-    sampling: Literal["latest", "uniform", "pfsp"] = "uniform"
-    """Whom the learners play: the live co-player (self-play), uniformly any snapshot or
-    the live one (FSP), or by the learners' results against each (PFSP)."""
-    pfsp_power: Annotated[float, POSITIVE_REAL] = 2.0
-    """p of PFSP's weight (1 - x)^p."""
-
-    KIND: ClassVar[str] = "population"
-
-    def curriculum(self, s: Setup) -> PopulationCurriculum:
-        players, plan = coplayers_of(s, self)
-        return PopulationCurriculum(
-            players, s.n_envs, s.n_steps, s.game.generate, self, plan, s.level_metrics()
-        )
-
-    def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
-        yield from self.coplayer_problems(run, game, self.KIND)
-
-
-@dataclasses.dataclass(frozen=True)
-class PopulationCurriculum(Curriculum):
-    """DR arenas, co-players from the population (see the module docstring).
-
-    Attributes:
-        players: the policies and how they act and learn.
-        n_envs: environments (global).
-        n_steps: rollout length per cycle (each environment replays its arena).
-        generator: `key -> level`.
-        config: the options.
-        plan: how the population is played.
-        level_metrics: optional `level -> dict` of family metrics to log.
-    """
-
-    players: Players
-    n_envs: int
-    n_steps: int
-    generator: Callable[[jax.Array], Any]
-    config: PopulationConfig
-    plan: Coplayers
-    level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
-
-    def init(self, key: jax.Array) -> TrainState:
-        k_params, k_level = jax.random.split(key)
-        obs, _ = self.env.reset(k_level, self.generator(k_level))
-        learners = self.players.init(k_params, obs)
-        return TrainState.create(key, learners, {"population": self.plan.init(learners)})
-
-    def cycle(
-        self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
-    ) -> tuple[TrainState, dict[str, jax.Array]]:
-        c, plan, p = self.config, self.plan, self.players
-        k_pick, k_levels, k_play, k_update = jax.random.split(key, 4)
-        pop = state.curriculum["population"]
-
-        # 1. one co-player per group; one fresh arena per environment
-        slots = plan.draw(k_pick, slot_probs(pop, c.sampling, c.latest_prob, c.pfsp_power))
-        env_slot = plan.env_slots(slots, env_ids)
-        levels = jax.vmap(self.generator)(per_env_keys(k_levels, env_ids))
-
-        # 2. every team plays; the co-player team by each group's slot
-        played = plan.rollout(state, pop, slots, k_play, levels, env_ids, self.n_steps)
-
-        # 3. the learners on every environment, the live co-player where it played
-        live_played = jnp.any(slots == pop.size)
-        learning = plan.learning_masks(played, env_slot)
-        learners, stats = p.update(
-            state.learner,
-            learning.traj,
-            learning.carry0,
-            k_update,
-            axis_name,
-            trains={plan.policy: live_played},
-        )
-
-        # 4. results against each co-player; a snapshot when due
-        pop, _ = plan.after_update(pop, learners, slots, env_slot, played, live_played, axis_name)
-
-        steps = jnp.int32(self.n_envs * self.n_steps)
-        metrics = {
-            **p.episode_metrics(played.episodes, axis_name),
-            **stats,
-            **level_batch_metrics(self.level_metrics, levels, axis_name),
-            **p.agent_steps(played.traj, self.n_envs, self.n_steps, axis_name),
-            **population_metrics(pop, slots),
-            "env_steps": steps,
-            "student_steps": steps,
-            "updates": jnp.int32(1),
-        }
-        return state.next(learners, {"population": pop}), metrics

@@ -102,6 +102,48 @@ class PairedConfig:
                 "n_students", self.n_students, f"score {self.score!r} needs at least {need}"
             )
 
+    def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
+        """The rules PAIRED sets on the run (`run`: the training config, duck-typed): the
+        family's editor, a student team that learns by a policy of its own, the teacher's
+        options as the editor reads them, its minibatches."""
+        family, c = run.family, self
+        if family.editor is None:
+            yield Problem(
+                "curriculum",
+                "paired",
+                f"PAIRED needs the family's editor; family {family.name!r} has none",
+            )
+            return
+        me = c.team or next(iter(run.teams))
+        if me not in run.teams:
+            yield Problem("paired.team", c.team, f"allowed: {', '.join(run.teams)}")
+            return
+        policy_of = run.team_policy()
+        if run.teams[me].scripted:
+            yield Problem(f"{me}.scripted", True, f"paired trains the {me}s: they act by a policy")
+        if run.teams[me].frozen:
+            yield Problem(f"{me}.frozen", True, f"the {me}s are the teacher's students: they learn")
+        for t, name in policy_of.items():
+            if t != me and name == policy_of.get(me):
+                yield Problem(
+                    f"{t}.policy",
+                    run.teams[t].policy,
+                    f"must differ from the {me}s' policy (the {me}s are the teacher's students)",
+                )
+        try:  # the editor checks its own options (the wall budget)
+            family.editor(game, c.teacher)
+        except ValueError as exc:  # "<editor>: <field>=<value> <rule>"
+            field, _, rest = str(exc).partition(": ")[2].partition("=")
+            rule = rest.partition(" ")[2]
+            yield Problem(f"teacher.{field}", getattr(c.teacher, field, rest), rule or str(exc))
+        per_device = run.n_envs // run.devices
+        if per_device % c.teacher.ppo.minibatches:
+            yield Problem(
+                "teacher.ppo.minibatches",
+                c.teacher.ppo.minibatches,
+                f"must divide the environments per device ({per_device})",
+            )
+
 
 @pytree_dataclass
 class TeacherState:

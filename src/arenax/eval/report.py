@@ -26,7 +26,7 @@ def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, in
     """`(config, train state, cycle)` from a run directory's checkpoint."""
     from arenax.train.build import make_curriculum
     from arenax.train.checkpoint import Checkpointer
-    from arenax.train.config import load_config
+    from arenax.train.saved import load_config
 
     run_dir = Path(run_dir)
     if not (run_dir / "config.json").exists():

@@ -20,13 +20,14 @@ One gradient step (`gradient_step`):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
 import jax
 import jax.numpy as jnp
 import optax
 
+from arenax.envs import spaces
 from arenax.options import NON_NEGATIVE, POSITIVE, UNIT, In, Problem
 from arenax.struct import pytree_dataclass
 
@@ -81,6 +82,35 @@ class DDPGConfig:
             )
         if any(h <= 0 for h in self.hidden):
             yield Problem("hidden", self.hidden, "must be positive integers")
+
+    def run_problems(self, run: Any, game: Any, team: str) -> Iterator[Problem]:
+        """The rules DDPG sets on the run (`run`: the training config, duck-typed) whose team
+        `team` learns with it: one team of one agent with continuous actions, fresh levels
+        (DR), one device, a whole number of gradient steps a cycle."""
+        if (
+            len(run.teams) != 1
+            or game.num_agents(team) != 1
+            or not isinstance(game.action_space(team), spaces.Box)
+        ):
+            yield Problem(
+                f"{team}.ddpg",
+                "set",
+                "needs one team of one agent with continuous actions (mountain-car-continuous, pendulum)",
+            )
+        kind = getattr(run.curriculum, "KIND", "")
+        if kind != "dr":
+            yield Problem("curriculum", kind, "DDPG trains with dr")
+        if run.devices != 1:
+            yield Problem("devices", run.devices, "DDPG runs on one device")
+        try:
+            self.updates_per_cycle(run.n_envs * run.n_steps)
+        except ValueError:
+            n = self.update_to_data * run.n_envs * run.n_steps
+            yield Problem(
+                f"{team}.ddpg.update_to_data",
+                self.update_to_data,
+                f"x n_envs={run.n_envs} x n_steps={run.n_steps} = {n:g} gradient steps a cycle: must be a whole number, at least 1",
+            )
 
     @property
     def n_critics(self) -> int:

@@ -15,10 +15,7 @@ path (`tagger.ppo.gamma=1.5: must be in [0.0, 1.0]`). Presets live in
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import types
-import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -46,21 +43,9 @@ from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.ppo import PPOConfig
 from arenax.train.distributed import DistributedOptions
 
-__all__ = [
-    "RESUMABLE_FIELDS",
-    "ConfigError",
-    "EvalConfig",
-    "TrainConfig",
-    "load_config",
-    "resume_differences",
-    "save_config",
-    "validate",
-]
+__all__ = ["ConfigError", "EvalConfig", "TrainConfig", "validate"]
 
 POSITIVE_OR_NONE = OrNone(POSITIVE)
-
-#: network options by name (a saved config's `"kind"`)
-NETWORKS: dict[str, type] = {c.KIND: c for c in (ModelConfig, MLPConfig)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -407,34 +392,8 @@ class TrainConfig:
                         "a centralised critic needs its own trunk (no --<team>.shared-trunk)",
                     )
         if self.off_policy:
-            yield from self._ddpg_problems(game)
-
-    def _ddpg_problems(self, game: Any) -> Iterator[Problem]:
-        team = next(t for t, c in self.teams.items() if c.ddpg is not None)
-        if (
-            len(self.teams) != 1
-            or game.num_agents(team) != 1
-            or not isinstance(game.action_space(team), spaces.Box)
-        ):
-            yield Problem(
-                f"{team}.ddpg",
-                "set",
-                "needs one team of one agent with continuous actions (mountain-car-continuous, pendulum)",
-            )
-        if not isinstance(self.curriculum, DRConfig):
-            yield Problem("curriculum", self.curriculum.KIND, "DDPG trains with dr")
-        if self.devices != 1:
-            yield Problem("devices", self.devices, "DDPG runs on one device")
-        ddpg = self.teams[team].ddpg
-        try:
-            ddpg.updates_per_cycle(self.n_envs * self.n_steps)
-        except ValueError:
-            n = ddpg.update_to_data * self.n_envs * self.n_steps
-            yield Problem(
-                f"{team}.ddpg.update_to_data",
-                ddpg.update_to_data,
-                f"x n_envs={self.n_envs} x n_steps={self.n_steps} = {n:g} gradient steps a cycle: must be a whole number, at least 1",
-            )
+            team = next(t for t, c in self.teams.items() if c.ddpg is not None)
+            yield from self.teams[team].ddpg.run_problems(self, game, team)
 
     def _curriculum_problems(self, family: Family, game: Any) -> Iterator[Problem]:
         c, kind = self.curriculum, getattr(self.curriculum, "KIND", "")
@@ -496,48 +455,8 @@ class TrainConfig:
                 c.sample_levels,
                 f"times sfl.episodes={c.episodes} must be divisible by devices={self.devices}{chunks}",
             )
-        if kind == "paired":
-            yield from self._paired_problems(family, game, c)
         if hasattr(c, "run_problems"):  # the rules a curriculum sets on the run's teams
             yield from c.run_problems(self, game)
-
-    def _paired_problems(self, family: Family, game: Any, c: PairedConfig) -> Iterator[Problem]:
-        if family.editor is None:
-            yield Problem(
-                "curriculum",
-                "paired",
-                f"PAIRED needs the family's editor; family {family.name!r} has none",
-            )
-            return
-        me = c.team or next(iter(self.teams))
-        if me not in self.teams:
-            yield Problem("paired.team", c.team, f"allowed: {', '.join(self.teams)}")
-            return
-        policy_of = self.team_policy()
-        if self.teams[me].scripted:
-            yield Problem(f"{me}.scripted", True, f"paired trains the {me}s: they act by a policy")
-        if self.teams[me].frozen:
-            yield Problem(f"{me}.frozen", True, f"the {me}s are the teacher's students: they learn")
-        for t, name in policy_of.items():
-            if t != me and name == policy_of.get(me):
-                yield Problem(
-                    f"{t}.policy",
-                    self.teams[t].policy,
-                    f"must differ from the {me}s' policy (the {me}s are the teacher's students)",
-                )
-        try:  # the editor checks its own options (the wall budget)
-            family.editor(game, c.teacher)
-        except ValueError as exc:  # "<editor>: <field>=<value> <rule>"
-            field, _, rest = str(exc).partition(": ")[2].partition("=")
-            rule = rest.partition(" ")[2]
-            yield Problem(f"teacher.{field}", getattr(c.teacher, field, rest), rule or str(exc))
-        per_device = self.n_envs // self.devices
-        if per_device % c.teacher.ppo.minibatches:
-            yield Problem(
-                "teacher.ppo.minibatches",
-                c.teacher.ppo.minibatches,
-                f"must divide the environments per device ({per_device})",
-            )
 
 
 def _vector(space: Any) -> bool:
@@ -565,125 +484,3 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
         )
     check(cfg)
     return cfg
-
-
-# ------------------------------------------------------------------ (de)serialisation
-#: the option classes a saved config names by `"kind"`, per field
-def _kinds(field: str) -> dict[str, type]:
-    if field == "env":
-        return {n: f.options for n, f in FAMILIES.items() if f.options is not None}
-    if field == "curriculum":
-        return CURRICULA
-    if field == "network":
-        return NETWORKS
-    return {}
-
-
-def to_dict(cfg: Any) -> dict[str, Any]:
-    """Plain JSON-able dict (paths as strings; the options classes a field chooses among
-    carry their `"kind"`)."""
-
-    def conv(v: Any) -> Any:
-        if dataclasses.is_dataclass(v):
-            out = {f.name: conv(getattr(v, f.name)) for f in dataclasses.fields(v) if f.init}
-            kind = getattr(type(v), "KIND", "")
-            return {"kind": kind, **out} if kind else out
-        if isinstance(v, Path):
-            return str(v)
-        if isinstance(v, dict):
-            return {k: conv(x) for k, x in v.items()}
-        if isinstance(v, (tuple, list)):
-            return [conv(x) for x in v]
-        return v
-
-    return conv(cfg)
-
-
-def from_dict(cls: type, data: dict[str, Any]) -> Any:
-    """Inverse of `to_dict`; unknown keys are an error."""
-    data = {k: v for k, v in data.items() if k != "kind"}
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls) if f.init}
-    unknown = set(data) - names
-    if unknown:
-        raise ConfigError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
-    kwargs = {}
-    for k, v in data.items():
-        t = hints[k]
-        choices = _kinds(k)
-        if choices and isinstance(v, dict):
-            kind = v.get("kind", "")
-            if kind not in choices:
-                raise ConfigError(f"{k}: unknown kind {kind!r}; allowed: {', '.join(choices)}")
-            v = from_dict(choices[kind], v)
-        elif dataclasses.is_dataclass(t) and isinstance(v, dict):
-            v = from_dict(t, v)
-        elif typing.get_origin(t) is dict and isinstance(v, dict):
-            (_, vt) = typing.get_args(t)
-            v = {kk: from_dict(vt, vv) for kk, vv in v.items()}
-        elif t is Path or (isinstance(t, types.UnionType) and Path in typing.get_args(t)):
-            v = Path(v) if v is not None else None
-        elif isinstance(t, types.UnionType) and isinstance(v, dict):
-            (dc,) = [a for a in typing.get_args(t) if dataclasses.is_dataclass(a)]
-            v = from_dict(dc, v)
-        elif isinstance(v, list):
-            v = tuple(v)
-        kwargs[k] = v
-    return cls(**kwargs)
-
-
-def save_config(cfg: TrainConfig, path: Path) -> None:
-    cfg = dataclasses.replace(cfg, resume=None, overwrite=False)
-    path.write_text(json.dumps(to_dict(cfg), indent=2) + "\n")
-
-
-def load_config(path: Path) -> TrainConfig:
-    data = json.loads(Path(path).read_text())
-    for team in data.get("teams", {}).values():  # saved before DDPG's UTD option
-        ddpg = team.get("ddpg") or {}
-        if "updates_per_cycle" in ddpg:
-            ddpg["update_to_data"] = ddpg.pop("updates_per_cycle") / (
-                data["n_envs"] * data["n_steps"]
-            )
-    return from_dict(TrainConfig, data)
-
-
-# Fields that may differ between a run and its resumption (budget, logging, outputs).
-RESUMABLE_FIELDS = frozenset(
-    {
-        "total_steps",
-        "total_updates",
-        "chunk",
-        "checkpoint_every",
-        "archive_every",
-        "out_dir",
-        "name",
-        "overwrite",
-        "resume",
-        "tensorboard",
-        "wandb",
-        "wandb_project",
-        "progress",
-        "eval",
-        "devices",
-        "launch",
-    }
-)
-
-
-def resume_differences(saved: TrainConfig, new: TrainConfig) -> list[str]:
-    """Fields (outside `RESUMABLE_FIELDS`) whose values differ."""
-    a, b = to_dict(saved), to_dict(new)
-    out = []
-
-    def walk(x: Any, y: Any, path: str) -> None:
-        if isinstance(x, dict) and isinstance(y, dict):
-            for k in x.keys() | y.keys():
-                walk(x.get(k), y.get(k), f"{path}.{k}" if path else k)
-        elif x != y:
-            out.append(f"{path}: {x!r} -> {y!r}")
-
-    for k in a:
-        if k not in RESUMABLE_FIELDS:
-            walk(a[k], b[k], k)
-    return sorted(out)

@@ -13,9 +13,10 @@ import jax
 from arenax.options import ConfigError
 from arenax.train import distributed
 from arenax.train.build import make_curriculum
-from arenax.train.config import TrainConfig, load_config, resume_differences, save_config, validate
+from arenax.train.config import TrainConfig, validate
 from arenax.train.memory import check_memory
 from arenax.train.rundir import RunLock, make_new_run_dir
+from arenax.train.saved import load_config, resume_differences, save_config
 
 
 def check_extras(cfg: TrainConfig) -> None:

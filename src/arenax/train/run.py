@@ -20,12 +20,13 @@ from arenax.curricula.common import Curriculum, TrainState
 from arenax.train import distributed, programs
 from arenax.train.build import make_curriculum
 from arenax.train.checkpoint import Checkpointer, CheckpointError
-from arenax.train.config import TrainConfig, save_config, to_dict
+from arenax.train.config import TrainConfig
 from arenax.train.logging import Logger
 from arenax.train.parallel import AXIS, init_state, make_mesh, place, stacked_specs, state_specs
 from arenax.train.prepare import check_budget_left
 from arenax.train.programs import program_key
 from arenax.train.rundir import RunLock
+from arenax.train.saved import save_config, to_dict
 
 
 @dataclasses.dataclass

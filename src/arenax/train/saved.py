@@ -1,0 +1,152 @@
+"""A run's options as its folder keeps them (`config.json`): to and from plain JSON-able
+dicts (the option classes a field chooses among carry their `"kind"`), and what may change
+when a run is resumed."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from arenax.curricula import CURRICULA
+from arenax.nn.mlp import MLPConfig
+from arenax.nn.student import ModelConfig
+from arenax.options import ConfigError
+from arenax.registry import FAMILIES
+from arenax.train.config import TrainConfig
+
+__all__ = [
+    "RESUMABLE_FIELDS",
+    "from_dict",
+    "load_config",
+    "resume_differences",
+    "save_config",
+    "to_dict",
+]
+
+#: network options by name (a saved config's `"kind"`)
+NETWORKS: dict[str, type] = {c.KIND: c for c in (ModelConfig, MLPConfig)}
+
+
+#: the option classes a saved config names by `"kind"`, per field
+def _kinds(field: str) -> dict[str, type]:
+    if field == "env":
+        return {n: f.options for n, f in FAMILIES.items() if f.options is not None}
+    if field == "curriculum":
+        return CURRICULA
+    if field == "network":
+        return NETWORKS
+    return {}
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """Plain JSON-able dict (paths as strings; the options classes a field chooses among
+    carry their `"kind"`)."""
+
+    def conv(v: Any) -> Any:
+        if dataclasses.is_dataclass(v):
+            out = {f.name: conv(getattr(v, f.name)) for f in dataclasses.fields(v) if f.init}
+            kind = getattr(type(v), "KIND", "")
+            return {"kind": kind, **out} if kind else out
+        if isinstance(v, Path):
+            return str(v)
+        if isinstance(v, dict):
+            return {k: conv(x) for k, x in v.items()}
+        if isinstance(v, (tuple, list)):
+            return [conv(x) for x in v]
+        return v
+
+    return conv(cfg)
+
+
+def from_dict(cls: type, data: dict[str, Any]) -> Any:
+    """Inverse of `to_dict`; unknown keys are an error."""
+    data = {k: v for k, v in data.items() if k != "kind"}
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    unknown = set(data) - names
+    if unknown:
+        raise ConfigError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
+    kwargs = {}
+    for k, v in data.items():
+        t = hints[k]
+        choices = _kinds(k)
+        if choices and isinstance(v, dict):
+            kind = v.get("kind", "")
+            if kind not in choices:
+                raise ConfigError(f"{k}: unknown kind {kind!r}; allowed: {', '.join(choices)}")
+            v = from_dict(choices[kind], v)
+        elif dataclasses.is_dataclass(t) and isinstance(v, dict):
+            v = from_dict(t, v)
+        elif typing.get_origin(t) is dict and isinstance(v, dict):
+            (_, vt) = typing.get_args(t)
+            v = {kk: from_dict(vt, vv) for kk, vv in v.items()}
+        elif t is Path or (isinstance(t, types.UnionType) and Path in typing.get_args(t)):
+            v = Path(v) if v is not None else None
+        elif isinstance(t, types.UnionType) and isinstance(v, dict):
+            (dc,) = [a for a in typing.get_args(t) if dataclasses.is_dataclass(a)]
+            v = from_dict(dc, v)
+        elif isinstance(v, list):
+            v = tuple(v)
+        kwargs[k] = v
+    return cls(**kwargs)
+
+
+def save_config(cfg: TrainConfig, path: Path) -> None:
+    cfg = dataclasses.replace(cfg, resume=None, overwrite=False)
+    path.write_text(json.dumps(to_dict(cfg), indent=2) + "\n")
+
+
+def load_config(path: Path) -> TrainConfig:
+    data = json.loads(Path(path).read_text())
+    for team in data.get("teams", {}).values():  # saved before DDPG's UTD option
+        ddpg = team.get("ddpg") or {}
+        if "updates_per_cycle" in ddpg:
+            ddpg["update_to_data"] = ddpg.pop("updates_per_cycle") / (
+                data["n_envs"] * data["n_steps"]
+            )
+    return from_dict(TrainConfig, data)
+
+
+# Fields that may differ between a run and its resumption (budget, logging, outputs).
+RESUMABLE_FIELDS = frozenset(
+    {
+        "total_steps",
+        "total_updates",
+        "chunk",
+        "checkpoint_every",
+        "archive_every",
+        "out_dir",
+        "name",
+        "overwrite",
+        "resume",
+        "tensorboard",
+        "wandb",
+        "wandb_project",
+        "progress",
+        "eval",
+        "devices",
+        "launch",
+    }
+)
+
+
+def resume_differences(saved: TrainConfig, new: TrainConfig) -> list[str]:
+    """Fields (outside `RESUMABLE_FIELDS`) whose values differ."""
+    a, b = to_dict(saved), to_dict(new)
+    out = []
+
+    def walk(x: Any, y: Any, path: str) -> None:
+        if isinstance(x, dict) and isinstance(y, dict):
+            for k in x.keys() | y.keys():
+                walk(x.get(k), y.get(k), f"{path}.{k}" if path else k)
+        elif x != y:
+            out.append(f"{path}: {x!r} -> {y!r}")
+
+    for k in a:
+        if k not in RESUMABLE_FIELDS:
+            walk(a[k], b[k], k)
+    return sorted(out)
