@@ -100,7 +100,9 @@ if _PROFILE:
             _counts[_EVENTS[event]] += secs
 
     def _on_event(event: str, **_: object) -> None:
-        if event.endswith(("/cache_hits", "/cache_misses", "/programs/reused", "/programs/budget_only")):
+        if event.endswith(
+            ("/cache_hits", "/cache_misses", "/programs/reused", "/programs/budget_only")
+        ):
             _counts[event.rsplit("/", 1)[1]] += 1
 
     monitoring.register_event_duration_secs_listener(_on_duration)

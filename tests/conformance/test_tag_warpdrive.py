@@ -365,10 +365,14 @@ def test_warpdrive_presets_carry_its_shipped_run_configs(run: str, preset: str) 
         p = shipped["policy"][name]
         a = tc.a2c
         assert (a.lr, a.gamma, a.vf_coef, a.ent_coef) == (
-            p["lr"], p["gamma"], p["vf_loss_coeff"], p["entropy_coeff"]
+            p["lr"],
+            p["gamma"],
+            p["vf_loss_coeff"],
+            p["entropy_coeff"],
         )
         assert a.max_grad_norm == (p["max_grad_norm"] if p["clip_grad_norm"] else None)
         assert (a.normalize_returns, a.normalize_advantages) == (
-            p["normalize_return"], p["normalize_advantage"]
+            p["normalize_return"],
+            p["normalize_advantage"],
         )
         assert list(tc.network.hidden) == p["model"]["fc_dims"] and tc.network.shared_trunk
