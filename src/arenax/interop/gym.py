@@ -21,6 +21,7 @@ from arenax.interop.levels import (
     checked_actions,
     level_sampler,
     require_environment,
+    reset_on_level_keys,
     reset_on_sampled_level,
     seed_key,
     to_gym_space,
@@ -85,12 +86,16 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
 
     def resets(need: jax.Array, keys: jax.Array, obs: Any, state: Any) -> tuple[Any, Any]:
         """`(obs, state)` with a new episode (on a newly drawn level) for every env where
-        `need (n,)`, from that env's own key: the same numbers as drawing for every env
-        and selecting, but only the envs that need one pay for it (drawing a level and
-        its start is most of a step's work, and few episodes end on any one step)."""
+        `need (n,)`, from that env's own keys `keys (n, 2)` (level, start): the same numbers
+        as drawing for every env and selecting, but only the envs that need one pay for it
+        (drawing a level and its start is most of a step's work, and few episodes end on
+        any one step)."""
+
+        def fresh_for(k: jax.Array) -> tuple[Any, Any]:
+            return jax.vmap(lambda kk: reset_on_level_keys(env, sample_level, kk[0], kk[1]))(k)
+
         if chunk >= n:  # one pass would draw for every env: draw and select, no loop
-            k_new = jax.vmap(lambda k: jax.random.split(k)[1])(keys)
-            fresh_obs, fresh = jax.vmap(reset_one)(k_new)
+            fresh_obs, fresh = fresh_for(keys)
             pick = lambda a, b: jnp.where(need.reshape(need.shape + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
             return jax.tree.map(pick, fresh_obs, obs), jax.tree.map(pick, fresh, state)
         ids = jnp.nonzero(need, size=-(-n // chunk) * chunk, fill_value=n)[0]
@@ -98,8 +103,7 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
         def one_pass(i: jax.Array, carry: tuple) -> tuple:
             obs, state = carry
             which = jax.lax.dynamic_slice(ids, (i * chunk,), (chunk,))  # n: no env
-            k_new = jax.vmap(lambda k: jax.random.split(k)[1])(keys[jnp.minimum(which, n - 1)])
-            fresh_obs, fresh = jax.vmap(reset_one)(k_new)
+            fresh_obs, fresh = fresh_for(keys[jnp.minimum(which, n - 1)])
             put = lambda big, small: big.at[which].set(small, mode="drop")  # noqa: E731
             return jax.tree.map(put, obs, fresh_obs), jax.tree.map(put, state, fresh)
 
@@ -110,13 +114,16 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
         return jnp.zeros((n,), jnp.float32), jnp.zeros((n,), jnp.int32), jnp.zeros((n,), bool)
 
     def batch_step(key, state, action, ret, length, pending):
-        key, k = jax.random.split(key)
-        keys = jax.random.split(k, n)  # env i: split(keys[i]) = (its step key, its reset key)
-        k_step = jax.vmap(lambda kk: jax.random.split(kk)[0])(keys)
-        stepped, reward, terminated, truncated, _ = jax.vmap(env.step_state)(k_step, state, action)
+        # every key of the step in one draw (one pass of the PRNG over the batch): the
+        # batch's next key, then per env its step, level and start keys
+        ks = jax.random.split(key, 3 * n + 1)
+        key, keys = ks[0], ks[1:].reshape((n, 3))
+        stepped, reward, terminated, truncated, _ = jax.vmap(env.step_state)(
+            keys[:, 0], state, action
+        )
         last_obs = jax.vmap(env.observe)(stepped)
         if next_step:  # envs that ended last step start their next episode now
-            obs, state = resets(pending, keys, last_obs, stepped)
+            obs, state = resets(pending, keys[:, 1:], last_obs, stepped)
             reward = jnp.where(pending, 0.0, reward)
             terminated, truncated = terminated & ~pending, truncated & ~pending
             ret = jnp.where(pending, 0.0, ret + reward)
@@ -124,7 +131,7 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
             out = (obs, reward, terminated, truncated, last_obs, ret, length)
             return (key, state, ret, length, terminated | truncated), out
         done = terminated | truncated
-        obs, state = resets(done, keys, last_obs, stepped)
+        obs, state = resets(done, keys[:, 1:], last_obs, stepped)
         ret, length = ret + reward, length + 1
         out = (obs, reward, terminated, truncated, last_obs, ret, length)
         return (key, state, jnp.where(done, 0.0, ret), jnp.where(done, 0, length), pending), out

@@ -67,6 +67,13 @@ def reset_on_sampled_level(
 ) -> tuple[Any, Any]:
     """`(obs, state)` of an episode on a level drawn by `sample` (keys split once)."""
     k_level, k_reset = jax.random.split(key)
+    return reset_on_level_keys(env, sample, k_level, k_reset)
+
+
+def reset_on_level_keys(
+    env: Any, sample: Callable[[jax.Array], Any], k_level: jax.Array, k_reset: jax.Array
+) -> tuple[Any, Any]:
+    """`(obs, state)` of an episode on the level `sample(k_level)`, started with `k_reset`."""
     state = env.reset_state(k_reset, sample(k_level))
     return env.observe(state), state
 
