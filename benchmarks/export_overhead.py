@@ -1,5 +1,6 @@
 """Per-step cost of the exports: the Gymnasium VectorEnv of CartPole side by side with
-Gymnasium's own vector CartPole (`gymnasium.make_vec("CartPole-v1")`, NumPy), the maze's
+Gymnasium's own vector CartPole (`gymnasium.make_vec("CartPole-v1")`, NumPy; arenax on
+Gymnasium's physics, and with DR physics drawn for every episode), the maze's
 VectorEnv next to arenax's own compiled rollout (13 x 13, 60 walls), env steps/s with random
 actions by batch size, and the PettingZoo ParallelEnv of continuous Tag (µs per step() call
 by agent count). Compile time apart; each timing is the best of three rounds.
@@ -88,35 +89,39 @@ def per_step(step, actions) -> float:
     return best
 
 
-def cartpole_vs_gymnasium(n: int, steps: int) -> tuple[float, float, float]:
-    """(compile s, arenax steps/s, Gymnasium steps/s) of `n` CartPoles stepped from Python
+def cartpole_vs_gymnasium(n: int, steps: int) -> tuple[float, float, float, float]:
+    """(compile s, arenax steps/s on Gymnasium's physics, arenax steps/s with physics drawn
+    by DR for every episode, Gymnasium steps/s) of `n` CartPoles stepped from Python
     (auto-reset, Gymnasium's NEXT_STEP mode on both sides)."""
     import gymnasium
 
-    env = arenax.make("cartpole")
-    vec = to_gymnasium(env, env.generate, n)
-    theirs = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point")
     rng = np.random.default_rng(0)
-    t0 = time.perf_counter()
-    vec.reset(seed=0)
-    vec.step(rng.integers(0, 2, n))
-    compile_s = time.perf_counter() - t0
-    theirs.reset(seed=0)
     actions = list(rng.integers(0, 2, (steps, n)))
-    ours, gym_s = per_step(vec.step, actions), per_step(theirs.step, actions)
-    return compile_s, n / ours, n / gym_s
+    ours, compiles = [], []
+    for levels in ("default", "dr"):
+        env = arenax.make("cartpole", levels=levels)
+        vec = to_gymnasium(env, env.generate, n)
+        t0 = time.perf_counter()
+        vec.reset(seed=0)
+        vec.step(actions[0])
+        compiles.append(time.perf_counter() - t0)
+        ours.append(n / per_step(vec.step, actions))
+    theirs = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point")
+    theirs.reset(seed=0)
+    return compiles[0], ours[0], ours[1], n / per_step(theirs.step, actions)
 
 
 def main(args: Args) -> None:
     cp = Table(title=f"CartPole env steps/s ({jax.devices()[0].device_kind}), random actions, "
                "one Python step() per step")  # fmt: skip
     for col in ("envs", "to_gymnasium: compile (s)", "steps/s", "µs per step()",
-                "gymnasium.make_vec: steps/s", "µs per step()", "arenax / Gymnasium"):  # fmt: skip
+                "with DR physics: steps/s", "gymnasium.make_vec: steps/s", "µs per step()",
+                "arenax / Gymnasium"):  # fmt: skip
         cp.add_column(col, justify="right")
     for n in args.batches:
-        c, ours, theirs = cartpole_vs_gymnasium(n, args.steps)
-        cp.add_row(str(n), f"{c:.1f}", f"{ours:,.0f}", f"{n / ours * 1e6:,.0f}", f"{theirs:,.0f}",
-                   f"{n / theirs * 1e6:,.0f}", f"{ours / theirs:.2f}")  # fmt: skip
+        c, ours, dr, theirs = cartpole_vs_gymnasium(n, args.steps)
+        cp.add_row(str(n), f"{c:.1f}", f"{ours:,.0f}", f"{n / ours * 1e6:,.0f}", f"{dr:,.0f}",
+                   f"{theirs:,.0f}", f"{n / theirs * 1e6:,.0f}", f"{ours / theirs:.2f}")  # fmt: skip
     make_console().print(cp)
     env = arenax.make("maze", height=13, width=13, n_walls=60)
     table = Table(title=f"maze env steps/s ({jax.devices()[0].device_kind}), random actions (the "

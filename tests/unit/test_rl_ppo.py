@@ -95,3 +95,49 @@ def test_global_norm_clipping_then_adam_against_reference() -> None:
     assert not np.allclose(got[1], unclipped[1], rtol=1e-2)
     with pytest.raises(ValueError, match="lr_schedule"):
         make_optimizer(1.0, 0.5, schedule="cosine")
+
+
+def test_sequences_without_data_take_no_minibatch_steps() -> None:
+    """A curriculum that trains on half its environments (the other half masked out): with
+    2 minibatches, the update equals a 1-minibatch update on the valid half alone — the
+    data trains as one full minibatch an epoch, the empty minibatch takes no step (Adam
+    would move the parameters on zero gradients) — and the stats are those of the steps
+    taken. Whether a step is skipped is decided over all the minibatch's data."""
+    import jax
+
+    from arenax.nn.mlp import MLPPolicy
+    from arenax.rl.ppo import Trajectory, ppo_update
+
+    t, b = 6, 8
+    keys = jax.random.split(jax.random.key(0), 6)
+    policy = MLPPolicy(n_actions=3, hidden=(8,))
+    obs = jax.random.normal(keys[0], (t, b, 4))
+    params = policy.init(keys[1], obs)
+    _, logits, value = policy.apply(params, obs, None, ())
+    action = jax.random.randint(keys[2], (t, b), 0, 3)
+    valid = np.array([0, 1, 1, 0, 0, 1, 0, 1], bool)  # the data sits among empty sequences
+    traj = Trajectory(
+        obs=obs, first=jnp.zeros((t, b), bool), action=action,
+        log_prob=policy.dist.log_prob(logits, action) - 0.1, value=value,
+        reward=jnp.zeros((t, b)), terminated=jnp.zeros((t, b), bool),
+        done=jnp.zeros((t, b), bool), next_value=jnp.zeros((t, b)),
+        mask=jnp.broadcast_to(jnp.asarray(valid, jnp.float32), (t, b)),
+    )  # fmt: skip
+    adv = jax.random.normal(keys[3], (t, b))
+    tgt = jax.random.normal(keys[4], (t, b))
+    tx, _ = make_optimizer(1e-2, max_grad_norm=0.5)
+    opt = tx.init(params)
+
+    def update(minibatches, traj, adv, tgt):
+        hp = PPOConfig(epochs=3, minibatches=minibatches)
+        return ppo_update(policy, tx, hp, params, opt, traj, adv, tgt, (), keys[5])
+
+    p2, _, s2 = update(2, traj, adv, tgt)
+    half = jax.tree.map(lambda x: x[:, valid], traj)
+    p1, _, s1 = update(1, half, adv[:, valid], tgt[:, valid])
+    for a, c in zip(jax.tree.leaves(p2), jax.tree.leaves(p1), strict=True):
+        np.testing.assert_allclose(a, c, rtol=2e-5, atol=1e-6)
+    assert set(s2) == set(s1) and "grad_norm" in s1
+    for k in s1:
+        assert float(s2[k]) == pytest.approx(float(s1[k]), rel=1e-4, abs=1e-6), k
+    assert not np.allclose(jax.tree.leaves(p2)[0], jax.tree.leaves(params)[0])  # it learned

@@ -5,6 +5,13 @@ environment x agent), and the loss re-runs the network over each whole sequence 
 carry the rollout started with. Works under `shard_map`: every mean is a global mean
 (sums and counts are `psum`-ed over `axis_name`), so 1 or N devices give the same
 gradients up to float reduction order.
+
+Masked batches (`Trajectory.mask`: a curriculum that trains on part of its environments,
+agents out of the game): each epoch shuffles the sequences that hold data ahead of those
+that hold none (a stable reordering of the shuffle: a batch where every sequence holds
+data is shuffled as before), and a minibatch without data on any device takes no
+optimiser step (Adam would still move the parameters on zero gradients). So a quarter of
+the batch trains as full minibatches of real data, not as every minibatch a quarter full.
 """
 
 from __future__ import annotations
@@ -196,7 +203,8 @@ def ppo_update(
         batch = jax.tree.map(take, traj)
         adv, tgt = take(advantages), take(targets)
         mask = batch.mask
-        count = jnp.maximum(psum(jnp.sum(mask), axis_name), 1.0)
+        total = psum(jnp.sum(mask), axis_name)
+        count = jnp.maximum(total, 1.0)
         if hp.normalize_advantages:
             mu = psum(jnp.sum(mask * adv), axis_name) / count
             var = psum(jnp.sum(mask * jnp.square(adv - mu)), axis_name) / count
@@ -223,15 +231,30 @@ def ppo_update(
         grads = psum(grads, axis_name)
         stats = psum(stats, axis_name)
         stats["grad_norm"] = optax.tree.norm(grads)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        params = optax.apply_updates(params, updates)
-        return (params, opt_state), stats
+        updates, new_opt = tx.update(grads, opt_state, params)
+        new_params = optax.apply_updates(params, updates)
+        took = total > 0  # a minibatch without data takes no step
+        keep = lambda new, old: jax.tree.map(lambda a, b: jnp.where(took, a, b), new, old)  # noqa: E731
+        stats["took"] = took.astype(jnp.float32)
+        return (keep(new_params, params), keep(new_opt, opt_state)), stats
+
+    has_data = jnp.any(traj.mask > 0, axis=0)  # (B,) sequences with data (this device)
 
     def epoch(carry: tuple[Any, Any], k: jax.Array) -> tuple[tuple[Any, Any], Any]:
-        perm = jax.random.permutation(k, b) if hp.minibatches > 1 else jnp.arange(b)
+        if hp.minibatches == 1:
+            perm = jnp.arange(b)
+        else:  # shuffled; the sequences with data first, in their shuffled order
+            perm = jax.random.permutation(k, b)
+            perm = perm[jnp.argsort(~has_data[perm], stable=True)]
         return jax.lax.scan(grad_step, carry, perm.reshape(hp.minibatches, mb))
 
     (params, opt_state), stats = jax.lax.scan(
         epoch, (params, opt_state), jax.random.split(key, hp.epochs)
     )
-    return params, opt_state, jax.tree.map(jnp.mean, stats)
+    took = stats.pop("took")
+    steps = jnp.maximum(jnp.sum(took), 1.0)
+
+    def mean(x: jax.Array) -> jax.Array:  # over the steps taken
+        return jnp.where(jnp.all(took > 0), jnp.mean(x), jnp.sum(x * took) / steps)
+
+    return params, opt_state, jax.tree.map(mean, stats)
