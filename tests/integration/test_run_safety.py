@@ -214,12 +214,23 @@ def test_a_truncated_checkpoint_is_one_line_without_orbax_tracebacks(tmp_path: P
     assert (tmp_path / "half" / "checkpoint_errors.log").stat().st_size > 0
 
 
-def test_every_checkpoint_unreadable_is_one_line(tmp_path: Path) -> None:
+def test_every_checkpoint_unreadable_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
     train(tiny(tmp_path, name="r", total_steps=4 * 16 * 2, archive_every=0))
     _corrupt(tmp_path / "r" / "checkpoints" / "2")
     before = {p.name: p.read_bytes() for p in (tmp_path / "r").iterdir() if p.is_file()}
-    with pytest.raises(ConfigError, match=r"no readable checkpoint \(2 failed\)"):
+    # the details of the failed reads go to the temporary folder (the run is not written):
+    # this test's own, not the machine's
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    with pytest.raises(ConfigError, match=r"no readable checkpoint \(2 failed\)") as err:
         train(tiny(tmp_path), resume=tmp_path / "r")
+    (log,) = (tmp_path / "tmp").glob("arenax-checkpoint-errors-*.log")
+    assert f"details in {log}" in str(err.value)
+    assert log.read_text().startswith("checkpoint 2: ")
     # nothing in the run directory was rewritten (config.json, logs) by the failed resume
     after = {p.name: p.read_bytes() for p in (tmp_path / "r").iterdir() if p.is_file()}
     assert {k: v for k, v in after.items() if k != ".lock"} == {
