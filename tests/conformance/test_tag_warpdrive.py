@@ -24,7 +24,7 @@ from example_envs.tag_continuous.tag_continuous import TagContinuous
 from example_envs.tag_gridworld.tag_gridworld import TagGridWorld
 
 from arenax.envs.tag import GridTagEnv, GridTagLevel, TagEnv
-from arenax.envs.tag.continuous import pair_distances
+from arenax.envs.tag.kernels import pair_distances
 
 TOL = 1e-5  # relative closeness below which a discrete decision may go either way
 

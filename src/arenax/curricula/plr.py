@@ -44,6 +44,7 @@ import jax.numpy as jnp
 
 from arenax.collectives import all_gather
 from arenax.curricula import buffer as B
+from arenax.curricula.blocks import Blocks, take, where
 from arenax.curricula.common import (
     Curriculum,
     Setup,
@@ -212,53 +213,6 @@ class ACCELConfig(PLRConfig):
         return True
 
 
-def _take(tree: Any, idx: jax.Array) -> Any:
-    return jax.tree.map(lambda a: jnp.take(a, idx, axis=0), tree)
-
-
-def _where(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
-    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
-
-
-@dataclasses.dataclass(frozen=True)
-class Blocks:
-    """The layout of a parallel cycle's batch: named blocks of `n` levels side by side.
-
-    Each device rolls out its `n_local` environments of every block: locally the batch is
-    `[block 0 | block 1 | ...]`, `n_local` columns each. Environment `i` of block
-    `b` has the global index `b * n + i` (its random stream).
-    """
-
-    names: tuple[str, ...]
-    n: int
-    n_local: int
-
-    def local(self, blocks: dict[str, Any], ids: jax.Array) -> Any:
-        """This device's levels of every block, concatenated: leaves `(B * n_local, ...)`."""
-        return jax.tree.map(
-            lambda *xs: jnp.concatenate(xs), *[_take(blocks[b], ids) for b in self.names]
-        )
-
-    def env_ids(self, ids: jax.Array) -> jax.Array:
-        """Global indices of this device's environments of every block `(B * n_local,)`."""
-        return jnp.concatenate([ids + i * self.n for i in range(len(self.names))])
-
-    def concat(self, per_block: dict[str, jax.Array]) -> jax.Array:
-        """Per-block local arrays `(n_local, ...)` laid out like the batch."""
-        return jnp.concatenate([per_block[b] for b in self.names])
-
-    def part(self, tree: Any, name: str, axis: int = 0, per_env: int = 1) -> Any:
-        """Block `name`'s columns of a local batch (environment axis `axis`; with
-        `per_env` columns per environment, e.g. a team's agents, environment-major)."""
-        i, w = self.names.index(name), self.n_local * per_env
-        sl = slice(i * w, (i + 1) * w)
-        return jax.tree.map(lambda a: a[(slice(None),) * axis + (sl,)], tree)
-
-    def gather(self, x: jax.Array, axis_name: str | None) -> dict[str, jax.Array]:
-        """A local per-environment array `(B * n_local,)` -> each block's global `(n,)`."""
-        return {b: all_gather(self.part(x, b), axis_name) for b in self.names}
-
-
 @dataclasses.dataclass(frozen=True)
 class ReplayCurriculum(Curriculum):
     """PLR / PLR⊥ / ACCEL and their parallel forms over `players.env`'s levels.
@@ -310,7 +264,7 @@ class ReplayCurriculum(Curriculum):
             k = min(c.mutation_parents or max(n // 2, 1), n)
             order = jnp.argsort(scores if c.mutation_criterion == "easy" else -scores)
             pick = order[jnp.arange(n) % k]
-        kids = jax.vmap(self.mutator)(jax.random.split(key, n), _take(parents, pick))
+        kids = jax.vmap(self.mutator)(jax.random.split(key, n), take(parents, pick))
         return kids, pick
 
     def _play(self, states: dict[str, Any], key: jax.Array, levels: Any, ids: jax.Array) -> Played:
@@ -328,17 +282,6 @@ class ReplayCurriculum(Curriculum):
         if self.config.score == "oracle_regret":
             optimal = jax.vmap(self.optimal_return)(levels)
         return self.players.level_scores(self.config.score, played, max_returns, optimal)
-
-    def _insert(
-        self,
-        buf: B.LevelBuffer,
-        levels: Any,
-        scores: jax.Array,
-        best: jax.Array,
-        mutations: jax.Array | None = None,
-        parents: jax.Array | None = None,
-    ) -> Any:
-        return self.config.insert_levels(buf, levels, scores, best, mutations, parents)
 
     @property
     def _per_mutation(self) -> int:
@@ -420,12 +363,14 @@ class ReplayCurriculum(Curriculum):
         c = self.config
         replayed_mutations, replayed_parents = buf.mutations[idx], buf.parents[idx]
         before = buf
-        buf = self._insert(buf, blocks["new"], scores["new"], best["new"])
+        buf = self.config.insert_levels(buf, blocks["new"], scores["new"], best["new"])
         taken = B.changed_slots(before, buf)[idx]
         buf = jax.lax.cond(
             replayed,
             lambda b: B.update_scores(b, idx, scores["replay"], best["replay"], skip=taken),
-            lambda b: self._insert(b, blocks["replay"], scores["replay"], best["replay"]),
+            lambda b: self.config.insert_levels(
+                b, blocks["replay"], scores["replay"], best["replay"]
+            ),
             buf,
         )
         if c.taken_slot == "higher_score":
@@ -438,7 +383,7 @@ class ReplayCurriculum(Curriculum):
                 mutated, self._per_mutation, 0
             )
             parents = jnp.where(replayed, idx[parent], -1)
-            buf = self._insert(
+            buf = self.config.insert_levels(
                 buf, blocks["children"], scores["children"], best["children"], mutations, parents
             )
         return buf, jnp.where(replayed, jnp.mean(taken.astype(jnp.float32)), 0.0)
@@ -462,8 +407,8 @@ class ReplayCurriculum(Curriculum):
 
         def replay_cycle(_: None) -> tuple:
             b, idx = self._sample(buf, k_levels)
-            levels = _take(b.levels, idx)
-            local = _take(levels, ids)
+            levels = take(b.levels, idx)
+            local = take(levels, ids)
             played = self._play(student, k_play, local, ids)
             trained, stats = self._train(student, played, k_update, axis_name)
             scores, best = self._score(played, local, b.max_returns[idx][ids])
@@ -472,20 +417,20 @@ class ReplayCurriculum(Curriculum):
             steps = jnp.int32(n * t)
             if self.accel:  # mutate, evaluate the children with the updated student, insert
                 kids, parent = self._children(k_mutate, levels, scores)
-                kids_local = _take(kids, ids)
+                kids_local = take(kids, ids)
                 kids_played = self._play(trained, k_children, kids_local, ids)
                 kid_scores, kid_best = all_gather(
                     self._score(kids_played, kids_local, self._best_before(b, kids_local)),
                     axis_name,
                 )
                 mutations = b.mutations[idx][parent] + self._per_mutation
-                b = self._insert(b, kids, kid_scores, kid_best, mutations, idx[parent])
+                b = self.config.insert_levels(b, kids, kid_scores, kid_best, mutations, idx[parent])
                 steps = steps + n * t
             return trained, b, played.episodes, stats, local, jnp.bool_(True), steps
 
         def new_cycle(_: None) -> tuple:
             levels = self._new_levels(k_levels)
-            local = _take(levels, ids)
+            local = take(levels, ids)
             played = self._play(student, k_play, local, ids)
             if c.robust:
                 trained, stats = student, self.players.no_update_stats()
@@ -494,7 +439,7 @@ class ReplayCurriculum(Curriculum):
             scores, best = all_gather(
                 self._score(played, local, self._best_before(buf, local)), axis_name
             )
-            b = self._insert(buf, levels, scores, best)
+            b = self.config.insert_levels(buf, levels, scores, best)
             return (
                 trained,
                 b,
@@ -526,15 +471,15 @@ class ReplayCurriculum(Curriculum):
         # 1. compose the blocks: new levels, replayed levels, (ACCEL∥) their children
         new = self._new_levels(k_new)
         sampled, idx = self._sample(buf, k_sample)
-        buf = _where(replay, sampled, buf)  # sampling stamps the replayed levels as seen
-        replayed = _where(replay, _take(buf.levels, idx), self._new_levels(k_more_new))
+        buf = where(replay, sampled, buf)  # sampling stamps the replayed levels as seen
+        replayed = where(replay, take(buf.levels, idx), self._new_levels(k_more_new))
         blocks = {"new": new, "replay": replayed}
         parent = jnp.arange(n)
         if self.accel:
             blocks["children"], parent = self._children(k_mutate, replayed, buf.scores[idx])
             if self.config.cold_children == "new":  # no replay: more fresh levels
                 fresh = self._new_levels(jax.random.fold_in(k_mutate, 1))
-                blocks["children"] = _where(replay, blocks["children"], fresh)
+                blocks["children"] = where(replay, blocks["children"], fresh)
         layout = Blocks(tuple(blocks), n, ids.shape[0])
 
         # 2. one rollout over every block; score each level (against its best return so far)

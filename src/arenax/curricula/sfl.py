@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from arenax.collectives import all_gather
+from arenax.curricula.blocks import take
 from arenax.curricula.common import (
     Curriculum,
     Setup,
@@ -141,10 +142,6 @@ def select(levels: Any, success: jax.Array, k: int) -> SFLBuffer:
     return SFLBuffer(jax.tree.map(lambda x: x[idx], levels), success[idx], score[idx])
 
 
-def _take(tree: Any, idx: jax.Array) -> Any:
-    return jax.tree.map(lambda x: x[idx], tree)
-
-
 @dataclasses.dataclass(frozen=True)
 class SFLCurriculum(Curriculum):
     """SFL over `players.env`'s levels (see the module docstring).
@@ -214,7 +211,7 @@ class SFLCurriculum(Curriculum):
         ids = first + jnp.arange(n_local, dtype=jnp.int32)
 
         def play(chunk: jax.Array, k: jax.Array) -> tuple[jax.Array, jax.Array]:
-            levels = _take(new, chunk // c.episodes)
+            levels = take(new, chunk // c.episodes)
             ep = self._play(states, k, levels, chunk, self.eval_steps).episodes
             success = self._success(ep)
             if c.counted_episodes == 1 and not c.eval_steps:  # every copy ends its first
@@ -250,10 +247,10 @@ class SFLCurriculum(Curriculum):
             lambda b: b,
             state.curriculum,
         )
-        picked = _take(buf.levels, jax.random.randint(k_pick, (self.n_buffer,), 0, c.buffer_size))
+        picked = take(buf.levels, jax.random.randint(k_pick, (self.n_buffer,), 0, c.buffer_size))
         fresh = jax.vmap(self.generator)(jax.random.split(k_fresh, self.n_envs - self.n_buffer))
         levels = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), picked, fresh)
-        local = _take(levels, env_ids)
+        local = take(levels, env_ids)
         played = self._play(states, k_play, local, env_ids, self.n_steps)
         states, stats = p.update(states, played.traj, played.carry0, k_update, axis_name)
         steps = self.n_envs * self.n_steps

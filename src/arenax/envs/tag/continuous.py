@@ -68,7 +68,11 @@ import numpy as np
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
-from arenax.envs.tag.kernels import k_nearest, tag_observation
+from arenax.envs.tag.kernels import (
+    k_nearest_observation,
+    off_diagonal,
+    tag_observation,
+)
 from arenax.envs.tag.obstacles import (
     crosses_discs,
     free_positions,
@@ -76,6 +80,7 @@ from arenax.envs.tag.obstacles import (
     obstacle_features,
     random_discs,
 )
+from arenax.envs.tag.state import TagLevel, TagState
 from arenax.options import (
     NON_NEGATIVE,
     POSITIVE,
@@ -86,63 +91,9 @@ from arenax.options import (
     Problem,
     check_on_init,
 )
-from arenax.struct import pytree_dataclass
 
 TWO_PI = 2.0 * math.pi
 NON_POSITIVE = In(-1e9, 0.0)
-
-
-@pytree_dataclass
-class TagLevel:
-    """What an episode starts from (curricula can act on it).
-
-    Attributes:
-        pos: `(A, 2) float32` start positions (taggers first).
-        direction: `(A,) float32` start directions in `[0, 2π)`.
-        skill: `(2,) float32` max-speed multipliers of taggers and runners.
-        arena: `() float32` side `L`.
-        tag_margin: `() float32` tagging distance (absolute: `tag_distance · L`).
-        obstacles: `(M, 3) float32` discs `(x, y, r)`, `r = 0` for an unused slot
-            (`M` is the env's `max_obstacles`); `None`: none (`M = 0`).
-        episode_length: `() int32` steps before truncation, at most the env's
-            `episode_length` (the static maximum); observations give `t` over it.
-            `None`: the env's.
-    """
-
-    pos: jax.Array
-    direction: jax.Array
-    skill: jax.Array
-    arena: jax.Array
-    tag_margin: jax.Array
-    obstacles: jax.Array | None = None
-    episode_length: jax.Array | None = None
-
-
-@pytree_dataclass
-class TagState:
-    """Per-env state; agent arrays have a leading `A` axis.
-
-    `active`: in the game at the last observation (before that step's tags);
-    `tagged`: tagged at the last step (with `runners_leave`, out from the next step).
-    """
-
-    pos: jax.Array
-    speed: jax.Array
-    direction: jax.Array
-    accel: jax.Array
-    active: jax.Array
-    tagged: jax.Array
-    time: jax.Array
-    skill: jax.Array
-    arena: jax.Array
-    tag_margin: jax.Array
-    obstacles: jax.Array | None
-    episode_length: jax.Array | None = None
-
-    @property
-    def in_game(self) -> jax.Array:
-        """`(A,) bool`: agents in the game for the next step."""
-        return self.active & ~self.tagged
 
 
 def _table(levels: int, lo: float, hi: float) -> jax.Array:
@@ -516,7 +467,7 @@ class TagEnv(Environment[TagLevel, TagState]):
             diffs = [f[None, :] - f[:, None] for f in feats.T]
             diffs = [jnp.where(active[:, None], d, 0.0) for d in diffs]
             cols = diffs + [jnp.broadcast_to(f[None, :], (a, a)) for f in (is_tagger, flags)]
-            flat = jnp.concatenate([_off_diagonal(c.astype(jnp.float32)) for c in cols], axis=-1)
+            flat = jnp.concatenate([off_diagonal(c.astype(jnp.float32)) for c in cols], axis=-1)
             obs = jnp.concatenate([flat, jnp.where(active[:, None], t, 0.0)], axis=-1)
         else:
             discs = None
@@ -530,7 +481,7 @@ class TagEnv(Environment[TagLevel, TagState]):
                     is_tagger,
                     time,
                     self.k_nearest,
-                    functools.partial(_k_nearest_observation, k=self.k_nearest),
+                    functools.partial(k_nearest_observation, k=self.k_nearest),
                     discs,
                 ).astype(jnp.float32)
             )
@@ -539,34 +490,6 @@ class TagEnv(Environment[TagLevel, TagState]):
                 [obs, obstacle_features(state.pos, active, state.obstacles, state.arena)], -1
             )
         return self._split(obs.astype(jnp.float32))
-
-
-def _k_nearest_observation(
-    feats: jax.Array, pos: jax.Array, active: jax.Array, kind: jax.Array, time: jax.Array, k: int
-) -> jax.Array:
-    """The k-nearest observation in JAX `(A, 7k + 1)` (the CPU kernel's twin)."""
-    a = pos.shape[0]
-    others, valid = k_nearest(pos, active, k)
-    rel = feats[others] - feats[:, None, :]  # (A, K, 5)
-    extra = jnp.stack([kind[others], active[others].astype(jnp.float32)], axis=-1)  # (A, K, 2)
-    per = jnp.concatenate([rel, extra], axis=-1) * valid[..., None]  # (A, K, 7)
-    flat = jnp.moveaxis(per, -1, 1).reshape(a, -1)  # feature by feature
-    t = jnp.broadcast_to(time, (a, 1))
-    return jnp.where(active[:, None], jnp.concatenate([flat, t], axis=-1), 0.0)
-
-
-def _off_diagonal(m: jax.Array) -> jax.Array:
-    """`(A, A) -> (A, A-1)`: row `i` without its `i`-th entry (static reshapes)."""
-    a = m.shape[0]
-    return m.reshape(-1)[1:].reshape(a - 1, a + 1)[:, :-1].reshape(a, a - 1)
-
-
-def pair_distances(pos: jax.Array) -> jax.Array:
-    """`(A, A) float32` distances, computed as WarpDrive computes them (float32
-    `sqrt(dx² + dy²)`; XLA may fuse the products, ±1 ulp)."""
-    x, y = pos[:, 0], pos[:, 1]
-    dx, dy = x[None, :] - x[:, None], y[None, :] - y[:, None]
-    return jnp.sqrt(dx * dx + dy * dy)
 
 
 # The benchmark configuration of the reference work (WarpDrive's Tag training example).

@@ -1,4 +1,6 @@
-"""A fused CPU kernel for Tag's exact nearest neighbours, with a pure-JAX path elsewhere.
+"""A fused CPU kernel for Tag's exact nearest neighbours, with a pure-JAX path elsewhere;
+the JAX pieces of continuous Tag's step around it (pair distances as WarpDrive computes
+them, the k-nearest observation).
 
 Choosing the `k` nearest of `A` agents is most of continuous Tag's step. On accelerators
 the JAX formulation (`k_nearest_jax`) runs as is. On CPUs XLA materialises each of its
@@ -203,6 +205,35 @@ def tag_observation(
     return jax.lax.platform_dependent(
         feats, pos, active, kind, time, *extra, cpu=kernel, default=jax_path
     )
+
+
+# ---------------------------------------------------------------- JAX pieces of the step
+def k_nearest_observation(
+    feats: jax.Array, pos: jax.Array, active: jax.Array, kind: jax.Array, time: jax.Array, k: int
+) -> jax.Array:
+    """The k-nearest observation in JAX `(A, 7k + 1)` (the CPU kernel's twin)."""
+    a = pos.shape[0]
+    others, valid = k_nearest(pos, active, k)
+    rel = feats[others] - feats[:, None, :]  # (A, K, 5)
+    extra = jnp.stack([kind[others], active[others].astype(jnp.float32)], axis=-1)  # (A, K, 2)
+    per = jnp.concatenate([rel, extra], axis=-1) * valid[..., None]  # (A, K, 7)
+    flat = jnp.moveaxis(per, -1, 1).reshape(a, -1)  # feature by feature
+    t = jnp.broadcast_to(time, (a, 1))
+    return jnp.where(active[:, None], jnp.concatenate([flat, t], axis=-1), 0.0)
+
+
+def off_diagonal(m: jax.Array) -> jax.Array:
+    """`(A, A) -> (A, A-1)`: row `i` without its `i`-th entry (static reshapes)."""
+    a = m.shape[0]
+    return m.reshape(-1)[1:].reshape(a - 1, a + 1)[:, :-1].reshape(a, a - 1)
+
+
+def pair_distances(pos: jax.Array) -> jax.Array:
+    """`(A, A) float32` distances, computed as WarpDrive computes them (float32
+    `sqrt(dx² + dy²)`; XLA may fuse the products, ±1 ulp)."""
+    x, y = pos[:, 0], pos[:, 1]
+    dx, dy = x[None, :] - x[:, None], y[None, :] - y[:, None]
+    return jnp.sqrt(dx * dx + dy * dy)
 
 
 def reference(pos: np.ndarray, active: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
