@@ -27,7 +27,7 @@ DEMO_RUN := outputs/runs/maze-dr-demo
 ## main job: level galleries, env throughput tables (maze, Tag), a Tag GIF, then a short maze-dr training run
 ## (≈1 M steps, a few minutes on CPU) that ends with its held-out evaluation table and plots
 demo: $(STAMP)
-	$(BIN)/arenax render --source maze/dr --n 16 --out outputs/dr_gallery.png --episode-gif outputs/dr_episode.gif
+	$(BIN)/arenax render --source maze/dr --n 16 --out outputs/dr_gallery.png
 	$(BIN)/arenax render --source all --out outputs/heldout_gallery.png
 	$(BIN)/python benchmarks/env_throughput.py --batches 1 1024 4096
 	$(BIN)/arenax render --source tag-continuous --out outputs/tag_continuous.gif
@@ -37,6 +37,8 @@ demo: $(STAMP)
 		--eval.every 40 --eval.suite FourRooms,Crossing,SmallCorridor,PerfectMaze \
 		--out-dir outputs/runs --name maze-dr-demo --overwrite
 	$(BIN)/arenax plot $(DEMO_RUN)
+	# an episode of the trained student on a newly generated maze (its own policy, sampled actions)
+	$(BIN)/arenax render $(DEMO_RUN) --out outputs/dr_episode.gif
 	$(BIN)/arenax eval $(DEMO_RUN) --suite all --episodes 20 --gif-dir $(DEMO_RUN)/gifs
 
 ## lint, the import-layer contract (pyproject: [tool.importlinter]), the documentation site (strict:

@@ -224,8 +224,8 @@ def render(args: RenderArgs) -> None:
             raise ConfigError(
                 f"run_dir={str(args.run_dir)!r}: family {cfg.family.name!r} has no renderer (no frames to draw); use arenax eval / arenax plot"
             )
-        path, n = report.run_episode_gif(args.run_dir, out, args.seed, args.greedy)
-        console.print(f"wrote {path} ({n} frames, the run's latest policies)")
+        path, frames = report.run_episode_gif(args.run_dir, out, args.seed, args.greedy)
+        console.print(f"wrote {path} ({_shown(frames)}, the run's latest policies)")
         return
     if args.episode:
         from arenax.train.presets import all_presets

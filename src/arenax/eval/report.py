@@ -329,9 +329,9 @@ def episode_frames(
 
 def run_episode_gif(
     run_dir: Path, out: Path | None = None, seed: int = 0, greedy: bool = False, px: int = 320
-) -> tuple[Path, int]:
+) -> tuple[Path, list[np.ndarray]]:
     """GIF of one episode of a run's latest policies (a team scripted in training plays its
-    script); returns `(path, frames)`."""
+    script); returns `(path, frames)`, the frames as drawn (`(H, W, 3) uint8` each)."""
     cfg, algo, policies, params, cycle = load_players(run_dir)
     family = cfg.family
     if family.frame is None:
@@ -341,4 +341,4 @@ def run_episode_gif(
         env, family.frame, policies, params, jax.random.key(seed), family.scripted, greedy, px
     )
     path = save_gif(frames, out or Path(run_dir) / f"episode_c{cycle}.gif", fps=12)
-    return path, len(frames)
+    return path, frames
