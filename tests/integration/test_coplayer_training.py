@@ -25,7 +25,10 @@ from helpers import assert_close, assert_same, learning_rows, tiny_preset
 
 @pytest.mark.slow
 # FSP differs from PFSP only in its sampling rule (tests/unit/test_coplayers.py)
-@pytest.mark.parametrize("preset", ["tag-grid-sp", "tag-grid-pfsp", "tag-grid-maestro"])
+# tag-maestro: the same curriculum over continuous Tag's disc arenas
+@pytest.mark.parametrize(
+    "preset", ["tag-grid-sp", "tag-grid-pfsp", "tag-grid-maestro", "tag-maestro"]
+)
 def test_coplayer_presets_train_and_count_their_steps(
     tmp_path: Path, preset: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -56,7 +59,7 @@ def test_coplayer_presets_train_and_count_their_steps(
             ("trained", f"snapshot@{u - 1}"),
             ("trained", f"snapshot@{u}"),
         ]
-    if preset == "tag-grid-maestro":  # robust: the taggers learn on replayed groups only
+    if preset.endswith("maestro"):  # robust: the taggers learn on replayed groups only
         assert all(r["tagger/updated"] == float(r["replay"] > 0) for r in rows)
         assert all(r["student_steps"] >= 0 for r in rows) and rows[-1]["buffer/fill"] > 0
     else:

@@ -33,10 +33,10 @@ from arenax.nn.mlp import MLPConfig
 from arenax.nn.student import ModelConfig
 from arenax.options import fields_of
 from arenax.registry import FAMILIES, user_families
-from arenax.rl.a2c import A2CConfig
 from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.ppo import PPOConfig
 from arenax.train.config import EvalConfig, TrainConfig
+from arenax.train.warpdrive_runs import WARPDRIVE_RUNS, warpdrive_preset, warpdrive_team
 
 r = dataclasses.replace
 
@@ -119,123 +119,7 @@ _CLASSIC_AGENT = TeamConfig(
     ),
 )
 _CONTINUE = DRConfig(episodes="continue")
-
-#: WarpDrive's shipped run configurations of its Tag games (`warp_drive/training/run_configs/
-#: tag_continuous.yaml`, `tag_gridworld.yaml` of rl-warp-drive 2.7.1), in its own names:
-#: the `env` section; `trainer`: envs, steps per iteration (its train batch over the envs)
-#: and the run's length (episode length x `num_episodes`, in env steps); `policy`: A2C per
-#: policy. `tests/conformance/test_tag_warpdrive.py` checks them against the YAML files.
-WARPDRIVE_RUNS: dict[str, dict[str, Any]] = {
-    "tag_continuous": {
-        "env": dict(
-            num_taggers=10,
-            num_runners=100,
-            grid_length=20.0,
-            episode_length=500,
-            max_acceleration=0.1,
-            min_acceleration=-0.1,
-            max_turn=2.356,
-            min_turn=-2.356,
-            num_acceleration_levels=20,
-            num_turn_levels=20,
-            skill_level_runner=1.0,
-            skill_level_tagger=1.0,
-            max_speed=1.0,
-            use_full_observation=False,
-            runner_exits_game_after_tagged=True,
-            num_other_agents_observed=10,
-            tag_reward_for_tagger=10.0,
-            tag_penalty_for_runner=-10.0,
-            step_penalty_for_tagger=0.0,
-            step_reward_for_runner=0.0,
-            edge_hit_penalty=0.0,
-            end_of_game_reward_for_runner=1.0,
-            tagging_distance=0.02,
-        ),
-        "trainer": dict(num_envs=100, num_episodes=500, train_batch_size=25_000),
-        "policy": {
-            team: dict(
-                algorithm="A2C",
-                vf_loss_coeff=1,
-                entropy_coeff=0.05,
-                clip_grad_norm=True,
-                max_grad_norm=0.5,
-                normalize_advantage=False,
-                normalize_return=False,
-                gamma=0.98,
-                lr=lr,
-                model=dict(type="fully_connected", fc_dims=[256, 256]),
-            )
-            for team, lr in (("runner", 0.005), ("tagger", 0.001))
-        },
-    },
-    "tag_gridworld": {
-        "env": dict(
-            num_taggers=4,
-            grid_length=100,
-            episode_length=100,
-            wall_hit_penalty=0.1,
-            tag_reward_for_tagger=10.0,
-            tag_penalty_for_runner=5.0,
-            step_cost_for_tagger=0.01,
-        ),
-        "trainer": dict(num_envs=2000, num_episodes=20_000, train_batch_size=200_000),
-        "policy": {
-            "shared": dict(
-                algorithm="A2C",
-                vf_loss_coeff=1,
-                entropy_coeff=0.05,
-                clip_grad_norm=True,
-                max_grad_norm=3,
-                normalize_advantage=False,
-                normalize_return=False,
-                gamma=0.98,
-                lr=0.001,
-                model=dict(type="fully_connected", fc_dims=[32, 32]),
-            ),
-        },
-    },
-}
-
-
 _TAG_TEAMS = ("tagger", "runner")  # the games' order of teams
-
-
-def _warpdrive_team(policy: dict[str, Any], name: str = "") -> TeamConfig:
-    """A team trained as a WarpDrive `policy` entry: A2C, one fully connected trunk."""
-    a2c = A2CConfig(
-        lr=policy["lr"],
-        max_grad_norm=float(policy["max_grad_norm"]) if policy["clip_grad_norm"] else None,
-        gamma=policy["gamma"],
-        vf_coef=float(policy["vf_loss_coeff"]),
-        ent_coef=policy["entropy_coeff"],
-        normalize_returns=policy["normalize_return"],
-        normalize_advantages=policy["normalize_advantage"],
-        tail="warpdrive",
-    )
-    net = MLPConfig(hidden=tuple(policy["model"]["fc_dims"]), shared_trunk=True)
-    return TeamConfig(network=net, a2c=a2c, policy=name)
-
-
-def _warpdrive(run: str, options: Any, game: Any, teams: dict[str, TeamConfig]) -> TrainConfig:
-    """WarpDrive's run configuration `run` as arenax options: the family's `options` of the
-    `game` WarpDrive's parameters describe, DR over the game's own start rule."""
-    trainer = WARPDRIVE_RUNS[run]["trainer"]
-    n_envs = trainer["num_envs"]
-    env = game.from_warpdrive(**WARPDRIVE_RUNS[run]["env"])
-    return TrainConfig(
-        env=options(**{f.name: getattr(env, f.name) for f in dataclasses.fields(options)}),
-        teams=teams,
-        curriculum=_CONTINUE,
-        n_envs=n_envs,
-        n_steps=trainer["train_batch_size"] // n_envs,
-        total_steps=WARPDRIVE_RUNS[run]["env"]["episode_length"] * trainer["num_episodes"],
-        chunk=1,
-        checkpoint_every=10,
-        archive_every=0,
-        eval=EvalConfig(every=0),
-    )
-
 
 PRESETS: dict[str, TrainConfig] = {
     "maze-dr": _maze(DRConfig()),
@@ -298,19 +182,19 @@ PRESETS: dict[str, TrainConfig] = {
         curriculum=_CONTINUE,
         **_GRID_RUN,
     ),
-    "tag-continuous-warpdrive": _warpdrive(
+    "tag-continuous-warpdrive": warpdrive_preset(
         "tag_continuous",
         TagConfig,
         TagEnv,
-        {t: _warpdrive_team(WARPDRIVE_RUNS["tag_continuous"]["policy"][t]) for t in _TAG_TEAMS},
+        {t: warpdrive_team(WARPDRIVE_RUNS["tag_continuous"]["policy"][t]) for t in _TAG_TEAMS},
     ),
-    "tag-grid-warpdrive": _warpdrive(
+    "tag-grid-warpdrive": warpdrive_preset(
         "tag_gridworld",
         GridTagConfig,
         GridTagEnv,
         dict.fromkeys(
             ("tagger", "runner"),
-            _warpdrive_team(WARPDRIVE_RUNS["tag_gridworld"]["policy"]["shared"], "shared"),
+            warpdrive_team(WARPDRIVE_RUNS["tag_gridworld"]["policy"]["shared"], "shared"),
         ),
     ),
     "tag-grid-plr": TrainConfig(
@@ -356,6 +240,28 @@ PRESETS: dict[str, TrainConfig] = {
         teams=_teams(),
         curriculum=MaestroConfig(**fields_of(r(_PLR, buffer_size=256))),
         **_GRID_RUN,
+    ),
+    # the same four over continuous Tag's disc arenas (the runners are the population)
+    "tag-sp": TrainConfig(
+        env=_TAG_ARENAS,
+        teams=_teams(),
+        curriculum=PopulationConfig(sampling="latest"),
+        **_TAG_RUN,
+    ),
+    "tag-fsp": TrainConfig(
+        env=_TAG_ARENAS, teams=_teams(), curriculum=PopulationConfig(), **_TAG_RUN
+    ),
+    "tag-pfsp": TrainConfig(
+        env=_TAG_ARENAS,
+        teams=_teams(),
+        curriculum=PopulationConfig(sampling="pfsp"),
+        **_TAG_RUN,
+    ),
+    "tag-maestro": TrainConfig(
+        env=_TAG_ARENAS,
+        teams=_teams(),
+        curriculum=MaestroConfig(**fields_of(r(_PLR, buffer_size=256))),
+        **_TAG_RUN,
     ),
     "cartpole-dr": TrainConfig(
         env=CartPoleConfig(),
@@ -436,6 +342,10 @@ PRESET_DOCS: dict[str, str] = {
     "tag-grid-fsp": "Grid Tag arenas (DR), fictitious self-play: runners drawn from their snapshots and live policy.",
     "tag-grid-pfsp": "Grid Tag arenas (DR), prioritised FSP: runners the taggers score least against first.",
     "tag-grid-maestro": "Grid Tag, MAESTRO: arenas and runner co-players chosen jointly by the taggers' regret.",
+    "tag-sp": "Continuous Tag arenas (DR), self-play: the taggers learn against the runners' live policy.",
+    "tag-fsp": "Continuous Tag arenas (DR), fictitious self-play: runners drawn from their snapshots and live policy.",
+    "tag-pfsp": "Continuous Tag arenas (DR), prioritised FSP: runners the taggers score least against first.",
+    "tag-maestro": "Continuous Tag, MAESTRO: disc arenas and runner co-players chosen jointly by the taggers' regret.",
     "cartpole-dr": "CartPole, domain randomisation over its physics (masses, pole, push).",
     "cartpole-plr": "CartPole, robust PLR (PLR⊥) over its physics.",
     "pendulum-ppo": "Pendulum (Gymnasium's physics), PPO with a Gaussian policy.",
