@@ -97,12 +97,16 @@ def test_global_norm_clipping_then_adam_against_reference() -> None:
         make_optimizer(1.0, 0.5, schedule="cosine")
 
 
-def test_sequences_without_data_take_no_minibatch_steps() -> None:
+@pytest.mark.parametrize("garbage", [False, True])
+def test_sequences_without_data_take_no_minibatch_steps(garbage: bool) -> None:
     """A curriculum that trains on half its environments (the other half masked out): with
     2 minibatches, the update equals a 1-minibatch update on the valid half alone — the
     data trains as one full minibatch an epoch, the empty minibatch takes no step (Adam
     would move the parameters on zero gradients) — and the stats are those of the steps
-    taken. Whether a step is skipped is decided over all the minibatch's data."""
+    taken. Whether a step is skipped is decided over all the minibatch's data. `garbage`:
+    the masked-out sequences hold NaN observations; the empty minibatch computes no
+    gradient, so nothing of them reaches the parameters or the stats (a gradient computed
+    and discarded would make the stats NaN)."""
     import jax
 
     from arenax.nn.mlp import MLPPolicy
@@ -116,6 +120,8 @@ def test_sequences_without_data_take_no_minibatch_steps() -> None:
     _, logits, value = policy.apply(params, obs, None, ())
     action = jax.random.randint(keys[2], (t, b), 0, 3)
     valid = np.array([0, 1, 1, 0, 0, 1, 0, 1], bool)  # the data sits among empty sequences
+    if garbage:
+        obs = jnp.where(jnp.asarray(valid)[None, :, None], obs, jnp.nan)
     traj = Trajectory(
         obs=obs, first=jnp.zeros((t, b), bool), action=action,
         log_prob=policy.dist.log_prob(logits, action) - 0.1, value=value,
@@ -138,6 +144,7 @@ def test_sequences_without_data_take_no_minibatch_steps() -> None:
     for a, c in zip(jax.tree.leaves(p2), jax.tree.leaves(p1), strict=True):
         np.testing.assert_allclose(a, c, rtol=2e-5, atol=1e-6)
     assert set(s2) == set(s1) and "grad_norm" in s1
+    assert all(np.isfinite(float(v)) for v in s2.values())
     for k in s1:
         assert float(s2[k]) == pytest.approx(float(s1[k]), rel=1e-4, abs=1e-6), k
     assert not np.allclose(jax.tree.leaves(p2)[0], jax.tree.leaves(params)[0])  # it learned
