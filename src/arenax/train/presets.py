@@ -121,6 +121,24 @@ _CLASSIC_AGENT = TeamConfig(
 _CONTINUE = DRConfig(episodes="continue")
 _TAG_TEAMS = ("tagger", "runner")  # the games' order of teams
 
+
+def _coplayers(prefix: str, arenas: Any, run: dict[str, Any]) -> dict[str, TrainConfig]:
+    """The co-player curricula over a Tag game's `arenas` (DR arenas for self-play, FSP and
+    PFSP; MAESTRO's own per-co-player buffers): the runners are the population (their own
+    policy, snapshots every 10 of its updates), the taggers learn against it, 4 co-players
+    a cycle. Presets `<prefix>-sp`, `-fsp`, `-pfsp`, `-maestro`."""
+    curricula = {
+        "sp": PopulationConfig(sampling="latest"),
+        "fsp": PopulationConfig(),
+        "pfsp": PopulationConfig(sampling="pfsp"),
+        "maestro": MaestroConfig(**fields_of(r(_PLR, buffer_size=256))),
+    }
+    return {
+        f"{prefix}-{name}": TrainConfig(env=arenas, teams=_teams(), curriculum=c, **run)
+        for name, c in curricula.items()
+    }
+
+
 PRESETS: dict[str, TrainConfig] = {
     "maze-dr": _maze(DRConfig()),
     "maze-plr": _maze(_PLR, _PLR_PPO),
@@ -218,51 +236,9 @@ PRESETS: dict[str, TrainConfig] = {
         curriculum=PairedConfig(2, "paired", teacher=TeacherConfig(n_walls=40)),
         **_GRID_RUN,
     ),
-    # co-player curricula: the runners are the population (their own policy, snapshots
-    # every 10 of its updates), the taggers learn against it, 4 co-players a cycle
-    "tag-grid-sp": TrainConfig(
-        env=_GRID_ARENAS,
-        teams=_teams(),
-        curriculum=PopulationConfig(sampling="latest"),
-        **_GRID_RUN,
-    ),
-    "tag-grid-fsp": TrainConfig(
-        env=_GRID_ARENAS, teams=_teams(), curriculum=PopulationConfig(), **_GRID_RUN
-    ),
-    "tag-grid-pfsp": TrainConfig(
-        env=_GRID_ARENAS,
-        teams=_teams(),
-        curriculum=PopulationConfig(sampling="pfsp"),
-        **_GRID_RUN,
-    ),
-    "tag-grid-maestro": TrainConfig(
-        env=_GRID_ARENAS,
-        teams=_teams(),
-        curriculum=MaestroConfig(**fields_of(r(_PLR, buffer_size=256))),
-        **_GRID_RUN,
-    ),
-    # the same four over continuous Tag's disc arenas (the runners are the population)
-    "tag-sp": TrainConfig(
-        env=_TAG_ARENAS,
-        teams=_teams(),
-        curriculum=PopulationConfig(sampling="latest"),
-        **_TAG_RUN,
-    ),
-    "tag-fsp": TrainConfig(
-        env=_TAG_ARENAS, teams=_teams(), curriculum=PopulationConfig(), **_TAG_RUN
-    ),
-    "tag-pfsp": TrainConfig(
-        env=_TAG_ARENAS,
-        teams=_teams(),
-        curriculum=PopulationConfig(sampling="pfsp"),
-        **_TAG_RUN,
-    ),
-    "tag-maestro": TrainConfig(
-        env=_TAG_ARENAS,
-        teams=_teams(),
-        curriculum=MaestroConfig(**fields_of(r(_PLR, buffer_size=256))),
-        **_TAG_RUN,
-    ),
+    # co-player curricula over grid and continuous Tag arenas (see `_coplayers`)
+    **_coplayers("tag-grid", _GRID_ARENAS, _GRID_RUN),
+    **_coplayers("tag", _TAG_ARENAS, _TAG_RUN),
     "cartpole-dr": TrainConfig(
         env=CartPoleConfig(),
         teams={"agent": _CLASSIC_AGENT},
