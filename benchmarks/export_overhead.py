@@ -1,7 +1,8 @@
 """Per-step cost of the exports: the Gymnasium VectorEnv of CartPole side by side with
 Gymnasium's own vector CartPole (`gymnasium.make_vec("CartPole-v1")`, NumPy; arenax on
 Gymnasium's physics, and with DR physics drawn for every episode), the maze's
-VectorEnv next to arenax's own compiled rollout (13 x 13, 60 walls), env steps/s with random
+VectorEnv next to arenax's own compiled rollout, what XLA:CPU charges per call of a small program
+below and above its 512-byte threshold for sequential execution (13 x 13, 60 walls), env steps/s with random
 actions by batch size, and the PettingZoo ParallelEnv of continuous Tag (µs per step() call
 by agent count). Compile time apart; each timing is the best of three rounds.
 
@@ -89,6 +90,21 @@ def per_step(step, actions) -> float:
     return best
 
 
+def call_cost(size: int, steps: int) -> float:
+    """µs per call, waited for, of a compiled program of ten elementwise ops on `size`
+    float32s (ten outputs, one returned): what XLA:CPU's runtime charges a small program.
+    Its thunk executor runs a program's kernels one after another in the calling thread
+    only when every buffer they touch is at most 512 bytes (or there are at most 8); past
+    that it schedules them concurrently on its thread pool (XLA's CpuExecutable, a fixed
+    threshold, no flag)."""
+    x = jnp.ones((size,), jnp.float32)
+    ops = (jnp.sin, jnp.cos, jnp.exp, jnp.tanh, lambda v: v * 3, lambda v: v - 1,
+           lambda v: v / 3, lambda v: v**2, lambda v: v[::-1] + 2, lambda v: v.sum() * v)  # fmt: skip
+    f = jax.jit(lambda v: tuple(op(v) for op in ops))
+    jax.block_until_ready(f(x))
+    return per_step(lambda _: jax.block_until_ready(f(x)), range(steps)) * 1e6
+
+
 def cartpole_vs_gymnasium(n: int, steps: int) -> tuple[float, float, float, float]:
     """(compile s, arenax steps/s on Gymnasium's physics, arenax steps/s with physics drawn
     by DR for every episode, Gymnasium steps/s) of `n` CartPoles stepped from Python
@@ -123,6 +139,12 @@ def main(args: Args) -> None:
         cp.add_row(str(n), f"{c:.1f}", f"{ours:,.0f}", f"{n / ours * 1e6:,.0f}", f"{dr:,.0f}",
                    f"{theirs:,.0f}", f"{n / theirs * 1e6:,.0f}", f"{ours / theirs:.2f}")  # fmt: skip
     make_console().print(cp)
+    rt = Table(title="XLA:CPU: µs per call of a 10-op elementwise program (waited for), by size")
+    sizes = (64, 128, 256, 1024, 4096)
+    for col in ("float32s", *map(str, sizes)):
+        rt.add_column(col, justify="right")
+    rt.add_row("µs", *(f"{call_cost(k, args.steps):.0f}" for k in sizes))
+    make_console().print(rt)
     env = arenax.make("maze", height=13, width=13, n_walls=60)
     table = Table(title=f"maze env steps/s ({jax.devices()[0].device_kind}), random actions (the "
                   "scan draws a level for every env every step, the VectorEnv for ended episodes)")  # fmt: skip

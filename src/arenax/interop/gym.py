@@ -21,7 +21,6 @@ from arenax.interop.levels import (
     checked_actions,
     level_sampler,
     require_environment,
-    reset_on_level_keys,
     reset_on_sampled_level,
     seed_key,
     to_gym_space,
@@ -84,18 +83,18 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
 
     chunk = RESET_CHUNK  # passes = ceil(resets / chunk)
 
-    def resets(need: jax.Array, keys: jax.Array, obs: Any, state: Any) -> tuple[Any, Any]:
+    def fresh_for(k_reset: jax.Array, ids: jax.Array) -> tuple[Any, Any]:
+        """`(obs, state)` of a new episode for each env in `ids (m,)`: env `i`'s key is
+        `fold_in(k_reset, i)`, so it does not depend on which other envs reset."""
+        return jax.vmap(lambda i: reset_one(jax.random.fold_in(k_reset, i)))(ids)
+
+    def resets(need: jax.Array, k_reset: jax.Array, obs: Any, state: Any) -> tuple[Any, Any]:
         """`(obs, state)` with a new episode (on a newly drawn level) for every env where
-        `need (n,)`, from that env's own keys `keys (n, 2)` (level, start): the same numbers
-        as drawing for every env and selecting, but only the envs that need one pay for it
-        (drawing a level and its start is most of a step's work, and few episodes end on
-        any one step)."""
-
-        def fresh_for(k: jax.Array) -> tuple[Any, Any]:
-            return jax.vmap(lambda kk: reset_on_level_keys(env, sample_level, kk[0], kk[1]))(k)
-
+        `need (n,)`: the same numbers as drawing for every env and selecting, but only the
+        envs that need one pay for it (drawing a level, its start and their keys is most
+        of a step's work, and few episodes end on any one step)."""
         if chunk >= n:  # one pass would draw for every env: draw and select, no loop
-            fresh_obs, fresh = fresh_for(keys)
+            fresh_obs, fresh = fresh_for(k_reset, jnp.arange(n))
             pick = lambda a, b: jnp.where(need.reshape(need.shape + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
             return jax.tree.map(pick, fresh_obs, obs), jax.tree.map(pick, fresh, state)
         ids = jnp.nonzero(need, size=-(-n // chunk) * chunk, fill_value=n)[0]
@@ -103,7 +102,7 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
         def one_pass(i: jax.Array, carry: tuple) -> tuple:
             obs, state = carry
             which = jax.lax.dynamic_slice(ids, (i * chunk,), (chunk,))  # n: no env
-            fresh_obs, fresh = fresh_for(keys[jnp.minimum(which, n - 1)])
+            fresh_obs, fresh = fresh_for(k_reset, jnp.minimum(which, n - 1))
             put = lambda big, small: big.at[which].set(small, mode="drop")  # noqa: E731
             return jax.tree.map(put, obs, fresh_obs), jax.tree.map(put, state, fresh)
 
@@ -114,16 +113,15 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
         return jnp.zeros((n,), jnp.float32), jnp.zeros((n,), jnp.int32), jnp.zeros((n,), bool)
 
     def batch_step(key, state, action, ret, length, pending):
-        # every key of the step in one draw (one pass of the PRNG over the batch): the
-        # batch's next key, then per env its step, level and start keys
-        ks = jax.random.split(key, 3 * n + 1)
-        key, keys = ks[0], ks[1:].reshape((n, 3))
+        # keys are drawn only where they are used: the step's per env (none are computed
+        # for an env whose step ignores its key), new episodes' per env that starts one
+        key, k_step, k_reset = jax.random.split(key, 3)
         stepped, reward, terminated, truncated, _ = jax.vmap(env.step_state)(
-            keys[:, 0], state, action
+            jax.random.split(k_step, n), state, action
         )
         last_obs = jax.vmap(env.observe)(stepped)
         if next_step:  # envs that ended last step start their next episode now
-            obs, state = resets(pending, keys[:, 1:], last_obs, stepped)
+            obs, state = resets(pending, k_reset, last_obs, stepped)
             reward = jnp.where(pending, 0.0, reward)
             terminated, truncated = terminated & ~pending, truncated & ~pending
             ret = jnp.where(pending, 0.0, ret + reward)
@@ -131,7 +129,7 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
             out = (obs, reward, terminated, truncated, last_obs, ret, length)
             return (key, state, ret, length, terminated | truncated), out
         done = terminated | truncated
-        obs, state = resets(done, keys[:, 1:], last_obs, stepped)
+        obs, state = resets(done, k_reset, last_obs, stepped)
         ret, length = ret + reward, length + 1
         out = (obs, reward, terminated, truncated, last_obs, ret, length)
         return (key, state, jnp.where(done, 0.0, ret), jnp.where(done, 0, length), pending), out
