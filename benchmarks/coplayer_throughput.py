@@ -1,10 +1,11 @@
 """Training throughput of the co-player curricula over grid Tag arenas (MAESTRO, FSP,
 PFSP, self-play) beside PLR⊥ over the same arenas with the same teams (a policy per team:
 `tag-grid-plr` itself shares one policy between the teams), and both without `robust`
-(every policy updates every cycle: equal PPO work). Compile time apart from steady-state
+(every policy updates every cycle: equal PPO work), and the parallel forms (MAESTRO∥, PLR∥).
+Compile time apart from steady-state
 env steps/s, replay curricula timed once their buffers are warm.
 
-    python benchmarks/coplayer_throughput.py [--devices 1 2] [--repeats 3]
+    python benchmarks/coplayer_throughput.py [--devices 1 2] [--repeats 3] [--only NAME ...]
 """
 
 import os
@@ -32,6 +33,8 @@ class Args:
     """Timed chunks after warm-up."""
     chunk: int = 4
     """Cycles per compiled chunk."""
+    only: tuple[str, ...] = ()
+    """Measure only these rows (names as in the table; default: every row)."""
 
 
 if __name__ == "__main__":
@@ -39,13 +42,18 @@ if __name__ == "__main__":
     r = dataclasses.replace
     maestro, plr = PRESETS["tag-grid-maestro"], PRESETS["tag-grid-plr"]
     never_robust = lambda c: r(c, curriculum=r(c.curriculum, robust=False))  # noqa: E731
+    parallel = lambda c: r(c, curriculum=r(c.curriculum, parallel=True))  # noqa: E731
     extra = {
         "tag-grid-plr (a policy per team)": r(plr, teams=maestro.teams),
         # equal PPO work: every policy updates on every cycle
         "tag-grid-plr (per team, --plr.no-robust)": never_robust(r(plr, teams=maestro.teams)),
         "tag-grid-maestro --maestro.no-robust": never_robust(maestro),
+        # the parallel forms: a new and a replay block per cycle, trained on the replay block
+        "tag-grid-plr (per team, --plr.parallel)": parallel(r(plr, teams=maestro.teams)),
+        "tag-grid-maestro --maestro.parallel": parallel(maestro),
     }
     PRESETS.update(extra)
     names = (*extra, "tag-grid-maestro", "tag-grid-pfsp", "tag-grid-fsp", "tag-grid-sp")
+    names = tuple(n for n in names if not args.only or n in args.only)
     train_throughput(TrainBenchArgs(presets=names, devices=args.devices, repeats=args.repeats,
                                     chunk=args.chunk, flops=False))  # fmt: skip

@@ -125,6 +125,41 @@ def test_maestro_resumes_bitwise_and_devices_agree(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_maestro_parallel_plays_new_and_replayed_arenas_side_by_side(tmp_path: Path) -> None:
+    """`--maestro.parallel` (MAESTRO∥): every cycle each group plays a block of new arenas
+    and a block replayed from its co-player's buffer (fresh while it is cold) against the
+    same co-player, twice the env steps; the taggers learn on the replayed groups only;
+    the first cycle files both blocks' arenas under the live runners; 2 devices agree."""
+    import dataclasses
+
+    cfg = tiny_preset("tag-grid-maestro", tmp_path / "one", 4)
+    par = dataclasses.replace(cfg.curriculum, parallel=True)
+    cfg = dataclasses.replace(cfg, curriculum=par, total_steps=2 * cfg.total_steps)
+    validate(cfg)
+    cur = make_curriculum(cfg)
+    ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
+    state, _ = jax.jit(lambda s, k: cur.cycle(s, k, ids, None))(cur.init(jax.random.key(0)), jax.random.key(1))  # fmt: skip
+    live = state.curriculum["population"].size
+    filled = int(jnp.sum(state.curriculum["buffers"].filled[live]))
+    assert filled == min(2 * cfg.n_envs, cfg.curriculum.buffer_size)
+
+    rows = train(cfg).rows
+    n_t = cfg.n_envs * cfg.n_steps
+    assert [r["env_steps"] for r in rows] == [2 * n_t * (i + 1) for i in range(4)]
+    prev = 0
+    for r in rows:
+        assert r["tagger/updated"] == float(r["replay"] > 0)
+        assert r["student_steps"] - prev == r["replay"] * n_t  # the replayed groups' steps
+        prev = r["student_steps"]
+    assert rows[0]["replay"] == 0 and any(r["replay"] > 0 for r in rows)
+    assert "all_blocks/return/tagger" in rows[0]
+    two = train(dataclasses.replace(cfg, out_dir=tmp_path / "two", devices=2))
+    for a, b in zip(learning_rows(rows), learning_rows(two.rows), strict=True):
+        for k in a:
+            np.testing.assert_allclose(a[k], b[k], rtol=2e-4, atol=1e-5, err_msg=k)
+
+
+@pytest.mark.slow
 def test_maestro_edits_insert_children_of_replayed_arenas(tmp_path: Path) -> None:
     """`--maestro.edits`: a cycle that replays plays the children too (twice the env
     steps); children enter the buffers with the parent's slot and one more mutation."""

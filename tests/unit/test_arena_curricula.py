@@ -143,6 +143,9 @@ def test_bad_combinations_are_refused() -> None:
         (dataclasses.replace(PRESETS["tag-grid-plr"], curriculum=dataclasses.replace(
             PRESETS["tag-grid-plr"].curriculum, score_team="x")),
          "plr.score_team='x': allowed: tagger, runner"),
+        (dataclasses.replace(PRESETS["tag-grid-maestro"], curriculum=dataclasses.replace(
+            PRESETS["tag-grid-maestro"].curriculum, parallel=True, edits=True)),
+         "maestro.edits=True: MAESTRO∥ has no children block"),
     ]  # fmt: skip
     for cfg, message in cases:
         with pytest.raises(ConfigError, match=re.escape(message)):

@@ -1,4 +1,4 @@
-"""The layout of a parallel (PLR∥ / ACCEL∥) cycle's batch in named blocks of levels, and
+"""The layout of a parallel (PLR∥ / ACCEL∥ / MAESTRO∥) cycle's batch in named blocks of levels, and
 two pytree helpers the replay curricula share."""
 
 from __future__ import annotations
@@ -55,6 +55,17 @@ class Blocks:
         i, w = self.names.index(name), self.n_local * per_env
         sl = slice(i * w, (i + 1) * w)
         return jax.tree.map(lambda a: a[(slice(None),) * axis + (sl,)], tree)
+
+    def played(self, played: Any, name: str, agents: dict[str, int]) -> Any:
+        """Block `name`'s part of a rollout (`arenax.curricula.players.Played`: per team
+        trajectories `(T, n_local x agents)`, initial carries, advantages; episodes `(T,
+        n_local)`); `agents`: each team's agents per environment."""
+        return type(played)(
+            {t: self.part(x, name, 1, agents[t]) for t, x in played.traj.items()},
+            {t: self.part(x, name, 0, agents[t]) for t, x in played.carry0.items()},
+            {t: self.part(x, name, 1, agents[t]) for t, x in played.advantages.items()},
+            self.part(played.episodes, name, axis=1),
+        )
 
     def gather(self, x: jax.Array, axis_name: str | None) -> dict[str, jax.Array]:
         """A local per-environment array `(B * n_local,)` -> each block's global `(n,)`."""

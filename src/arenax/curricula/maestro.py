@@ -22,6 +22,10 @@ proportional scores, temperature, staleness). One cycle, the sequential (robust)
                population, its slot taking a copy of the live policy's buffer (levels
                scored against that very policy)
 
+The parallel form (`parallel`, MAESTRO∥) plays, per group, a block of new levels and a
+block replayed from its co-player's buffer side by side against the same co-player; the
+learners train on the replay block only (see `MaestroCurriculum._parallel_cycle`).
+
 What the paper does and this does not (see `docs/curricula.md`): the paper's games are
 symmetric, the co-players past copies of the student itself; Tag is not, so the
 co-players are snapshots of the other team's live policy, which trains by self-play on the
@@ -39,6 +43,7 @@ import jax.numpy as jnp
 
 from arenax.collectives import all_gather
 from arenax.curricula import buffer as B
+from arenax.curricula.blocks import Blocks
 from arenax.curricula.common import Curriculum, Setup, TrainState, level_batch_metrics
 from arenax.curricula.coplayers import (
     CoplayerOptions,
@@ -47,7 +52,7 @@ from arenax.curricula.coplayers import (
     population_metrics,
     slot_probs,
 )
-from arenax.curricula.players import Players
+from arenax.curricula.players import Played, Players
 from arenax.curricula.plr import ACCELConfig
 from arenax.options import POSITIVE, Problem
 
@@ -89,9 +94,11 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
 
     def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
         yield from self.coplayer_problems(run, game, self.KIND)
-        if self.parallel:
+        if self.parallel and self.edits:
             yield Problem(
-                "maestro.parallel", True, "MAESTRO runs the sequential form (no PLR∥ blocks)"
+                "maestro.edits",
+                True,
+                "MAESTRO∥ has no children block: edits run with the sequential form (drop --maestro.parallel)",
             )
         if self.mutation_criterion != "all":
             yield Problem(
@@ -231,6 +238,125 @@ class MaestroCurriculum(Curriculum):
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
     ) -> tuple[TrainState, dict[str, jax.Array]]:
+        if self.config.parallel:
+            return self._parallel_cycle(state, key, env_ids, axis_name)
+        return self._sequential_cycle(state, key, env_ids, axis_name)
+
+    # ------------------------------------------------------------------ pieces
+    def _pick(
+        self, pop: Any, bufs: B.LevelBuffer, keys: tuple, coin: bool
+    ) -> tuple[jax.Array, jax.Array, B.LevelBuffer, jax.Array]:
+        """A co-player per group, by the regret its buffer holds; whether each group
+        replays (its co-player's buffer warm, and with `coin` a coin of `replay_prob`)
+        and the slots it replays `(g, q)` (stamped as seen where it replays). `keys`:
+        `(pick, coin, sample)`. Returns `(slots (g,), replay (g,), bufs, idx)`."""
+        c, plan = self.config, self.plan
+        k_pick, k_coin, k_sample = keys
+        priority = buffer_priority(bufs, c.temperature)
+        slots = plan.draw(
+            k_pick, slot_probs(pop, c.coplayer_sampling, c.latest_prob, priority=priority)
+        )
+        replay = (jax.vmap(B.fill_ratio)(bufs) >= c.min_fill)[slots]
+        if coin:
+            replay = replay & (jax.random.uniform(k_coin, (c.groups,)) < c.replay_prob)
+
+        def draw(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, jax.Array]:
+            slot, rep, k = xs
+            buf = _slot(bufs, slot)
+            sampled, idx = c.sample_slots(buf, k, plan.group_size)
+            buf = jax.tree.map(lambda a, b: jnp.where(rep, a, b), sampled, buf)
+            return _put(bufs, slot, buf), idx
+
+        bufs, idx = jax.lax.scan(draw, bufs, (slots, replay, jax.random.split(k_sample, c.groups)))
+        return slots, replay, bufs, idx
+
+    def _fresh(self, key: jax.Array) -> Any:
+        """`n_envs` new levels from the generator, grouped: leaves `(g, q, ...)`."""
+        g, q = self.config.groups, self.plan.group_size
+        levels = jax.vmap(self.generator)(jax.random.split(key, self.n_envs))
+        return jax.tree.map(lambda x: x.reshape((g, q, *x.shape[1:])), levels)
+
+    def _best_before(
+        self, bufs: B.LevelBuffer, slots: jax.Array, replay: jax.Array, idx: jax.Array, levels: Any
+    ) -> jax.Array:
+        """`(g, q)`: each level's best return so far in its co-player's buffer (a replayed
+        level's own slot where its group replays; `-inf` for a level not in it)."""
+        ignore = self.config.duplicate_ignores
+        stored = jax.vmap(lambda s, lv: B.stored_best(_slot(bufs, s), lv, ignore))(slots, levels)
+        return jnp.where(replay[:, None], bufs.max_returns[slots[:, None], idx], stored)
+
+    def _learn(
+        self,
+        state: TrainState,
+        pop: Any,
+        slots: jax.Array,
+        replay: jax.Array,
+        played: Played,
+        env_ids: jax.Array,
+        key: jax.Array,
+        axis_name: str | None,
+    ) -> tuple[dict[str, Any], dict[str, jax.Array], jax.Array, jax.Array]:
+        """The learners on the replayed groups of `played` (robust; all of it without
+        `robust`), the live co-player on the groups it played. Returns the policies, the
+        update's statistics, whether the learners and the live co-player trained."""
+        c, plan, p = self.config, self.plan, self.players
+        env_slot = plan.env_slots(slots, env_ids)
+        live_played = jnp.any(slots == pop.size)
+        trained = jnp.any(replay) if c.robust else jnp.bool_(True)
+        focus = replay[env_ids // plan.group_size] if c.robust else None
+        learning = plan.learning_masks(played, env_slot, focus)
+        trains = {p.team_policy[t]: trained for t in plan.learners if t in p.team_policy}
+        trains[plan.policy] = live_played
+        learners, stats = p.update(
+            state.learner, learning.traj, learning.carry0, key, axis_name, trains=trains
+        )
+        return learners, stats, trained, live_played
+
+    def _finish(
+        self,
+        state: TrainState,
+        learners: dict[str, Any],
+        pop: Any,
+        bufs: B.LevelBuffer,
+        taken: jax.Array,
+        slots: jax.Array,
+        replay: jax.Array,
+        trained: jax.Array,
+        metrics: dict[str, jax.Array],
+        env_steps: jax.Array,
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
+        """The next state — the snapshot taken this cycle (`taken`, `-1`: none) takes a
+        copy of the live policy's buffer — and the cycle's metrics: `metrics` (episodes,
+        update, levels) with the population's, the buffers' and the step counts."""
+        c, q = self.config, self.plan.group_size
+        bufs = jax.lax.cond(
+            taken >= 0, lambda b: _put(b, taken, _slot(b, pop.size)), lambda b: b, bufs
+        )
+        n_replay = jnp.sum(replay.astype(jnp.int32))
+        learner_steps = jnp.where(c.robust, n_replay * q, self.n_envs) * self.n_steps
+        fill = jax.vmap(B.fill_ratio)(bufs)
+        probs = jax.vmap(
+            lambda b: B.replay_probs(b, c.staleness_coef, c.temperature, c.prioritization, c.topk)
+        )(bufs)
+        weighted = jnp.sum(probs * jnp.where(bufs.filled, bufs.scores, 0.0), axis=1)
+        ok = jnp.concatenate([pop.filled, jnp.ones((1,), jnp.bool_)])
+        metrics = {
+            **metrics,
+            **population_metrics(pop, slots),
+            "buffer/fill": jnp.sum(jnp.where(ok, fill, 0.0)) / jnp.sum(ok),
+            "buffer/weighted_score": jnp.sum(jnp.where(ok, weighted, 0.0)) / jnp.sum(ok),
+            "replay": jnp.mean(replay.astype(jnp.float32)),
+            "updated": trained.astype(jnp.float32),
+            "env_steps": env_steps.astype(jnp.int32),
+            "student_steps": learner_steps.astype(jnp.int32),
+            "updates": trained.astype(jnp.int32),
+        }
+        return state.next(learners, {"population": pop, "buffers": bufs}), metrics
+
+    # ------------------------------------------------------------------ cycles
+    def _sequential_cycle(
+        self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
         c, plan, p = self.config, self.plan, self.players
         g, q = c.groups, plan.group_size
         k_pick, k_coin, k_new, k_sample, k_play, k_update, k_edit = jax.random.split(key, 7)
@@ -239,30 +365,13 @@ class MaestroCurriculum(Curriculum):
         flat = lambda x: x.reshape((g * q, *x.shape[2:]))  # noqa: E731
 
         # 1. a co-player per group, by the regret its buffer holds; replay or new levels
-        priority = buffer_priority(bufs, c.temperature)
-        slots = plan.draw(
-            k_pick, slot_probs(pop, c.coplayer_sampling, c.latest_prob, priority=priority)
-        )
-        warm = jax.vmap(B.fill_ratio)(bufs) >= c.min_fill
-        replay = warm[slots] & (jax.random.uniform(k_coin, (g,)) < c.replay_prob)
-
-        def draw(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, jax.Array]:
-            slot, rep, k = xs
-            buf = _slot(bufs, slot)
-            sampled, idx = c.sample_slots(buf, k, q)
-            buf = jax.tree.map(lambda a, b: jnp.where(rep, a, b), sampled, buf)
-            return _put(bufs, slot, buf), idx
-
-        bufs, idx = jax.lax.scan(draw, bufs, (slots, replay, jax.random.split(k_sample, g)))
-        new = jax.tree.map(grouped, jax.vmap(self.generator)(jax.random.split(k_new, self.n_envs)))
+        slots, replay, bufs, idx = self._pick(pop, bufs, (k_pick, k_coin, k_sample), coin=True)
+        new = self._fresh(k_new)
         old = jax.tree.map(lambda x: x[slots[:, None], idx], bufs.levels)
         levels = jax.tree.map(
             lambda a, b: jnp.where(replay.reshape((g,) + (1,) * (a.ndim - 1)), a, b), old, new
         )  # (g, q, ...)
-        best_new = jax.vmap(lambda s, lv: B.stored_best(_slot(bufs, s), lv, c.duplicate_ignores))(
-            slots, levels
-        )
-        best_before = jnp.where(replay[:, None], bufs.max_returns[slots[:, None], idx], best_new)
+        best_before = self._best_before(bufs, slots, replay, idx, levels)
 
         # 2. every team plays its group's levels with its group's co-player
         local = jax.tree.map(lambda x: flat(x)[env_ids], levels)
@@ -274,15 +383,8 @@ class MaestroCurriculum(Curriculum):
         scores, best = all_gather((scores, best), axis_name)
 
         # 4. the learners on the replayed groups (robust), the live co-player where it played
-        env_slot = plan.env_slots(slots, env_ids)
-        live_played = jnp.any(slots == pop.size)
-        trained = jnp.any(replay) if c.robust else jnp.bool_(True)
-        focus = replay[env_ids // q] if c.robust else None
-        learning = plan.learning_masks(played, env_slot, focus)
-        trains = {p.team_policy[t]: trained for t in plan.learners if t in p.team_policy}
-        trains[plan.policy] = live_played
-        learners, stats = p.update(
-            state.learner, learning.traj, learning.carry0, k_update, axis_name, trains=trains
+        learners, stats, trained, live_played = self._learn(
+            state, pop, slots, replay, played, env_ids, k_update, axis_name
         )
 
         # 5. each buffer: rescore its replayed levels, insert the new ones played against it
@@ -311,36 +413,117 @@ class MaestroCurriculum(Curriculum):
                 bufs,
             )
 
-        # 6. results against each co-player; a snapshot takes a copy of the live buffer
+        # 6. results against each co-player, a snapshot when due
+        env_slot = plan.env_slots(slots, env_ids)
         pop, taken = plan.after_update(
             pop, learners, slots, env_slot, played, live_played, axis_name
         )
-        bufs = jax.lax.cond(
-            taken >= 0, lambda b: _put(b, taken, _slot(b, pop.size)), lambda b: b, bufs
-        )
-
-        n_replay = jnp.sum(replay.astype(jnp.int32))
-        learner_steps = jnp.where(c.robust, n_replay * q, self.n_envs) * self.n_steps
-        fill = jax.vmap(B.fill_ratio)(bufs)
-        probs = jax.vmap(
-            lambda b: B.replay_probs(b, c.staleness_coef, c.temperature, c.prioritization, c.topk)
-        )(bufs)
-        weighted = jnp.sum(probs * jnp.where(bufs.filled, bufs.scores, 0.0), axis=1)
-        ok = jnp.concatenate([pop.filled, jnp.ones((1,), jnp.bool_)])
         metrics = {
             **p.episode_metrics(played.episodes, axis_name),
             **stats,
             **level_batch_metrics(self.level_metrics, local, axis_name),
             **p.agent_steps(played.traj, self.n_envs, self.n_steps, axis_name),
-            **population_metrics(pop, slots),
-            "buffer/fill": jnp.sum(jnp.where(ok, fill, 0.0)) / jnp.sum(ok),
-            "buffer/weighted_score": jnp.sum(jnp.where(ok, weighted, 0.0)) / jnp.sum(ok),
-            "replay": jnp.mean(replay.astype(jnp.float32)),
-            "updated": trained.astype(jnp.float32),
-            "env_steps": (self.n_envs * self.n_steps * (1 + edited.astype(jnp.int32))).astype(
-                jnp.int32
-            ),
-            "student_steps": learner_steps.astype(jnp.int32),
-            "updates": trained.astype(jnp.int32),
         }
-        return state.next(learners, {"population": pop, "buffers": bufs}), metrics
+        steps = self.n_envs * self.n_steps * (1 + edited.astype(jnp.int32))
+        return self._finish(
+            state, learners, pop, bufs, taken, slots, replay, trained, metrics, steps
+        )
+
+    def _parallel_cycle(
+        self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
+    ) -> tuple[TrainState, dict[str, jax.Array]]:
+        """MAESTRO∥: every group plays a block of new levels and a block of levels replayed
+        from its co-player's buffer (fresh ones while that buffer is cold) side by side,
+        against the same co-player; the learners train on the replay block only."""
+        c, plan, p = self.config, self.plan, self.players
+        g, q, n = c.groups, plan.group_size, self.n_envs
+        k_pick, k_coin, k_new, k_more, k_sample, k_play, k_update = jax.random.split(key, 7)
+        pop, bufs = state.curriculum["population"], state.curriculum["buffers"]
+        grouped = lambda x: x.reshape((g, q, *x.shape[1:]))  # noqa: E731
+        flat = lambda x: x.reshape((g * q, *x.shape[2:]))  # noqa: E731
+
+        # 1. a co-player per group; its replay block from its buffer where that is warm
+        coin = c.parallel_replay == "coin"
+        slots, replay, bufs, idx = self._pick(pop, bufs, (k_pick, k_coin, k_sample), coin)
+        sampled = bufs  # the buffers as sampled, before this cycle's insertions
+        old = jax.tree.map(lambda x: x[slots[:, None], idx], bufs.levels)
+        blocks = {
+            "new": self._fresh(k_new),
+            "replay": jax.tree.map(
+                lambda a, b: jnp.where(replay.reshape((g,) + (1,) * (a.ndim - 1)), a, b),
+                old,
+                self._fresh(k_more),
+            ),
+        }  # (g, q, ...) each
+        no_replay = jnp.zeros_like(replay)
+        best_before = {
+            "new": self._best_before(bufs, slots, no_replay, idx, blocks["new"]),
+            "replay": self._best_before(bufs, slots, replay, idx, blocks["replay"]),
+        }
+
+        # 2. one rollout over both blocks, each group against its co-player in both
+        layout = Blocks(("new", "replay"), n, env_ids.shape[0])
+        local = layout.local({b: jax.tree.map(flat, x) for b, x in blocks.items()}, env_ids)
+        both = dataclasses.replace(
+            plan, n_envs=2 * n, options=dataclasses.replace(plan.options, groups=2 * g)
+        )
+        both_slots, both_ids = jnp.concatenate([slots, slots]), layout.env_ids(env_ids)
+        played = both.rollout(state, pop, both_slots, k_play, local, both_ids, self.n_steps)
+
+        # 3. each level's regret estimate against its co-player
+        optimal = None if self.optimal_return is None else jax.vmap(self.optimal_return)(local)
+        before = layout.concat({b: flat(x)[env_ids] for b, x in best_before.items()})
+        scores, best = p.level_scores(c.score, played, before, optimal)
+        scores, best = layout.gather(scores, axis_name), layout.gather(best, axis_name)
+
+        # 4. the learners on the replay block's replayed groups, the live co-player there
+        agents = {t: self.env.num_agents(t) for t in played.traj}
+        replay_part = layout.played(played, "replay", agents)
+        learners, stats, trained, live_played = self._learn(
+            state, pop, slots, replay, replay_part, env_ids, k_update, axis_name
+        )
+
+        # 5. each buffer: insert the new levels played against it; rescore its replayed
+        # levels (a slot a new level took since sampling keeps the new level, or with
+        # taken_slot="higher_score" goes back to the replayed one if it scores as high)
+        # or, where the group did not replay, insert the replay block's fresh levels
+        def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
+            slot, rep, i, new, s_new, b_new, old, s_old, b_old = xs
+            buf = c.insert_levels(_slot(bufs, slot), new, s_new, b_new)
+            was = _slot(sampled, slot)
+            taken = B.changed_slots(was, buf)[i]
+            buf = jax.lax.cond(
+                rep,
+                lambda u: B.update_scores(u, i, s_old, b_old, skip=taken),
+                lambda u: c.insert_levels(u, old, s_old, b_old),
+                buf,
+            )
+            if c.taken_slot == "higher_score":
+                back = (i, old, s_old, b_old, was.mutations[i], was.parents[i], taken)
+                buf = jax.lax.cond(rep, lambda u: B.put_back(u, *back), lambda u: u, buf)
+            return _put(bufs, slot, buf), None
+
+        per_group = lambda d: (grouped(d["new"]), grouped(d["replay"]))  # noqa: E731
+        (s_new, s_old), (b_new, b_old) = per_group(scores), per_group(best)
+        xs = (slots, replay, idx, blocks["new"], s_new, b_new, blocks["replay"], s_old, b_old)
+        bufs, _ = jax.lax.scan(write, bufs, xs)
+
+        # 6. results against each co-player (both blocks), a snapshot when due
+        pop, taken = plan.after_update(
+            pop, learners, slots, both.env_slots(both_slots, both_ids), played, live_played,
+            axis_name,
+        )  # fmt: skip
+        replay_local = layout.part(local, "replay")
+        metrics = {
+            **p.episode_metrics(replay_part.episodes, axis_name),
+            **stats,
+            **level_batch_metrics(self.level_metrics, replay_local, axis_name),
+            **p.agent_steps(played.traj, 2 * n, self.n_steps, axis_name),
+        }
+        steps = jnp.int32(2 * n * self.n_steps)
+        state, metrics = self._finish(
+            state, learners, pop, bufs, taken, slots, replay, trained, metrics, steps
+        )
+        # the episodes of both blocks (the replay block's are the ones trained on)
+        every = p.episode_metrics(played.episodes, axis_name)
+        return state, {**metrics, **{f"all_blocks/{k}": v for k, v in every.items()}}

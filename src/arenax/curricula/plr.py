@@ -301,15 +301,8 @@ class ReplayCurriculum(Curriculum):
         return B.replay_probs(buf, c.staleness_coef, c.temperature, c.prioritization, c.topk)
 
     def _block(self, layout: Blocks, played: Played, name: str) -> Played:
-        """Block `name`'s part of a parallel cycle's rollout: each team's columns are its
-        agents, environment-major, so a block is `n_local × agents` of them."""
-        a = {t: self.env.num_agents(t) for t in played.traj}
-        return Played(
-            {t: layout.part(x, name, 1, a[t]) for t, x in played.traj.items()},
-            {t: layout.part(x, name, 0, a[t]) for t, x in played.carry0.items()},
-            {t: layout.part(x, name, 1, a[t]) for t, x in played.advantages.items()},
-            layout.part(played.episodes, name, axis=1),
-        )
+        """Block `name`'s part of a parallel cycle's rollout."""
+        return layout.played(played, name, {t: self.env.num_agents(t) for t in played.traj})
 
     def _train(
         self, states: dict[str, Any], played: Played, key: jax.Array, axis_name: str | None
