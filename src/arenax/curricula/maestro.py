@@ -43,6 +43,7 @@ import jax.numpy as jnp
 
 from arenax.collectives import all_gather
 from arenax.curricula import buffer as B
+from arenax.curricula import slot_buffers as SB
 from arenax.curricula.blocks import Blocks
 from arenax.curricula.common import Curriculum, Setup, TrainState, level_batch_metrics
 from arenax.curricula.coplayers import (
@@ -54,6 +55,7 @@ from arenax.curricula.coplayers import (
 )
 from arenax.curricula.players import Played, Players
 from arenax.curricula.plr import ACCELConfig
+from arenax.curricula.slot_buffers import buffer_priority
 from arenax.options import POSITIVE, Problem
 
 
@@ -128,25 +130,6 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
                 )
 
 
-def _slot(bufs: B.LevelBuffer, i: jax.Array) -> B.LevelBuffer:
-    return jax.tree.map(lambda x: x[i], bufs)
-
-
-def _put(bufs: B.LevelBuffer, i: jax.Array, buf: B.LevelBuffer) -> B.LevelBuffer:
-    return jax.tree.map(lambda x, y: x.at[i].set(y), bufs, buf)
-
-
-def buffer_priority(bufs: B.LevelBuffer, temperature: float) -> jax.Array:
-    """MAESTRO's co-player weights `(P + 1,)` from the slots' buffers (leaves `(P + 1, C,
-    ...)`): `(1 / rank)^(1 / beta)` of each buffer's highest score (equal scores share a
-    rank), 1 for an empty buffer."""
-    top = jnp.max(jnp.where(bufs.filled, bufs.scores, -jnp.inf), axis=1)
-    empty = ~jnp.any(bufs.filled, axis=1)
-    higher = jnp.sum((top[None, :] > top[:, None]) & ~empty[None, :], axis=1)
-    w = (1.0 / (1.0 + higher).astype(jnp.float32)) ** (1.0 / temperature)
-    return jnp.where(empty, 1.0, w)
-
-
 @dataclasses.dataclass(frozen=True)
 class MaestroCurriculum(Curriculum):
     """MAESTRO over `players.env`'s levels (see the module docstring).
@@ -179,9 +162,7 @@ class MaestroCurriculum(Curriculum):
         level = self.generator(k_level)
         obs, _ = self.env.reset(k_level, level)
         learners = self.players.init(k_params, obs)
-        one = B.create(level, self.config.buffer_size)
-        slots = self.config.population + 1
-        bufs = jax.tree.map(lambda x: jnp.stack([x] * slots), one)
+        bufs = SB.create(level, self.config.buffer_size, self.config.population + 1)
         return TrainState.create(
             key, learners, {"population": self.plan.init(learners), "buffers": bufs}
         )
@@ -210,9 +191,7 @@ class MaestroCurriculum(Curriculum):
         flat = jax.tree.map(lambda x: x.reshape((g * q, *x.shape[2:])), levels)
         kids = jax.vmap(self.mutator)(jax.random.split(k_mutate, self.n_envs), flat)
         kids = jax.tree.map(lambda x: x.reshape((g, q, *x.shape[1:])), kids)
-        best_before = jax.vmap(
-            lambda s, lv: B.stored_best(_slot(bufs, s), lv, c.duplicate_ignores)
-        )(slots, kids).reshape(-1)
+        best_before = SB.stored_best(c, bufs, slots, kids).reshape(-1)
         local = jax.tree.map(lambda x: x.reshape((g * q, *x.shape[2:]))[env_ids], kids)
         played = plan.rollout(
             state.replace(learner=learners), pop, slots, k_play, local, env_ids, self.n_steps
@@ -223,17 +202,9 @@ class MaestroCurriculum(Curriculum):
         scores = jnp.where(jnp.repeat(replay, q), scores, jnp.nan).reshape((g, q))
         per = c.n_edits if c.mutation_count == "edits" else 1
         mutations = bufs.mutations[slots[:, None], idx] + per
-
-        def put(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
-            slot, lv, s, b, m, i = xs
-            return _put(
-                bufs, slot, self.config.insert_levels(_slot(bufs, slot), lv, s, b, m, i)
-            ), None
-
-        bufs, _ = jax.lax.scan(
-            put, bufs, (slots, kids, scores, best.reshape((g, q)), mutations, idx)
+        return SB.insert_children(
+            c, bufs, slots, kids, scores, best.reshape((g, q)), mutations, idx
         )
-        return bufs
 
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
@@ -259,15 +230,7 @@ class MaestroCurriculum(Curriculum):
         replay = (jax.vmap(B.fill_ratio)(bufs) >= c.min_fill)[slots]
         if coin:
             replay = replay & (jax.random.uniform(k_coin, (c.groups,)) < c.replay_prob)
-
-        def draw(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, jax.Array]:
-            slot, rep, k = xs
-            buf = _slot(bufs, slot)
-            sampled, idx = c.sample_slots(buf, k, plan.group_size)
-            buf = jax.tree.map(lambda a, b: jnp.where(rep, a, b), sampled, buf)
-            return _put(bufs, slot, buf), idx
-
-        bufs, idx = jax.lax.scan(draw, bufs, (slots, replay, jax.random.split(k_sample, c.groups)))
+        bufs, idx = SB.sample(c, bufs, slots, replay, k_sample, plan.group_size)
         return slots, replay, bufs, idx
 
     def _fresh(self, key: jax.Array) -> Any:
@@ -281,8 +244,7 @@ class MaestroCurriculum(Curriculum):
     ) -> jax.Array:
         """`(g, q)`: each level's best return so far in its co-player's buffer (a replayed
         level's own slot where its group replays; `-inf` for a level not in it)."""
-        ignore = self.config.duplicate_ignores
-        stored = jax.vmap(lambda s, lv: B.stored_best(_slot(bufs, s), lv, ignore))(slots, levels)
+        stored = SB.stored_best(self.config, bufs, slots, levels)
         return jnp.where(replay[:, None], bufs.max_returns[slots[:, None], idx], stored)
 
     def _learn(
@@ -330,7 +292,7 @@ class MaestroCurriculum(Curriculum):
         update, levels) with the population's, the buffers' and the step counts."""
         c, q = self.config, self.plan.group_size
         bufs = jax.lax.cond(
-            taken >= 0, lambda b: _put(b, taken, _slot(b, pop.size)), lambda b: b, bufs
+            taken >= 0, lambda b: SB.put(b, taken, SB.get(b, pop.size)), lambda b: b, bufs
         )
         n_replay = jnp.sum(replay.astype(jnp.int32))
         learner_steps = jnp.where(c.robust, n_replay * q, self.n_envs) * self.n_steps
@@ -388,18 +350,8 @@ class MaestroCurriculum(Curriculum):
         )
 
         # 5. each buffer: rescore its replayed levels, insert the new ones played against it
-        def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
-            slot, rep, i, lv, s, b = xs
-            buf = jax.lax.cond(
-                rep,
-                lambda u: B.update_scores(u, i, s, b),
-                lambda u: self.config.insert_levels(u, lv, s, b),
-                _slot(bufs, slot),
-            )
-            return _put(bufs, slot, buf), None
-
-        bufs, _ = jax.lax.scan(
-            write, bufs, (slots, replay, idx, levels, grouped(scores), grouped(best))
+        bufs = SB.rescore_or_insert(
+            c, bufs, slots, replay, idx, levels, grouped(scores), grouped(best)
         )
         edited = jnp.bool_(False)
         if c.edits:  # ACCEL-style children of the replayed levels, against the same co-players
@@ -446,12 +398,12 @@ class MaestroCurriculum(Curriculum):
         coin = c.parallel_replay == "coin"
         slots, replay, bufs, idx = self._pick(pop, bufs, (k_pick, k_coin, k_sample), coin)
         sampled = bufs  # the buffers as sampled, before this cycle's insertions
-        old = jax.tree.map(lambda x: x[slots[:, None], idx], bufs.levels)
+        stored = jax.tree.map(lambda x: x[slots[:, None], idx], bufs.levels)
         blocks = {
             "new": self._fresh(k_new),
             "replay": jax.tree.map(
                 lambda a, b: jnp.where(replay.reshape((g,) + (1,) * (a.ndim - 1)), a, b),
-                old,
+                stored,
                 self._fresh(k_more),
             ),
         }  # (g, q, ...) each
@@ -484,29 +436,11 @@ class MaestroCurriculum(Curriculum):
         )
 
         # 5. each buffer: insert the new levels played against it; rescore its replayed
-        # levels (a slot a new level took since sampling keeps the new level, or with
-        # taken_slot="higher_score" goes back to the replayed one if it scores as high)
-        # or, where the group did not replay, insert the replay block's fresh levels
-        def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
-            slot, rep, i, new, s_new, b_new, old, s_old, b_old = xs
-            buf = c.insert_levels(_slot(bufs, slot), new, s_new, b_new)
-            was = _slot(sampled, slot)
-            taken = B.changed_slots(was, buf)[i]
-            buf = jax.lax.cond(
-                rep,
-                lambda u: B.update_scores(u, i, s_old, b_old, skip=taken),
-                lambda u: c.insert_levels(u, old, s_old, b_old),
-                buf,
-            )
-            if c.taken_slot == "higher_score":
-                back = (i, old, s_old, b_old, was.mutations[i], was.parents[i], taken)
-                buf = jax.lax.cond(rep, lambda u: B.put_back(u, *back), lambda u: u, buf)
-            return _put(bufs, slot, buf), None
-
-        per_group = lambda d: (grouped(d["new"]), grouped(d["replay"]))  # noqa: E731
-        (s_new, s_old), (b_new, b_old) = per_group(scores), per_group(best)
-        xs = (slots, replay, idx, blocks["new"], s_new, b_new, blocks["replay"], s_old, b_old)
-        bufs, _ = jax.lax.scan(write, bufs, xs)
+        # levels, or insert the replay block's fresh ones where the group did not replay
+        per_group = lambda b: tuple(grouped(x[b]) for x in (scores, best))  # noqa: E731
+        new = (blocks["new"], *per_group("new"))
+        old = (blocks["replay"], *per_group("replay"))
+        bufs = SB.insert_blocks(c, bufs, sampled, slots, replay, idx, new, old)
 
         # 6. results against each co-player (both blocks), a snapshot when due
         pop, taken = plan.after_update(

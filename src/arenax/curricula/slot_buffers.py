@@ -1,0 +1,146 @@
+"""A level buffer per co-player slot (MAESTRO): `P + 1` PLR buffers stacked on a leading
+slot axis (leaves `(P + 1, C, ...)`; slot `P` is the live co-player's), and a cycle's
+reads and writes of them, one group of `q` environments at a time (each group plays one
+co-player; several groups may draw the same one, so the writes run in group order).
+
+`options` is the curriculum's replay options (`arenax.curricula.plr.PLRConfig`: how levels
+are sampled, inserted and compared)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from arenax.curricula import buffer as B
+
+
+def create(level: Any, capacity: int, slots: int) -> B.LevelBuffer:
+    """`slots` empty buffers of `capacity` levels shaped after `level`."""
+    one = B.create(level, capacity)
+    return jax.tree.map(lambda x: jnp.stack([x] * slots), one)
+
+
+def get(bufs: B.LevelBuffer, i: jax.Array) -> B.LevelBuffer:
+    """Slot `i`'s buffer."""
+    return jax.tree.map(lambda x: x[i], bufs)
+
+
+def put(bufs: B.LevelBuffer, i: jax.Array, buf: B.LevelBuffer) -> B.LevelBuffer:
+    """The buffers with slot `i`'s replaced by `buf`."""
+    return jax.tree.map(lambda x, y: x.at[i].set(y), bufs, buf)
+
+
+def buffer_priority(bufs: B.LevelBuffer, temperature: float) -> jax.Array:
+    """MAESTRO's co-player weights `(P + 1,)`: `(1 / rank)^(1 / beta)` of each buffer's
+    highest score (equal scores share a rank), 1 for an empty buffer."""
+    top = jnp.max(jnp.where(bufs.filled, bufs.scores, -jnp.inf), axis=1)
+    empty = ~jnp.any(bufs.filled, axis=1)
+    higher = jnp.sum((top[None, :] > top[:, None]) & ~empty[None, :], axis=1)
+    w = (1.0 / (1.0 + higher).astype(jnp.float32)) ** (1.0 / temperature)
+    return jnp.where(empty, 1.0, w)
+
+
+def stored_best(options: Any, bufs: B.LevelBuffer, slots: jax.Array, levels: Any) -> jax.Array:
+    """`(g, q)`: the best return each group's co-player's buffer holds for each of the
+    group's `levels` (leaves `(g, q, ...)`), `-inf` for a level not in it."""
+    ignore = options.duplicate_ignores
+    return jax.vmap(lambda s, lv: B.stored_best(get(bufs, s), lv, ignore))(slots, levels)
+
+
+def sample(
+    options: Any, bufs: B.LevelBuffer, slots: jax.Array, replay: jax.Array, key: jax.Array, q: int
+) -> tuple[B.LevelBuffer, jax.Array]:
+    """`q` replay slots `(g, q)` per group from its co-player's buffer, stamped as seen
+    where the group replays (`replay (g,)`)."""
+
+    def draw(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, jax.Array]:
+        slot, rep, k = xs
+        buf = get(bufs, slot)
+        sampled, idx = options.sample_slots(buf, k, q)
+        buf = jax.tree.map(lambda a, b: jnp.where(rep, a, b), sampled, buf)
+        return put(bufs, slot, buf), idx
+
+    return jax.lax.scan(draw, bufs, (slots, replay, jax.random.split(key, slots.shape[0])))
+
+
+def rescore_or_insert(
+    options: Any,
+    bufs: B.LevelBuffer,
+    slots: jax.Array,
+    replay: jax.Array,
+    idx: jax.Array,
+    levels: Any,
+    scores: jax.Array,
+    best: jax.Array,
+) -> B.LevelBuffer:
+    """The sequential cycle's write: per group, rescore its replayed slots `idx (g, q)`,
+    or insert its new `levels` (leaves `(g, q, ...)`; `scores`, `best` `(g, q)`)."""
+
+    def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
+        slot, rep, i, lv, s, b = xs
+        buf = jax.lax.cond(
+            rep,
+            lambda u: B.update_scores(u, i, s, b),
+            lambda u: options.insert_levels(u, lv, s, b),
+            get(bufs, slot),
+        )
+        return put(bufs, slot, buf), None
+
+    return jax.lax.scan(write, bufs, (slots, replay, idx, levels, scores, best))[0]
+
+
+def insert_blocks(
+    options: Any,
+    bufs: B.LevelBuffer,
+    sampled: B.LevelBuffer,
+    slots: jax.Array,
+    replay: jax.Array,
+    idx: jax.Array,
+    new: tuple,
+    old: tuple,
+) -> B.LevelBuffer:
+    """The parallel cycle's write, per group: insert its new block `new = (levels, scores,
+    best)`; then rescore its replayed slots `idx` with `old = (levels, scores, best)` —
+    a slot a new level took since `sampled` (the buffers as sampled) keeps the new level,
+    or with `taken_slot="higher_score"` goes back to the replayed one if it scores as high
+    — or, where the group did not replay, insert `old`'s fresh levels too."""
+
+    def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
+        slot, rep, i, (lv_new, s_new, b_new), (lv, s, b) = xs
+        buf = options.insert_levels(get(bufs, slot), lv_new, s_new, b_new)
+        was = get(sampled, slot)
+        taken = B.changed_slots(was, buf)[i]
+        buf = jax.lax.cond(
+            rep,
+            lambda u: B.update_scores(u, i, s, b, skip=taken),
+            lambda u: options.insert_levels(u, lv, s, b),
+            buf,
+        )
+        if options.taken_slot == "higher_score":
+            back = (i, lv, s, b, was.mutations[i], was.parents[i], taken)
+            buf = jax.lax.cond(rep, lambda u: B.put_back(u, *back), lambda u: u, buf)
+        return put(bufs, slot, buf), None
+
+    return jax.lax.scan(write, bufs, (slots, replay, idx, new, old))[0]
+
+
+def insert_children(
+    options: Any,
+    bufs: B.LevelBuffer,
+    slots: jax.Array,
+    kids: Any,
+    scores: jax.Array,
+    best: jax.Array,
+    mutations: jax.Array,
+    parents: jax.Array,
+) -> B.LevelBuffer:
+    """Per group, insert its `kids` (leaves `(g, q, ...)`; `scores`, `best`, `mutations`
+    and parent slots `parents` `(g, q)`) in its co-player's buffer."""
+
+    def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
+        slot, lv, s, b, m, i = xs
+        return put(bufs, slot, options.insert_levels(get(bufs, slot), lv, s, b, m, i)), None
+
+    return jax.lax.scan(write, bufs, (slots, kids, scores, best, mutations, parents))[0]
