@@ -41,7 +41,8 @@ class Args:
     methods: tuple[str, ...] = ("sp", "fsp", "pfsp", "plr-sp", "maestro", "maestro-g1")
     """sp, fsp, pfsp (DR arenas), plr-sp (PLR⊥ arenas, self-play), maestro, maestro-g1
     (MAESTRO with one co-player a cycle, so every update trains on the whole batch),
-    maestro-uniform (MAESTRO's per-co-player buffers, co-players drawn uniformly)."""
+    maestro-uniform (MAESTRO's per-co-player buffers, co-players drawn uniformly),
+    maestro-par (MAESTRO∥: a new and a replay block each cycle, trained on the replay block)."""
     episodes: int = 50
     """Evaluation episodes per arena and matchup."""
     out: Path = Path("outputs/coplayer_learning")
@@ -57,6 +58,9 @@ def config(method: str, args: Args):
     elif method == "maestro-g1":
         m = PRESETS["tag-grid-maestro"]
         cfg = dataclasses.replace(m, curriculum=dataclasses.replace(m.curriculum, groups=1))
+    elif method == "maestro-par":
+        m = PRESETS["tag-grid-maestro"]
+        cfg = dataclasses.replace(m, curriculum=dataclasses.replace(m.curriculum, parallel=True))
     elif method == "maestro-uniform":
         m = PRESETS["tag-grid-maestro"]
         c = dataclasses.replace(m.curriculum, coplayer_sampling="uniform")

@@ -29,6 +29,7 @@ Equality compares every field of two levels, or every field but those named in `
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -223,6 +224,38 @@ def put_back(
         mutations=put(buf.mutations, mutations),
         parents=put(buf.parents, parents),
     )
+
+
+def write_blocks(
+    buf: LevelBuffer,
+    sampled: LevelBuffer,
+    idx: jax.Array,
+    new: tuple,
+    replay: tuple,
+    replayed: jax.Array,
+    insert: Callable[..., LevelBuffer],
+    back_if_higher: bool,
+) -> tuple[LevelBuffer, jax.Array]:
+    """A parallel cycle's write of a new block and a replay block (each `(levels, scores,
+    best)`) with `insert(buf, levels, scores, best)`: insert the new levels; then rescore
+    the replayed slots `idx (n,)` — a slot a new level took since `sampled` (the buffer as
+    sampled) keeps the new level, or with `back_if_higher` goes back to the replayed level
+    if it scores at least as high (`put_back`) — or, where the replay block holds no
+    replayed levels (`replayed` false), insert it as more new levels. Returns the buffer
+    and `taken (n,) bool`."""
+    levels, scores, best = replay
+    buf = insert(buf, *new)
+    taken = changed_slots(sampled, buf)[idx]
+    buf = jax.lax.cond(
+        replayed,
+        lambda u: update_scores(u, idx, scores, best, skip=taken),
+        lambda u: insert(u, levels, scores, best),
+        buf,
+    )
+    if back_if_higher:
+        back = (idx, levels, scores, best, sampled.mutations[idx], sampled.parents[idx], taken)
+        buf = jax.lax.cond(replayed, lambda u: put_back(u, *back), lambda u: u, buf)
+    return buf, taken
 
 
 def first_copies(idx: jax.Array, valid: jax.Array | None = None) -> jax.Array:

@@ -345,40 +345,23 @@ class ReplayCurriculum(Curriculum):
         best: dict[str, jax.Array],
         replayed: jax.Array,
     ) -> tuple[B.LevelBuffer, jax.Array]:
-        """A parallel cycle's buffer update: insert the new levels; rescore the replayed
-        slots `idx` — except a slot a new level has just taken, which keeps the new level's
-        own score and best return (`taken_slot="keep_new"`) or goes back to the replayed
-        level if it scores at least as high (`"higher_score"`) — or, on a cycle that did
-        not replay (`replayed` false: cold buffer, or the coin), insert the replay block as
-        more new levels; insert the children of the replayed levels (`parent`: each
-        child's index in the replay block). Returns the buffer and the fraction of replayed
-        slots that new levels took."""
+        """A parallel cycle's buffer update: the new and replay blocks by
+        `buffer.write_blocks` (`buf` as sampled; `replayed`: the replay block holds
+        replayed levels), then the children of the replayed levels (`parent`: each child's
+        index in the replay block). Returns the buffer and the fraction of replayed slots
+        that new levels took."""
         c = self.config
-        replayed_mutations, replayed_parents = buf.mutations[idx], buf.parents[idx]
-        before = buf
-        buf = self.config.insert_levels(buf, blocks["new"], scores["new"], best["new"])
-        taken = B.changed_slots(before, buf)[idx]
-        buf = jax.lax.cond(
-            replayed,
-            lambda b: B.update_scores(b, idx, scores["replay"], best["replay"], skip=taken),
-            lambda b: self.config.insert_levels(
-                b, blocks["replay"], scores["replay"], best["replay"]
-            ),
-            buf,
-        )
-        if c.taken_slot == "higher_score":
-            back = (idx, blocks["replay"], scores["replay"], best["replay"])
-            back += (replayed_mutations, replayed_parents, taken)
-            buf = jax.lax.cond(replayed, lambda b: B.put_back(b, *back), lambda b: b, buf)
+        new, rep = ((blocks[k], scores[k], best[k]) for k in ("new", "replay"))
+        sampled = buf
+        back = c.taken_slot == "higher_score"
+        buf, taken = B.write_blocks(buf, sampled, idx, new, rep, replayed, c.insert_levels, back)
         if "children" in blocks:
             mutated = replayed | (c.cold_children == "mutate")
-            mutations = jnp.where(replayed, replayed_mutations[parent], 0) + jnp.where(
-                mutated, self._per_mutation, 0
-            )
+            mutations = jnp.where(replayed, sampled.mutations[idx][parent], 0)
+            mutations = mutations + jnp.where(mutated, self._per_mutation, 0)
             parents = jnp.where(replayed, idx[parent], -1)
-            buf = self.config.insert_levels(
-                buf, blocks["children"], scores["children"], best["children"], mutations, parents
-            )
+            kids = (blocks["children"], scores["children"], best["children"])
+            buf = c.insert_levels(buf, *kids, mutations, parents)
         return buf, jnp.where(replayed, jnp.mean(taken.astype(jnp.float32)), 0.0)
 
     # ------------------------------------------------------------------ cycles

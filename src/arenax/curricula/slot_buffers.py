@@ -101,26 +101,18 @@ def insert_blocks(
     new: tuple,
     old: tuple,
 ) -> B.LevelBuffer:
-    """The parallel cycle's write, per group: insert its new block `new = (levels, scores,
-    best)`; then rescore its replayed slots `idx` with `old = (levels, scores, best)` —
-    a slot a new level took since `sampled` (the buffers as sampled) keeps the new level,
-    or with `taken_slot="higher_score"` goes back to the replayed one if it scores as high
-    — or, where the group did not replay, insert `old`'s fresh levels too."""
+    """The parallel cycle's write, per group, in its co-player's buffer: the new block
+    `new` and the replay block `old` (each `(levels, scores, best)`, leaves `(g, q, ...)`)
+    by `buffer.write_blocks` (`sampled`: the buffers as sampled, before any group's
+    insertions)."""
+
+    back = options.taken_slot == "higher_score"
 
     def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
-        slot, rep, i, (lv_new, s_new, b_new), (lv, s, b) = xs
-        buf = options.insert_levels(get(bufs, slot), lv_new, s_new, b_new)
-        was = get(sampled, slot)
-        taken = B.changed_slots(was, buf)[i]
-        buf = jax.lax.cond(
-            rep,
-            lambda u: B.update_scores(u, i, s, b, skip=taken),
-            lambda u: options.insert_levels(u, lv, s, b),
-            buf,
+        slot, rep, i, new, old = xs
+        buf, _ = B.write_blocks(
+            get(bufs, slot), get(sampled, slot), i, new, old, rep, options.insert_levels, back
         )
-        if options.taken_slot == "higher_score":
-            back = (i, lv, s, b, was.mutations[i], was.parents[i], taken)
-            buf = jax.lax.cond(rep, lambda u: B.put_back(u, *back), lambda u: u, buf)
         return put(bufs, slot, buf), None
 
     return jax.lax.scan(write, bufs, (slots, replay, idx, new, old))[0]
