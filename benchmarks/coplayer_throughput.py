@@ -18,6 +18,7 @@ if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "")
     ).strip()
 
 import dataclasses
+import sys
 
 import tyro
 
@@ -54,6 +55,10 @@ if __name__ == "__main__":
     }
     PRESETS.update(extra)
     names = (*extra, "tag-grid-maestro", "tag-grid-pfsp", "tag-grid-fsp", "tag-grid-sp")
+    unknown = [n for n in args.only if n not in names]
+    if unknown:
+        print(f"error: only={unknown}: no such rows; allowed: {', '.join(names)}", file=sys.stderr)
+        sys.exit(2)
     names = tuple(n for n in names if not args.only or n in args.only)
     train_throughput(TrainBenchArgs(presets=names, devices=args.devices, repeats=args.repeats,
                                     chunk=args.chunk, flops=False))  # fmt: skip

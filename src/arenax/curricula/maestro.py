@@ -407,9 +407,8 @@ class MaestroCurriculum(Curriculum):
                 self._fresh(k_more),
             ),
         }  # (g, q, ...) each
-        no_replay = jnp.zeros_like(replay)
         best_before = {
-            "new": self._best_before(bufs, slots, no_replay, idx, blocks["new"]),
+            "new": SB.stored_best(c, bufs, slots, blocks["new"]),
             "replay": self._best_before(bufs, slots, replay, idx, blocks["replay"]),
         }
 
