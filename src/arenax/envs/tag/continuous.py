@@ -81,6 +81,7 @@ from arenax.envs.tag.obstacles import (
     random_discs,
 )
 from arenax.envs.tag.state import TagLevel, TagState
+from arenax.envs.tag.warpdrive import continuous_options
 from arenax.options import (
     NON_NEGATIVE,
     POSITIVE,
@@ -206,46 +207,7 @@ class TagEnv(Environment[TagLevel, TagState]):
     def from_warpdrive(cls, **kwargs: Any) -> TagEnv:
         """The env of a WarpDrive `TagContinuous(**kwargs)` (its parameter names; the start
         locations and directions belong to levels, `seed` and `env_backend` to nothing)."""
-        names = {
-            "num_taggers": "n_taggers",
-            "num_runners": "n_runners",
-            "grid_length": "arena",
-            "episode_length": "episode_length",
-            "max_speed": "max_speed",
-            "skill_level_tagger": "skill_tagger",
-            "skill_level_runner": "skill_runner",
-            "max_acceleration": "max_accel",
-            "min_acceleration": "min_accel",
-            "max_turn": "max_turn",
-            "min_turn": "min_turn",
-            "num_acceleration_levels": "accel_levels",
-            "num_turn_levels": "turn_levels",
-            "edge_hit_penalty": "edge_reward",
-            "tagging_distance": "tag_distance",
-            "tag_reward_for_tagger": "tag_reward",
-            "step_penalty_for_tagger": "tagger_step_reward",
-            "tag_penalty_for_runner": "tag_penalty",
-            "step_reward_for_runner": "runner_step_reward",
-            "end_of_game_reward_for_runner": "end_reward",
-            "runner_exits_game_after_tagged": "runners_leave",
-        }
-        out: dict[str, Any] = {}
-        full = kwargs.pop("use_full_observation", True)
-        k = kwargs.pop("num_other_agents_observed", 2)
-        out["k_nearest"] = None if full else k
-        for drop in (
-            "seed",
-            "env_backend",
-            "starting_location_x",
-            "starting_location_y",
-            "starting_directions",
-        ):
-            kwargs.pop(drop, None)
-        for k_, v in kwargs.items():
-            if k_ not in names:
-                raise ValueError(f"TagContinuous has no parameter {k_!r}")
-            out[names[k_]] = v
-        return cls(**out)
+        return cls(**continuous_options(**kwargs))
 
     # ------------------------------------------------------------------ layout
     @property
@@ -490,22 +452,3 @@ class TagEnv(Environment[TagLevel, TagState]):
                 [obs, obstacle_features(state.pos, active, state.obstacles, state.arena)], -1
             )
         return self._split(obs.astype(jnp.float32))
-
-
-# The benchmark configuration of the reference work (WarpDrive's Tag training example).
-BENCHMARK = dict(
-    n_taggers=10,
-    n_runners=100,
-    episode_length=500,
-    arena=20.0,
-    tag_distance=0.02,
-    accel_levels=20,
-    min_accel=-0.1,
-    max_accel=0.1,
-    turn_levels=20,
-    min_turn=-3 * math.pi / 4,
-    max_turn=3 * math.pi / 4,
-    k_nearest=10,
-    tag_reward=10.0,
-    tag_penalty=-10.0,
-)

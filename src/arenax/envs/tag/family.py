@@ -13,12 +13,13 @@ import numpy as np
 from arenax.envs.editor import EditorOptions
 from arenax.envs.family import Family
 from arenax.envs.tag import arenas, discs
-from arenax.envs.tag.continuous import BENCHMARK, TagEnv
+from arenax.envs.tag.continuous import TagEnv
 from arenax.envs.tag.editor import ArenaEditor, DiscArenaEditor
 from arenax.envs.tag.evaluation import evaluate_run, heldout_arenas
 from arenax.envs.tag.grid import GridTagEnv
 from arenax.envs.tag.render import frame
 from arenax.envs.tag.scripted import scripted_actions
+from arenax.envs.tag.warpdrive import BENCHMARK
 from arenax.options import Problem, build, fields_of, options_of
 
 TagConfig = options_of(

@@ -47,6 +47,7 @@ import numpy as np
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
+from arenax.envs.tag.warpdrive import grid_options
 from arenax.options import NON_NEGATIVE, POSITIVE, In, Problem, check_on_init
 from arenax.struct import pytree_dataclass
 
@@ -198,26 +199,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         """The env of a WarpDrive `TagGridWorld(**kwargs)` (its parameter names and sign
         conventions; start locations belong to levels, `seed` and `env_backend` to
         nothing)."""
-        c = kwargs.pop("step_cost_for_tagger", 0.01)
-        out: dict[str, Any] = {"tagger_step_reward": -c, "runner_step_reward": c}
-        names = {
-            "num_taggers": "n_taggers",
-            "grid_length": "size",
-            "episode_length": "episode_length",
-            "tag_reward_for_tagger": "tag_reward",
-        }
-        signs = {"tag_penalty_for_runner": "tag_penalty", "wall_hit_penalty": "wall_reward"}
-        out["partial"] = not kwargs.pop("use_full_observation", True)
-        for drop in ("seed", "env_backend", "starting_location_x", "starting_location_y"):
-            kwargs.pop(drop, None)
-        for k, v in kwargs.items():
-            if k in names:
-                out[names[k]] = v
-            elif k in signs:
-                out[signs[k]] = -v
-            else:
-                raise ValueError(f"TagGridWorld has no parameter {k!r}")
-        return cls(**out)
+        return cls(**grid_options(**kwargs))
 
     @property
     def n_agents(self) -> int:
