@@ -1,6 +1,7 @@
 """Classic control env steps/s, side by side with gymnax (when installed): every family on
-Gymnasium's physics, random actions, auto-reset (arenax: `AutoReplay`, a new episode on the
-same level; gymnax: its `step`, which resets ended episodes), one compiled scan per batch
+Gymnasium's physics, random actions, auto-reset (arenax: `AutoReplay`'s batched step, a new
+episode on the same level where one ended, as training steps; gymnax: its `step` under `vmap`,
+which draws a reset for every env and keeps it where an episode ended), one compiled scan per batch
 size, compile time apart. Also the same scan without any env (the keys and actions alone),
 the floor every row pays.
 
@@ -83,7 +84,7 @@ def arenax_scan(family: str, n: int, steps: int) -> Callable:
 
     def step(keys, state, a):
         a = a[:, None] if isinstance(space, spaces.Discrete) else a[:, None, :]
-        state, reward, *_ = jax.vmap(auto.step_state)(keys, state, {"agent": a})
+        state, reward, *_ = auto.step_states(keys, state, {"agent": a})
         return state, jax.vmap(auto.observe)(state)["agent"], reward["agent"]
 
     start = jax.vmap(lambda k: auto.reset_state(k, level))

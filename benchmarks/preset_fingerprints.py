@@ -84,6 +84,11 @@ class Args:
     """Cycles per preset."""
     rename: tuple[str, ...] = ()
     """``old=new`` metric renames to apply to the saved fingerprints before comparing."""
+    reset_chunk: int | None = None
+    """Envs started per pass of the auto-reset wrappers (``wrappers.RESET_CHUNK``): below
+    the tiny shapes' 4 envs, the batched auto-reset (several passes, only the envs whose
+    episode ended) runs where it would otherwise draw for every env and select; its
+    numbers must not change."""
 
 
 def compare(old: dict, new: dict, renames: dict[str, str]) -> list[str]:
@@ -118,6 +123,10 @@ def main(args: Args) -> int:
     from arenax.utils import enable_compilation_cache
 
     enable_compilation_cache()
+    if args.reset_chunk is not None:
+        from arenax.envs import wrappers
+
+        wrappers.RESET_CHUNK = args.reset_chunk
     todo = variants()
     if args.only:
         todo = {k: v for k, v in todo.items() if k in args.only}

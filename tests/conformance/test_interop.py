@@ -402,15 +402,15 @@ def test_packing_keeps_every_leaf_bit_for_bit() -> None:
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 def test_vector_resets_drawn_in_passes_equal_drawing_for_every_env(monkeypatch, mode) -> None:
     """The vector export draws new episodes only for the envs that need one, in passes of
-    `RESET_CHUNK` envs: bit for bit what drawing for every env and selecting gives (the
-    path it takes when one pass would cover the batch), here with passes of 4 over 70
-    CartPoles whose episodes end in bursts."""
-    import arenax.interop.gym as export
+    `RESET_CHUNK` envs (`wrappers.replace_where`): bit for bit what drawing for every env
+    and selecting gives (the path it takes when one pass would cover the batch), here with
+    passes of 4 over 70 CartPoles whose episodes end in bursts."""
+    from arenax.envs import wrappers
 
     env = arenax.make("cartpole")
     runs = []
     for chunk in (4, 10_000):
-        monkeypatch.setattr(export, "RESET_CHUNK", chunk)
+        monkeypatch.setattr(wrappers, "RESET_CHUNK", chunk)
         vec = to_gymnasium(env, env.generate, 70, autoreset_mode=mode)
         rng = np.random.default_rng(1)
         steps = [vec.reset(seed=2)[0]]

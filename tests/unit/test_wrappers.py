@@ -1,8 +1,10 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
-from arenax.envs import AutoReplay, AutoResetFromBatch, EpisodeStats
+from arenax.envs import AutoReplay, AutoResetFromBatch, EpisodeStats, wrappers
+from arenax.envs.classic import CartPoleEnv
 from arenax.envs.maze import MazeEnv, MazeLevel
 
 L1 = MazeLevel.from_ascii(">G.\n...")
@@ -70,3 +72,38 @@ def test_wrappers_vmap_jit_and_delegate():
     assert obs["agent"].image.shape == (4, 1, 5, 5, 3)
     # the replayed level never changes
     np.testing.assert_array_equal(s.inner.level.walls, levels.walls)
+
+
+@pytest.mark.parametrize("chunk", [3, 64])
+@pytest.mark.parametrize("kind", ["replay", "batch"])
+def test_batched_auto_reset_equals_vmap_of_step(monkeypatch, kind: str, chunk: int) -> None:
+    """`env.steps` (new episodes started only where one ended, in passes of `chunk` envs)
+    gives `vmap(env.step)`'s numbers bit for bit: observations, states, rewards, flags and
+    `info` (final observations, episode totals), on steps where no episode, one, or more
+    than a pass's worth end (a time limit of 10 steps: many of the 12 envs truncate
+    together)."""
+    monkeypatch.setattr(wrappers, "RESET_CHUNK", chunk)
+    base = CartPoleEnv(max_steps=16)  # DR physics: every env its own level
+    n = 12
+    keys = jax.random.split(KEY, n)
+    if kind == "replay":
+        env = EpisodeStats(AutoReplay(base))
+        levels = jax.vmap(base.generate)(keys)
+    else:
+        env = EpisodeStats(AutoResetFromBatch(base))
+        levels = jax.vmap(jax.vmap(base.generate))(jax.random.split(KEY, (n, 3)))
+    _, s1 = jax.vmap(env.reset)(keys, levels)
+    s2 = s1
+    per_env, batched = jax.jit(jax.vmap(env.step)), jax.jit(env.steps)
+    ends = []
+    for t in range(40):
+        k = jax.random.split(jax.random.key(t), n)
+        a = {"agent": jax.random.randint(jax.random.key(100 + t), (n, 1), 0, 2)}
+        *out1, s1_next = (lambda o, s, *r: (o, *r, s))(*per_env(k, s1, a))
+        *out2, s2_next = (lambda o, s, *r: (o, *r, s))(*batched(k, s2, a))
+        for x, y in zip(jax.tree.leaves((out1, s1_next)), jax.tree.leaves((out2, s2_next)),
+                        strict=True):  # fmt: skip
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+        ends.append(int(np.sum(np.asarray(out1[2]) | np.asarray(out1[3]))))
+        s1, s2 = s1_next, s2_next
+    assert min(ends) == 0 and 1 in ends and max(ends) > 3, ends  # every kind of step seen

@@ -84,7 +84,7 @@ def _rollout_fn(env: Any, steps: int, batch: int) -> Any:
                 for i, team in enumerate(env.teams)
             }
             keys = jax.random.split(k, batch)
-            obs, state, reward, term, trunc, _ = jax.vmap(env.step)(keys, state, actions)
+            obs, state, reward, term, trunc, _ = env.steps(keys, state, actions)
             checksum = checksum + _checksum(obs) + _checksum(jax.tree.map(lambda r: r > 0, reward))
             return (state, checksum + jnp.sum(term | trunc)), None
 

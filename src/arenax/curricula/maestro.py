@@ -443,9 +443,14 @@ class MaestroCurriculum(Curriculum):
 
         # 6. results against each co-player (both blocks), a snapshot when due
         pop, taken = plan.after_update(
-            pop, learners, slots, both.env_slots(both_slots, both_ids), played, live_played,
+            pop,
+            learners,
+            slots,
+            both.env_slots(both_slots, both_ids),
+            played,
+            live_played,
             axis_name,
-        )  # fmt: skip
+        )
         replay_local = layout.part(local, "replay")
         metrics = {
             **p.episode_metrics(replay_part.episodes, axis_name),

@@ -196,7 +196,7 @@ class OffPolicyDR(Curriculum):
             )(k_random)
             steps_before = cur["env_steps"] + t * n
             a = jnp.where(steps_before < c.learning_starts, uniform, noisy)
-            obs2, env_state, reward, term, trunc, info = jax.vmap(env.step)(
+            obs2, env_state, reward, term, trunc, info = env.steps(
                 k_env, rc.env_state, {self.team: a[:, None]}
             )
             done = term | trunc

@@ -7,7 +7,8 @@ functions over explicit state:
     obs, state = env.reset(key, level)
     obs, state, reward, terminated, truncated, info = env.step(key, state, action)
 
-`obs`, `action` and `reward` are dicts keyed by *team name*; every leaf carries a
+and the same over a batch of `N` envs (`env.steps(keys, states, actions)`, leading env
+axis). `obs`, `action` and `reward` are dicts keyed by *team name*; every leaf carries a
 leading agent axis `(n_agents, ...)` (a single-agent env is one team of one agent).
 `terminated`/`truncated` are per-env boolean scalars. Environments never auto-reset
 inside `step`; see `arenax.envs.wrappers`.
@@ -118,3 +119,19 @@ class Environment(Generic[Level, State]):
         """One step, no auto-reset: `(obs, state, reward, terminated, truncated, info)`."""
         state, reward, terminated, truncated, info = self.step_state(key, state, action)
         return self.observe(state), state, reward, terminated, truncated, info
+
+    # --- batches of envs ----------------------------------------------------------------
+    def step_states(
+        self, keys: jax.Array, states: State, actions: Action
+    ) -> tuple[State, Reward, jax.Array, jax.Array, dict[str, Any]]:
+        """`step_state` of `N` envs at once: every argument and result has a leading env
+        axis (`keys (N,)`, `terminated (N,) bool`). By default `vmap(step_state)`;
+        auto-reset wrappers override it to start new episodes only where one ended."""
+        return jax.vmap(self.step_state)(keys, states, actions)
+
+    def steps(
+        self, keys: jax.Array, states: State, actions: Action
+    ) -> tuple[Obs, State, Reward, jax.Array, jax.Array, dict[str, Any]]:
+        """`step` of `N` envs at once (`step_states`, then every env's observation)."""
+        states, reward, terminated, truncated, info = self.step_states(keys, states, actions)
+        return jax.vmap(self.observe)(states), states, reward, terminated, truncated, info

@@ -23,9 +23,71 @@ from arenax.envs import spaces
 from arenax.envs.core import Environment
 from arenax.struct import pytree_dataclass
 
+#: envs started per pass of `replace_where` (its passes: ceil(envs to reset / chunk))
+RESET_CHUNK = 64
+
 
 def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
+
+
+def _select_rows(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
+    """`_select` with `pred (N,)` choosing whole rows of `(N, ...)` leaves."""
+
+    def pick(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.where(pred.reshape(pred.shape + (1,) * (a.ndim - 1)), a, b)
+
+    return jax.tree.map(pick, on_true, on_false)
+
+
+def replace_where(
+    need: jax.Array,
+    fresh: Callable[[jax.Array | None], Any],
+    current: Any,
+    chunk: int | None = None,
+) -> Any:
+    """`current` (leaves `(N, ...)`) with row `i` replaced by `fresh(ids)`'s row for `i`
+    wherever `need[i]`, where `fresh(ids (m,) int32)` returns the new rows of envs `ids`
+    (leaves `(m, ...)`; a pure function of each id, as a `vmap` over ids is) and
+    `fresh(None)` those of all `N` envs.
+
+    The same numbers as `_select_rows(need, fresh(None), current)`, but only the rows
+    that need it are computed: in passes of `chunk` envs (`fori_loop`, one pass per
+    `chunk` rows needed), so a step on which a few of thousands of episodes end draws a
+    few new starts, not thousands. With `N <= chunk`: one draw for every env and a select.
+    `chunk` defaults to `RESET_CHUNK`.
+    """
+    chunk = RESET_CHUNK if chunk is None else chunk
+    n = need.shape[0]
+    if chunk >= n:
+        return _select_rows(need, fresh(None), current)
+    count = jnp.cumsum(need.astype(jnp.int32))  # count[i]: envs needing one up to i
+
+    def one_pass(i: jax.Array, current: Any) -> Any:
+        # the pass's envs: the (i·chunk + j)-th env that needs one, for j < chunk (n: none);
+        # a search of the running count (jnp.nonzero's scatter costs more on a CPU)
+        rank = i * chunk + jnp.arange(chunk, dtype=jnp.int32) + 1
+        which = jnp.searchsorted(count, rank, side="left", method="scan_unrolled")
+        rows = fresh(jnp.minimum(which, n - 1))
+        return jax.tree.map(lambda a, b: a.at[which].set(b, mode="drop"), current, rows)
+
+    passes = (count[-1] + chunk - 1) // chunk
+    return jax.lax.fori_loop(0, passes, one_pass, current)
+
+
+def _rows(tree: Any, ids: jax.Array | None) -> Any:
+    """Rows `ids` of every `(N, ...)` leaf of `tree` (all of them for `None`)."""
+    return tree if ids is None else jax.tree.map(lambda x: x[ids], tree)
+
+
+def _reset_keys(keys: jax.Array) -> jax.Array:
+    """The reset half of `split(key)` of each of `keys (m,)` (as `step_state` draws)."""
+    return jax.vmap(lambda k: jax.random.split(k)[1])(keys)
+
+
+def _step_keys(keys: jax.Array) -> jax.Array:
+    """The step half of `split(key)` of each of `keys (N,)` (XLA drops it when unused)."""
+    return jax.vmap(lambda k: jax.random.split(k)[0])(keys)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +129,11 @@ class Wrapper(Environment):
     def step_state(self, key: jax.Array, state: Any, action: Any) -> Any:
         return self.env.step_state(key, state, action)
 
+    def step_states(self, keys: jax.Array, states: Any, actions: Any) -> Any:
+        if type(self).step_state is Wrapper.step_state:  # a pure delegate: the inner batch
+            return self.env.step_states(keys, states, actions)
+        return super().step_states(keys, states, actions)
+
     def observe(self, state: Any) -> Any:
         return self.env.observe(state)
 
@@ -101,6 +168,21 @@ class AutoReplay(Wrapper):
         info = {**info, "final_obs": self.env.observe(inner)}
         inner = _select(terminated | truncated, fresh, inner)
         return state.replace(inner=inner), reward, terminated, truncated, info
+
+    def step_states(self, keys: jax.Array, states: ReplayState, actions: Any) -> Any:
+        """`vmap(step_state)`'s numbers, with new episodes started only where one ended."""
+        inner, reward, terminated, truncated, info = self.env.step_states(
+            _step_keys(keys), states.inner, actions
+        )
+        info = {**info, "final_obs": jax.vmap(self.env.observe)(inner)}
+
+        def fresh(ids: jax.Array | None) -> Any:
+            return jax.vmap(self.env.reset_state)(
+                _reset_keys(_rows(keys, ids)), _rows(states.level, ids)
+            )
+
+        inner = replace_where(terminated | truncated, fresh, inner)
+        return states.replace(inner=inner), reward, terminated, truncated, info
 
     def observe(self, state: ReplayState) -> Any:
         return self.env.observe(state.inner)
@@ -160,6 +242,28 @@ class AutoResetFromBatch(Wrapper):
         inner = _select(done, fresh, inner)
         return state.replace(inner=inner, cursor=cursor), reward, terminated, truncated, info
 
+    def step_states(self, keys: jax.Array, states: BatchResetState, actions: Any) -> Any:
+        """`vmap(step_state)`'s numbers, with new episodes started only where one ended."""
+        inner, reward, terminated, truncated, info = self.env.step_states(
+            _step_keys(keys), states.inner, actions
+        )
+        done = terminated | truncated
+        k = jax.tree.leaves(states.levels)[0].shape[1]
+        cursor = jnp.where(done, (states.cursor + 1) % k, states.cursor)
+        info = {**info, "final_obs": jax.vmap(self.env.observe)(inner)}
+
+        def fresh(ids: jax.Array | None) -> Any:
+            if ids is None:  # each env's next level in its own batch
+                levels = jax.tree.map(
+                    lambda x: jax.vmap(lambda a, c: a[c])(x, cursor), states.levels
+                )
+            else:
+                levels = jax.tree.map(lambda x: x[ids, cursor[ids]], states.levels)
+            return jax.vmap(self.env.reset_state)(_reset_keys(_rows(keys, ids)), levels)
+
+        inner = replace_where(done, fresh, inner)
+        return states.replace(inner=inner, cursor=cursor), reward, terminated, truncated, info
+
     def observe(self, state: BatchResetState) -> Any:
         return self.env.observe(state.inner)
 
@@ -197,7 +301,21 @@ class EpisodeStats(Wrapper):
         )
 
     def step_state(self, key: jax.Array, state: StatsState, action: Any) -> Any:
-        inner, reward, terminated, truncated, info = self.env.step_state(key, state.inner, action)
+        return self._count(state, *self.env.step_state(key, state.inner, action))
+
+    def step_states(self, keys: jax.Array, states: StatsState, actions: Any) -> Any:
+        return jax.vmap(self._count)(states, *self.env.step_states(keys, states.inner, actions))
+
+    def _count(
+        self,
+        state: StatsState,
+        inner: Any,
+        reward: Any,
+        terminated: jax.Array,
+        truncated: jax.Array,
+        info: dict[str, Any],
+    ) -> Any:
+        """One env's step result with this step added to its episode's totals."""
         done = terminated | truncated
         returns = {t: state.returns[t] + reward[t] for t in state.returns}
         length = state.length + 1

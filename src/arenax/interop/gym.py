@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from arenax.envs.core import Environment
-from arenax.envs.wrappers import SingleAgent
+from arenax.envs.wrappers import SingleAgent, replace_where
 from arenax.interop.levels import (
     LevelSource,
     action_dtype,
@@ -54,10 +54,6 @@ def _single(env: Environment) -> SingleAgent:
     return SingleAgent(env, env.teams[0])
 
 
-#: resets drawn per pass of a vector export's step (see `_compiled`)
-RESET_CHUNK = 64
-
-
 def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> tuple:
     """`(reset, reset_each, step, carry, out)` over `n` envs, each function compiled once.
 
@@ -81,33 +77,18 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
     def reset_one(key: jax.Array) -> tuple[Any, Any]:
         return reset_on_sampled_level(env, sample_level, key)
 
-    chunk = RESET_CHUNK  # passes = ceil(resets / chunk)
-
-    def fresh_for(k_reset: jax.Array, ids: jax.Array) -> tuple[Any, Any]:
-        """`(obs, state)` of a new episode for each env in `ids (m,)`: env `i`'s key is
-        `fold_in(k_reset, i)`, so it does not depend on which other envs reset."""
-        return jax.vmap(lambda i: reset_one(jax.random.fold_in(k_reset, i)))(ids)
-
     def resets(need: jax.Array, k_reset: jax.Array, obs: Any, state: Any) -> tuple[Any, Any]:
         """`(obs, state)` with a new episode (on a newly drawn level) for every env where
-        `need (n,)`: the same numbers as drawing for every env and selecting, but only the
-        envs that need one pay for it (drawing a level, its start and their keys is most
-        of a step's work, and few episodes end on any one step)."""
-        if chunk >= n:  # one pass would draw for every env: draw and select, no loop
-            fresh_obs, fresh = fresh_for(k_reset, jnp.arange(n))
-            pick = lambda a, b: jnp.where(need.reshape(need.shape + (1,) * (a.ndim - 1)), a, b)  # noqa: E731
-            return jax.tree.map(pick, fresh_obs, obs), jax.tree.map(pick, fresh, state)
-        ids = jnp.nonzero(need, size=-(-n // chunk) * chunk, fill_value=n)[0]
+        `need (n,)`; env `i`'s key is `fold_in(k_reset, i)`, so it does not depend on which
+        other envs reset. Only the envs that need one pay for it (`replace_where`):
+        drawing a level, its start and their keys is most of a step's work, and few
+        episodes end on any one step."""
 
-        def one_pass(i: jax.Array, carry: tuple) -> tuple:
-            obs, state = carry
-            which = jax.lax.dynamic_slice(ids, (i * chunk,), (chunk,))  # n: no env
-            fresh_obs, fresh = fresh_for(k_reset, jnp.minimum(which, n - 1))
-            put = lambda big, small: big.at[which].set(small, mode="drop")  # noqa: E731
-            return jax.tree.map(put, obs, fresh_obs), jax.tree.map(put, state, fresh)
+        def fresh(ids: jax.Array | None) -> tuple[Any, Any]:
+            ids = jnp.arange(n) if ids is None else ids
+            return jax.vmap(lambda i: reset_one(jax.random.fold_in(k_reset, i)))(ids)
 
-        passes = (jnp.sum(need) + chunk - 1) // chunk
-        return jax.lax.fori_loop(0, passes, one_pass, (obs, state))
+        return replace_where(need, fresh, (obs, state))
 
     def zeros() -> tuple[jax.Array, jax.Array, jax.Array]:
         return jnp.zeros((n,), jnp.float32), jnp.zeros((n,), jnp.int32), jnp.zeros((n,), bool)

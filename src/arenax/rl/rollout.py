@@ -185,7 +185,7 @@ def team_rollout(
                 log_prob=dists[t].log_prob(logits, action),
                 value=value,
             )
-        obs, env_state, reward, term, trunc, info = jax.vmap(env.step)(k_env, c.env_state, actions)
+        obs, env_state, reward, term, trunc, info = env.steps(k_env, c.env_state, actions)
         done = term | trunc
         active, out = info.get("active"), info.get("out")
         for t in teams:

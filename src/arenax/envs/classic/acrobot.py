@@ -91,7 +91,9 @@ class AcrobotEnv(ClassicEnv):
     def start(self, key: jax.Array, level: AcrobotLevel) -> jax.Array:
         return jax.random.uniform(key, (4,), jnp.float32, -0.1, 0.1)
 
-    def _dsdt(self, lv: AcrobotLevel, s: jax.Array, torque: jax.Array) -> jax.Array:
+    def _dsdt(self, lv: AcrobotLevel, s: tuple, torque: jax.Array) -> tuple:
+        """`ds/dt` of `s = (θ1, θ2, θ̇1, θ̇2)`, each `()`: kept as four scalars (not a
+        stacked vector) so that under `vmap` every quantity is one contiguous `(N,)` array."""
         m1, m2, l1, lc1, lc2 = (
             lv.link_mass_1,
             lv.link_mass_2,
@@ -101,7 +103,7 @@ class AcrobotEnv(ClassicEnv):
         )
         i1 = i2 = lv.link_moi
         g = lv.gravity
-        th1, th2, dth1, dth2 = s[0], s[1], s[2], s[3]
+        th1, th2, dth1, dth2 = s
         d1 = m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * jnp.cos(th2)) + i1 + i2
         d2 = m2 * (lc2**2 + l1 * lc2 * jnp.cos(th2)) + i2
         phi2 = m2 * lc2 * g * jnp.cos(th1 + th2 - math.pi / 2.0)
@@ -116,7 +118,7 @@ class AcrobotEnv(ClassicEnv):
             num = num - m2 * l1 * lc2 * dth1**2 * jnp.sin(th2)
         ddth2 = num / (m2 * lc2**2 + i2 - d2**2 / d1)
         ddth1 = -(d2 * ddth2 + phi1) / d1
-        return jnp.stack([dth1, dth2, ddth1, ddth2])
+        return dth1, dth2, ddth1, ddth2
 
     def dynamics(
         self, key: jax.Array, level: AcrobotLevel, s: jax.Array, action: jax.Array
@@ -127,11 +129,19 @@ class AcrobotEnv(ClassicEnv):
                 key, (), jnp.float32, -self.torque_noise, self.torque_noise
             )
         h = self.dt
-        k1 = self._dsdt(level, s, torque)
-        k2 = self._dsdt(level, s + h / 2 * k1, torque)
-        k3 = self._dsdt(level, s + h / 2 * k2, torque)
-        k4 = self._dsdt(level, s + h * k3, torque)
-        ns = s + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+        def along(k: tuple, by: float) -> tuple:  # s + by * k
+            return tuple(x + by * d for x, d in zip(s4, k, strict=True))
+
+        s4 = (s[0], s[1], s[2], s[3])
+        k1 = self._dsdt(level, s4, torque)
+        k2 = self._dsdt(level, along(k1, h / 2), torque)
+        k3 = self._dsdt(level, along(k2, h / 2), torque)
+        k4 = self._dsdt(level, along(k3, h), torque)
+        ns = [
+            x + h / 6.0 * (a + 2 * b + 2 * c + d)
+            for x, a, b, c, d in zip(s4, k1, k2, k3, k4, strict=True)
+        ]
         ns = jnp.stack(
             [
                 wrap(ns[0], -math.pi, math.pi),
