@@ -37,6 +37,7 @@ import tyro
 from arenax.curricula import SFLConfig
 from arenax.train import PRESETS, TrainConfig, tiny, train, with_compat
 from arenax.train.loop import TIMING_COLUMNS
+from arenax.train.signals import Interrupted
 
 
 def variants() -> dict[str, TrainConfig]:
@@ -122,6 +123,16 @@ def compare(old: dict, new: dict, renames: dict[str, str]) -> list[str]:
 def main(args: Args) -> int:
     from arenax.utils import enable_compilation_cache
 
+    problem = None
+    if args.reset_chunk is not None and args.reset_chunk < 1:
+        problem = f"--reset-chunk {args.reset_chunk}: must be >= 1"
+    elif args.compare is not None and not args.compare.is_file():
+        problem = f"--compare {args.compare}: no such file"
+    elif args.save is not None and not os.access(args.save.parent.resolve(), os.W_OK):
+        problem = f"--save {args.save}: cannot write in {args.save.parent}"
+    if problem:  # before minutes of training, not after
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     enable_compilation_cache()
     if args.reset_chunk is not None:
         from arenax.envs import wrappers
@@ -152,4 +163,8 @@ def main(args: Args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(tyro.cli(Args)))
+    try:
+        sys.exit(main(tyro.cli(Args)))
+    except (KeyboardInterrupt, Interrupted):  # Ctrl-C: a run stops after its chunk
+        print("interrupted: no fingerprints written or compared", file=sys.stderr)
+        sys.exit(130)

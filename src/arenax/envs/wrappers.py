@@ -58,6 +58,8 @@ def replace_where(
     `chunk` defaults to `RESET_CHUNK`.
     """
     chunk = RESET_CHUNK if chunk is None else chunk
+    if chunk < 1:
+        raise ValueError(f"replace_where: chunk={chunk}; envs per pass must be >= 1")
     n = need.shape[0]
     if chunk >= n:
         return _select_rows(need, fresh(None), current)
