@@ -79,6 +79,13 @@ def configure(preset: Any, **options: Any) -> Any:
         cfg = presets[preset]
     else:
         cfg = preset
+    if "compat" in options:  # as `--compat`: the rules first, so the other options still win
+        from arenax.train import with_compat
+
+        compat = options.pop("compat")
+        if compat not in ("arenax", "minimax"):
+            raise ConfigError(f"compat={compat!r}: allowed 'arenax', 'minimax'")
+        cfg = with_compat(cfg, compat)
     groups: dict[str, Any] = {}
     run: dict[str, Any] = {}
     kind = getattr(type(cfg.curriculum), "KIND", "")

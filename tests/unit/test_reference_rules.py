@@ -155,7 +155,8 @@ def test_parallel_replay_on_every_cycle_or_on_a_coin(
     tmp_path: Path, rule: str, prob: float, replays: bool
 ) -> None:
     """A warm PLR∥ buffer: arenax replays (and trains) on every cycle whatever
-    ``replay_prob``; with ``--plr.parallel-replay coin`` (the reference) a cycle replays
+    ``replay_prob``, as the reference does (its PLR runner sets ``replay_prob = 1.0`` for
+    the parallel forms); with ``--plr.parallel-replay coin`` (an ablation) a cycle replays
     with probability ``replay_prob`` and otherwise neither samples nor trains (robust)."""
     _, state, cycle = _warm_cycle(tmp_path, "maze-pplr", parallel_replay=rule, replay_prob=prob)
     new, m = cycle(state, jax.random.key(3))
@@ -178,6 +179,25 @@ def test_parallel_plr_that_is_not_robust_trains_before_warm_up(tmp_path: Path) -
         _, m = jax.jit(lambda st, k: algo.cycle(st, k, ids, None))(state, jax.random.key(3))  # noqa: B023
         assert float(m["replay"]) == 0.0
         assert float(m["updated"]) == float(not robust)
+        assert 0.0 <= float(m["all_blocks/return_per_env"]) <= 1.0  # minimax's figure
+
+
+def test_the_reference_training_return_weighs_every_env_the_same() -> None:
+    """minimax's training ``return``: per env, the mean of its last ``window`` episodes
+    ended in the rollout (0 where none ended), then the mean over envs; by hand on 3 envs
+    × 6 steps, window 2: env 0 ends 3 episodes (0.5, 0.7, 0.9: keeps 0.7 and 0.9), env 1
+    none, env 2 one (0.2) → (0.8 + 0 + 0.2) / 3, where the mean over the ended episodes
+    is (0.5 + 0.7 + 0.9 + 0.2) / 4."""
+    from arenax.curricula.common import ended_means, per_env_return
+
+    done = np.zeros((6, 3), bool)
+    ret = np.zeros((6, 3), np.float32)
+    for t, env, r in [(1, 0, 0.5), (3, 0, 0.7), (5, 0, 0.9), (4, 2, 0.2)]:
+        done[t, env], ret[t, env] = True, r
+    got = per_env_return(jnp.asarray(done), jnp.asarray(ret), None, window=2)
+    np.testing.assert_allclose(float(got), (0.8 + 0.0 + 0.2) / 3, rtol=1e-6)
+    _, means = ended_means(jnp.asarray(done), {"r": jnp.asarray(ret)}, None)
+    np.testing.assert_allclose(float(means["r"]), 2.3 / 4, rtol=1e-6)
 
 
 def test_mutation_parents_and_the_mutation_counter(tmp_path: Path) -> None:
@@ -363,7 +383,10 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
             assert c.inserted_staleness == "inherit"
             assert c.duplicate_ignores == ("agent_dir",)
             assert c.taken_slot == "higher_score"
-            assert (c.sampling, c.parallel_replay) == ("one_at_a_time", "coin")
+            assert c.sampling == "one_at_a_time"
+            # the reference replays on every warm cycle of PLR∥ / ACCEL∥ (its runner sets
+            # replay_prob = 1.0 for them), which is arenax's default: no coin
+            assert c.parallel_replay == "always"
         if isinstance(c, ACCELConfig):
             assert c.cold_children == "new"
             assert (c.mutation_parents, c.mutation_count) == (4, "mutations")
@@ -373,6 +396,16 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
         save_config(cfg, tmp_path / "c.json")
         assert json.loads((tmp_path / "c.json").read_text())["compat"] == "minimax"
         assert load_config(tmp_path / "c.json") == cfg
+    # the Python API applies the rules as the CLI does (it only set the field until this
+    # fix), before the other options, which still win
+    import arenax
+
+    cfg = arenax.configure("maze-pplr", compat="minimax")
+    assert cfg == with_compat(PRESETS["maze-pplr"], "minimax")
+    cfg = arenax.configure("maze-pplr", compat="minimax", plr={"sampling": "batch"})
+    assert (cfg.curriculum.sampling, cfg.curriculum.taken_slot) == ("batch", "higher_score")
+    with pytest.raises(ConfigError, match="compat='paper'"):
+        arenax.configure("maze-pplr", compat="paper")
     # arenax's own defaults differ from the reference in each of these
     base = PRESETS["maze-paccel"]
     ppo, c = base.teams["agent"].ppo, base.curriculum

@@ -159,6 +159,24 @@ def ended_means(
     return n, {k: jnp.where(n > 0, v / jnp.maximum(n, 1.0), jnp.nan) for k, v in sums.items()}
 
 
+def per_env_return(
+    done: jax.Array, returns: jax.Array, axis_name: str | None, window: int = 10
+) -> jax.Array:
+    """The reference UED library's (minimax's) training `return`: the mean over envs of
+    each env's mean over its last `window` episodes that ended in the rollout (0 for an
+    env where none ended). `done`, `returns`: `(T, N)`, the return set on the step that
+    ends an episode. An env weighs the same whatever its episode count, unlike
+    `ended_means`, where a level solved in 10 steps counts 25 times as much as one that
+    runs out its 250."""
+    d = done.astype(jnp.float32)
+    ends_from_here = jnp.cumsum(d[::-1], axis=0)[::-1]  # episodes ending at t or later
+    kept = d * (ends_from_here <= window)
+    count = jnp.minimum(jnp.sum(d, axis=0), window)
+    env_means = jnp.sum(kept * returns, axis=0) / jnp.maximum(count, 1.0)
+    sums = psum(jnp.stack([jnp.sum(env_means), jnp.float32(env_means.shape[0])]), axis_name)
+    return sums[0] / sums[1]
+
+
 def episode_metrics(episodes: dict[str, jax.Array], axis_name: str | None) -> dict[str, jax.Array]:
     """Means over the episodes that *ended* during a rollout (over all devices).
 

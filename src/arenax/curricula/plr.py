@@ -50,6 +50,7 @@ from arenax.curricula.common import (
     Setup,
     TrainState,
     level_batch_metrics,
+    per_env_return,
     replay_rollout,
 )
 from arenax.curricula.players import Played, Players
@@ -67,7 +68,7 @@ class PLRConfig:
     """Level score: MaxMC, positive value loss, L1 value loss, or the shortest-path oracle regret."""
     replay_prob: Annotated[float, UNIT] = 0.5
     """Probability of a replay cycle once the buffer is warm (sequential forms; the
-    parallel forms with `parallel_replay="coin"`)."""
+    parallel forms only with `parallel_replay="coin"`)."""
     buffer_size: Annotated[int, POSITIVE] = 4000
     """Level buffer capacity."""
     staleness_coef: Annotated[float, UNIT] = 0.3
@@ -97,8 +98,9 @@ class PLRConfig:
     time with each draw's staleness counted before the next (the reference's rule)."""
     parallel_replay: Literal["always", "coin"] = "always"
     """PLR∥ / ACCEL∥ once the buffer is warm: replay (and, robust, train) on every cycle,
-    or on a coin of `replay_prob` as the reference does; its other cycles fill every
-    block with fresh levels (and, robust, do not train)."""
+    as the reference does (its runner sets `replay_prob` to 1 for the parallel forms), or
+    on a coin of `replay_prob` (an ablation: the other cycles fill every block with fresh
+    levels and, robust, do not train)."""
     taken_slot: Literal["keep_new", "higher_score"] = "keep_new"
     """PLR∥ / ACCEL∥: a replayed slot that a new level took in the same cycle keeps the new
     level (`keep_new`), or goes back to the replayed level when its new score is at least
@@ -490,7 +492,10 @@ class ReplayCurriculum(Curriculum):
             axis_name,
         )
         metrics["buffer/replayed_taken"] = taken
-        # the episodes of every block (new, replayed, children): the reference's training log
+        # the episodes of every block (new, replayed, children), as the reference logs them
         every = self.players.episode_metrics(played.episodes, axis_name)
+        if not self.players.several:  # minimax's `return`: every env weighs the same
+            ep, team = played.episodes, self.players.teams[0]
+            every["return_per_env"] = per_env_return(ep["done"], ep["returns"][team], axis_name)
         metrics.update({f"all_blocks/{k}": v for k, v in every.items()})
         return state.next(student, buf), metrics

@@ -334,7 +334,7 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
     differs: the time limit is terminal for value targets, DR and PAIRED rollouts start
     from the previous cycle's recurrent state, inserted levels inherit the staleness of the
     slot they take, duplicate mazes ignore the agent's direction, replay levels are drawn one
-    at a time, PLR∥ / ACCEL∥ replay on a coin of `replay_prob`, a PLR∥ / ACCEL∥ slot that a
+    at a time, a PLR∥ / ACCEL∥ slot that a
     new level took from a replayed one goes back to it if it scores at least as high,
     ACCEL∥'s third block holds fresh levels when it does not replay, easy / hard mutation
     picks 4 parents, the mutation counter counts mutations, the editor keeps the teacher's
@@ -354,7 +354,6 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
             duplicate_ignores=("agent_dir",),
             taken_slot="higher_score",
             sampling="one_at_a_time",
-            parallel_replay="coin",
         )
     if isinstance(c, ACCELConfig):
         c = r(c, cold_children="new", mutation_parents=4, mutation_count="mutations")
