@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 import time
@@ -96,6 +97,12 @@ def _check(args: Args) -> str | None:
             return f"--{name} {getattr(args, name)}: must be at least 1"
     if 2 * args.window > args.updates:
         return f"--window {args.window}: at most half of --updates ({args.updates})"
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"--out {args.out}: {exc.strerror}"
+    if not os.access(args.out, os.W_OK):
+        return f"--out {args.out}: not writable"
     return None
 
 
@@ -285,7 +292,6 @@ def main(args: Args) -> None:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         raise SystemExit(2)
-    args.out.mkdir(parents=True, exist_ok=True)
     sides = {"both": ("arenax", "minimax"), "report": ()}.get(args.only, (args.only,))
     if "minimax" in sides:
         why = _minimax_ok(args.minimax_python)

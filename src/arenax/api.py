@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,9 @@ def configure(preset: Any, **options: Any) -> Any:
         from arenax.train import with_compat
 
         compat = options.pop("compat")
-        if compat not in ("arenax", "minimax"):
-            raise ConfigError(f"compat={compat!r}: allowed 'arenax', 'minimax'")
+        allowed = typing.get_args(typing.get_type_hints(type(cfg))["compat"])  # the field's Literal
+        if compat not in allowed:
+            raise ConfigError(f"compat={compat!r}: allowed {', '.join(map(repr, allowed))}")
         cfg = with_compat(cfg, compat)
     groups: dict[str, Any] = {}
     run: dict[str, Any] = {}
