@@ -350,6 +350,42 @@ def test_staleness_of_an_inserted_level(inherit: bool) -> None:
     assert int(buf.last_seen[1]) == (3 if inherit else 11)  # age 8 kept, or 0
 
 
+def test_staleness_falls_back_to_the_score_distribution_when_nothing_is_stale() -> None:
+    """Both entries just seen (the reference's first cycle, `ages` all 0): the staleness
+    part is the score part (`plr.py`: "If no solutions are stale, do not sample from
+    staleness dist"), not uniform. Rank, temperature 1: P_S = (1, 1/2) / 1.5."""
+    buf = _full_buffer().replace(last_seen=jnp.array([10, 10], jnp.int32))
+    p_score = np.array([2 / 3, 1 / 3])
+    np.testing.assert_allclose(B.replay_probs(buf, 0.5, 1.0), p_score, rtol=1e-6)
+    np.testing.assert_allclose(B.staleness_weights(buf), [0.5, 0.5])  # no fallback given
+    stale = buf.replace(last_seen=jnp.array([7, 10], jnp.int32))  # entry 0 is 3 old
+    np.testing.assert_allclose(B.replay_probs(stale, 0.5, 1.0), 0.5 * p_score + [0.5, 0.0])
+
+
+@pytest.mark.parametrize("clock", ["levels", "draws"])
+def test_what_ages_the_levels(clock: str) -> None:
+    """Two cycles without replay, two new levels each, into an empty buffer of 4. The
+    reference ages every filled level by the batch size on such a cycle and not on
+    insertion (`plr.py`: `ages = (ages + n) * filled` in `sample`; `update` leaves ages
+    alone): ages [2, 2, 0, 0]. arenax's clock counts each inserted level: [3, 2, 1, 0]."""
+    c = PLRConfig(staleness_clock=clock, staleness_coef=0.5)
+    buf = B.create(maze(0), 4)
+    for cycle in range(2):
+        buf = c.age_without_replay(buf, 2)
+        levels = stack([maze(2 * cycle), maze(2 * cycle + 1)])
+        buf = c.insert_levels(buf, levels, jnp.array([0.2, 0.4]), jnp.zeros(2))
+    ages = (buf.clock - buf.last_seen).tolist()
+    assert ages == ([2, 2, 0, 0] if clock == "draws" else [3, 2, 1, 0])
+    # the staleness distribution: the newest cycle's levels are not stale at all (draws)
+    expected = [0.5, 0.5, 0.0, 0.0] if clock == "draws" else [0.5, 1 / 3, 1 / 6, 0.0]
+    np.testing.assert_allclose(B.staleness_weights(buf), expected, rtol=1e-6)
+    # a replay draw ages every filled level by one and makes the drawn one just seen
+    buf, idx = B.sample_one_at_a_time(buf, jax.random.key(0), 1, *c.priority)
+    ages_after = np.asarray(ages) + 1
+    ages_after[int(idx[0])] = 0
+    assert (buf.clock - buf.last_seen).tolist() == ages_after.tolist()
+
+
 @pytest.mark.parametrize("ignore", [(), ("agent_dir",)])
 def test_duplicates_with_or_without_the_direction(ignore: tuple) -> None:
     """Level 0 facing down instead of right: a new level, or the same maze (its entry is
@@ -381,6 +417,7 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
             assert c.teacher.embed_last_step is False
         if isinstance(c, PLRConfig):
             assert c.inserted_staleness == "inherit"
+            assert c.staleness_clock == "draws"
             assert c.duplicate_ignores == ("agent_dir",)
             assert c.taken_slot == "higher_score"
             assert c.sampling == "one_at_a_time"
@@ -411,7 +448,7 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
     ppo, c = base.teams["agent"].ppo, base.curriculum
     assert ppo.bootstrap_truncation is None and not ppo.carry_over
     assert (c.inserted_staleness, c.duplicate_ignores, c.cold_children) == ("zero", (), "mutate")
-    assert c.taken_slot == "keep_new"
+    assert (c.taken_slot, c.staleness_clock) == ("keep_new", "levels")
     with pytest.raises(ConfigError, match=r"ppo\.carry_over=True: applies to dr and paired"):
         agent = dataclasses.replace(
             base.teams["agent"], ppo=dataclasses.replace(ppo, carry_over=True)

@@ -10,8 +10,11 @@ Replay distribution over the *filled* entries (Jiang et al., "Prioritized Level 
     P_C(i) = (c - C_i) / sum_j (c - C_j)                 staleness
              c: the buffer clock, C_i: clock when entry i was last sampled or scored
 
-Each part falls back to uniform over the filled entries when all its weights are zero.
-Sampling a batch advances the clock by the batch size and stamps the sampled entries.
+`P_S` falls back to uniform over the filled entries when all its weights are zero, `P_C`
+to `P_S` when no filled entry is stale (every one just seen: the reference library's rule).
+Sampling a batch advances the clock by the batch size and stamps the sampled entries;
+each inserted level advances it by one (unless `tick=False`: the reference library ages
+levels by replay draws only).
 
 Insertion (`insert`): levels with a non-finite score (no finished episode) are never
 inserted; a level equal to one already in the buffer updates that entry instead of adding a
@@ -118,9 +121,12 @@ def score_weights(
     return _normalise(w, buf.filled)
 
 
-def staleness_weights(buf: LevelBuffer) -> jax.Array:
-    """`P_C`: `(C,) float32`, proportional to `clock - last_seen`."""
-    return _normalise((buf.clock - buf.last_seen).astype(jnp.float32), buf.filled)
+def staleness_weights(buf: LevelBuffer, fallback: jax.Array | None = None) -> jax.Array:
+    """`P_C`: `(C,) float32`, proportional to `clock - last_seen`; where no filled entry
+    is stale (all just seen), `fallback` (`P_S`, the reference library's rule) or uniform."""
+    age = jnp.where(buf.filled, (buf.clock - buf.last_seen).astype(jnp.float32), 0.0)
+    p = _normalise(age, buf.filled)
+    return p if fallback is None else jnp.where(jnp.sum(age) > 0, p, fallback)
 
 
 def replay_probs(
@@ -131,8 +137,8 @@ def replay_probs(
     topk: int = 1,
 ) -> jax.Array:
     """The replay distribution `P` over slots `(C,) float32` (zero on empty slots)."""
-    p = (1.0 - staleness_coef) * score_weights(buf, temperature, prioritization, topk)
-    return p + staleness_coef * staleness_weights(buf)
+    p_score = score_weights(buf, temperature, prioritization, topk)
+    return (1.0 - staleness_coef) * p_score + staleness_coef * staleness_weights(buf, p_score)
 
 
 def sample(
@@ -160,10 +166,10 @@ def sample_one_at_a_time(
     previous draws left it (a drawn slot is just seen, so its staleness weight drops to 0
     for the next draws): the reference library's sampling. Returns `(buffer, indices
     (n,) int32)`; the clock advances by `n` as with `sample`."""
-    p_score = (1.0 - staleness_coef) * score_weights(buf, temperature, prioritization, topk)
+    p_score = score_weights(buf, temperature, prioritization, topk)
 
     def draw(b: LevelBuffer, k: jax.Array) -> tuple[LevelBuffer, jax.Array]:
-        p = p_score + staleness_coef * staleness_weights(b)
+        p = (1.0 - staleness_coef) * p_score + staleness_coef * staleness_weights(b, p_score)
         i = jax.random.choice(k, b.capacity, (), p=p).astype(jnp.int32)
         clock = b.clock + 1
         return b.replace(clock=clock, last_seen=b.last_seen.at[i].set(clock)), i
@@ -322,6 +328,7 @@ def insert(
     parents: jax.Array | None = None,
     inherit_staleness: bool = False,
     ignore: tuple[str, ...] = (),
+    tick: bool = True,
 ) -> tuple[LevelBuffer, jax.Array]:
     """Insert a batch of `n` levels one after another (see the module docstring).
 
@@ -332,6 +339,8 @@ def insert(
         inherit_staleness: a level that takes an occupied slot keeps that slot's staleness,
             and an updated duplicate keeps its own (default: both are just seen).
         ignore: level fields that equality ignores.
+        tick: each inserted level advances the clock by one (else only draws do, as
+            the reference library counts a level's age).
 
     Returns:
         `(buffer, slots (n,) int32)`: where each level went, `-1` if it was not inserted.
@@ -355,7 +364,7 @@ def insert(
         replace_ok = score >= b.scores[worst]
         slot = jnp.where(is_dup, dup_slot, jnp.where(full, worst, free_slot))
         write = valid & (is_dup | ~full | replace_ok)
-        clock = b.clock + valid.astype(jnp.int32)
+        clock = b.clock + (valid.astype(jnp.int32) if tick else 0)
         put = lambda arr, v: arr.at[slot].set(jnp.where(write, v, arr[slot]))  # noqa: E731
         new_best = jnp.where(is_dup, jnp.maximum(b.max_returns[slot], best), best)
         seen = clock

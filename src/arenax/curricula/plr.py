@@ -67,8 +67,7 @@ class PLRConfig:
     score: Literal["max_mc", "pvl", "l1_vl", "oracle_regret"] = "max_mc"
     """Level score: MaxMC, positive value loss, L1 value loss, or the shortest-path oracle regret."""
     replay_prob: Annotated[float, UNIT] = 0.5
-    """Probability of a replay cycle once the buffer is warm (sequential forms; the
-    parallel forms only with `parallel_replay="coin"`)."""
+    """Probability of a replay cycle once warm (parallel forms: with `parallel_replay="coin"`)."""
     buffer_size: Annotated[int, POSITIVE] = 4000
     """Level buffer capacity."""
     staleness_coef: Annotated[float, UNIT] = 0.3
@@ -88,23 +87,21 @@ class PLRConfig:
     new_levels: Literal["dr", "empty"] = "dr"
     """New levels: domain randomisation, or the family's empty levels (open fields: ACCEL)."""
     inserted_staleness: Literal["zero", "inherit"] = "zero"
-    """Staleness of a level when it enters the buffer: zero (just seen), or inherited from
-    the entry it replaces (the reference UED library's rule)."""
+    """An inserted level's staleness: zero, or the replaced entry's (the reference's rule)."""
+    staleness_clock: Literal["levels", "draws"] = "levels"
+    """What ages the levels: each level sampled or inserted, or replay draws only, a cycle
+    without replay counting `n_envs` (the reference's ages: one cycle's levels age alike)."""
     duplicate_ignores: tuple[str, ...] = ()
-    """Level fields that duplicate detection ignores (the reference ignores `agent_dir`:
-    two mazes that differ only in the agent's direction are one level)."""
+    """Level fields duplicate detection ignores (the reference ignores `agent_dir`)."""
     sampling: Literal["batch", "one_at_a_time"] = "batch"
-    """Replay levels drawn as one batch from the cycle's replay distribution, or one at a
-    time with each draw's staleness counted before the next (the reference's rule)."""
+    """Replay levels drawn as one batch, or one at a time, each draw's staleness counted
+    before the next (the reference's rule)."""
     parallel_replay: Literal["always", "coin"] = "always"
-    """PLR∥ / ACCEL∥ once the buffer is warm: replay (and, robust, train) on every cycle,
-    as the reference does (its runner sets `replay_prob` to 1 for the parallel forms), or
-    on a coin of `replay_prob` (an ablation: the other cycles fill every block with fresh
-    levels and, robust, do not train)."""
+    """PLR∥ / ACCEL∥ once warm: replay (and train) on every cycle, as the reference does, or
+    on a coin of `replay_prob` (an ablation: the other cycles play fresh levels only)."""
     taken_slot: Literal["keep_new", "higher_score"] = "keep_new"
-    """PLR∥ / ACCEL∥: a replayed slot that a new level took in the same cycle keeps the new
-    level (`keep_new`), or goes back to the replayed level when its new score is at least
-    the new level's (`higher_score`, the reference UED library's rule)."""
+    """PLR∥ / ACCEL∥: a replayed slot a new level took in the same cycle keeps it, or goes
+    back to the replayed level if it now scores at least as high (the reference's rule)."""
     score_team: str = ""
     """Games of several teams: the team whose regret estimate scores levels (default: the
     first, Tag's taggers), or `both`: the mean of the teams' scores (`pvl` / `l1_vl`)."""
@@ -119,18 +116,18 @@ class PLRConfig:
         """Level blocks rolled out side by side per cycle: 1, or 2 (PLR∥) / 3 (ACCEL∥)."""
         return 1 if not self.parallel else (3 if self.accel else 2)
 
+    @property
+    def priority(self) -> tuple[float, float, str, int]:
+        """The replay distribution's options: staleness weight, temperature, prioritisation, k."""
+        return (self.staleness_coef, self.temperature, self.prioritization, self.topk)
+
     def sample_slots(
         self, buf: B.LevelBuffer, key: jax.Array, n: int
     ) -> tuple[B.LevelBuffer, jax.Array]:
         """`n` replay slots of `buf` by these options (`sampling`); stamps them as seen."""
         if self.sampling == "one_at_a_time":
-            return B.sample_one_at_a_time(
-                buf, key, n, self.staleness_coef, self.temperature, self.prioritization, self.topk
-            )
-        probs = B.replay_probs(
-            buf, self.staleness_coef, self.temperature, self.prioritization, self.topk
-        )
-        return B.sample(buf, key, n, probs)
+            return B.sample_one_at_a_time(buf, key, n, *self.priority)
+        return B.sample(buf, key, n, B.replay_probs(buf, *self.priority))
 
     def insert_levels(
         self,
@@ -147,16 +144,18 @@ class PLRConfig:
             levels,
             scores,
             best,
-            self.staleness_coef,
-            self.temperature,
-            self.prioritization,
-            self.topk,
+            *self.priority,
             mutations,
             parents,
             inherit_staleness=self.inserted_staleness == "inherit",
             ignore=self.duplicate_ignores,
+            tick=self.staleness_clock == "levels",
         )
         return buf
+
+    def age_without_replay(self, buf: B.LevelBuffer, n: int) -> B.LevelBuffer:
+        """`buf` before a cycle without replay (`staleness_clock="draws"`: aged `n` draws)."""
+        return buf if self.staleness_clock == "levels" else buf.replace(clock=buf.clock + n)
 
     def curriculum(self, s: Setup) -> ReplayCurriculum:
         """The replay curriculum over the game; what it needs of the family: `empty`
@@ -201,9 +200,8 @@ class ACCELConfig(PLRConfig):
     """ACCEL∥ before the buffer is warm: the third block holds mutations of fresh levels, or
     more fresh levels (the reference's rule)."""
     mutation_parents: Annotated[int, IntIn(0, 2**31 - 1)] = 0
-    """`mutation_criterion` easy / hard: how many of the replayed levels are mutated (their
-    children share the batch equally); 0: half of them, two children each (the reference's
-    `mutation_subsample_size` is 4 in its configs)."""
+    """Easy / hard: how many replayed levels are mutated (sharing the batch); 0: half of
+    them, two children each (the reference's `mutation_subsample_size` is 4)."""
     mutation_count: Literal["edits", "mutations"] = "edits"
     """A level's mutation counter (`buffer/weighted_mutations`, the gallery's `m`) counts
     edits since its generated ancestor, or mutations (the reference's counter: +1 each)."""
@@ -299,8 +297,7 @@ class ReplayCurriculum(Curriculum):
         return B.stored_best(buf, levels, self.config.duplicate_ignores)
 
     def _probs(self, buf: B.LevelBuffer) -> jax.Array:
-        c = self.config
-        return B.replay_probs(buf, c.staleness_coef, c.temperature, c.prioritization, c.topk)
+        return B.replay_probs(buf, *self.config.priority)
 
     def _block(self, layout: Blocks, played: Played, name: str) -> Played:
         """Block `name`'s part of a parallel cycle's rollout."""
@@ -417,7 +414,7 @@ class ReplayCurriculum(Curriculum):
             scores, best = all_gather(
                 self._score(played, local, self._best_before(buf, local)), axis_name
             )
-            b = self.config.insert_levels(buf, levels, scores, best)
+            b = c.insert_levels(c.age_without_replay(buf, n), levels, scores, best)
             return (
                 trained,
                 b,
@@ -449,7 +446,8 @@ class ReplayCurriculum(Curriculum):
         # 1. compose the blocks: new levels, replayed levels, (ACCEL∥) their children
         new = self._new_levels(k_new)
         sampled, idx = self._sample(buf, k_sample)
-        buf = where(replay, sampled, buf)  # sampling stamps the replayed levels as seen
+        # sampling stamps the replayed levels as seen
+        buf = where(replay, sampled, c.age_without_replay(buf, n))
         replayed = where(replay, take(buf.levels, idx), self._new_levels(k_more_new))
         blocks = {"new": new, "replay": replayed}
         parent = jnp.arange(n)

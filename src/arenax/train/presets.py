@@ -333,7 +333,7 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
     """`cfg` with the reference UED library's (minimax's) rules wherever arenax's default
     differs: the time limit is terminal for value targets, DR and PAIRED rollouts start
     from the previous cycle's recurrent state, inserted levels inherit the staleness of the
-    slot they take, duplicate mazes ignore the agent's direction, replay levels are drawn one
+    slot they take, levels age by replay draws only, duplicate mazes ignore the agent's direction, replay levels are drawn one
     at a time, a PLR∥ / ACCEL∥ slot that a new level took from a replayed one goes back to
     it if it scores at least as high,
     ACCEL∥'s third block holds fresh levels when it does not replay, easy / hard mutation
@@ -351,6 +351,7 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
         c = r(
             c,
             inserted_staleness="inherit",
+            staleness_clock="draws",
             duplicate_ignores=("agent_dir",),
             taken_slot="higher_score",
             sampling="one_at_a_time",
