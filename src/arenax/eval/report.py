@@ -192,9 +192,7 @@ def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int
     if not isinstance(q, PLRConfig) or not isinstance(state.curriculum, B.LevelBuffer):
         raise ValueError(f"{run_dir}: curriculum {q.KIND!r} has no (single) level buffer")
     buf = jax.device_get(state.curriculum)
-    probs = np.asarray(
-        B.replay_probs(buf, q.staleness_coef, q.temperature, q.prioritization, q.topk)
-    )
+    probs = np.asarray(B.replay_probs(buf, *q.priority))
     order = [int(i) for i in np.argsort(-probs, kind="stable") if buf.filled[i]]
     ranked = [
         (

@@ -333,12 +333,12 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
     """`cfg` with the reference UED library's (minimax's) rules wherever arenax's default
     differs: the time limit is terminal for value targets, DR and PAIRED rollouts start
     from the previous cycle's recurrent state, inserted levels inherit the staleness of the
-    slot they take, levels age by replay draws only, duplicate mazes ignore the agent's direction, replay levels are drawn one
-    at a time, a PLR∥ / ACCEL∥ slot that a new level took from a replayed one goes back to
-    it if it scores at least as high,
-    ACCEL∥'s third block holds fresh levels when it does not replay, easy / hard mutation
-    picks 4 parents, the mutation counter counts mutations, the editor keeps the teacher's
-    cells and the teacher's step embedding has no row for the last observation. Budgets
+    slot they take, levels age by replay draws only, duplicate mazes ignore the agent's
+    direction, replay levels are drawn one at a time, a PLR∥ / ACCEL∥ slot that a new level
+    took from a replayed one goes back to it if it scores at least as high, ACCEL∥'s third
+    block holds fresh levels when it does not replay, easy / hard mutation picks 4 parents,
+    the mutation counter counts mutations, the editor keeps the teacher's cells and the
+    teacher's step embedding has no row for the last observation. Budgets
     and hyperparameters are left as they are."""
     c = cfg.curriculum
     carry = isinstance(c, DRConfig | PairedConfig)
