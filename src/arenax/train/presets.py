@@ -338,8 +338,8 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
     took from a replayed one goes back to it if it scores at least as high, ACCEL∥'s third
     block holds fresh levels when it does not replay, easy / hard mutation picks 4 parents,
     the mutation counter counts mutations, the editor keeps the teacher's cells and the
-    teacher's step embedding has no row for the last observation. Budgets
-    and hyperparameters are left as they are."""
+    teacher's step embedding has no row for the last observation. Budgets and
+    hyperparameters are left as they are."""
     c = cfg.curriculum
     carry = isinstance(c, DRConfig | PairedConfig)
     ppo = {"bootstrap_truncation": False, "carry_over": carry}
