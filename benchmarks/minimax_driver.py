@@ -40,6 +40,12 @@ def main() -> None:
     ap.add_argument("--updates", type=int, default=250)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--episodes", type=int, default=50)
+    ap.add_argument(
+        "--save",
+        default=None,
+        help="write the trained student's parameters here (.npz, one array per "
+        "'/'-joined parameter path), e.g. for benchmarks/minimax_crosseval.py",
+    )
     opts = ap.parse_args()
 
     sys.argv = [sys.argv[0], *_flags(opts.config, opts.seed, opts.episodes)]
@@ -76,6 +82,11 @@ def main() -> None:
         row = {k: float(np.asarray(v).mean()) for k, v in stats.items() if np.size(v) == 1}
         row.update(tick=tick, steps=tick * steps_per_tick, seconds=time.time() - start)
         print(json.dumps(row), flush=True)
+    if opts.save:
+        from flax.traverse_util import flatten_dict
+
+        flat = flatten_dict(jax.device_get(state[1].params), sep="/")
+        np.savez(opts.save, **{k: np.asarray(v) for k, v in flat.items()})
     rng = jax.random.PRNGKey(10_000 + args.seed)
     evals = xp.eval_runner.run(rng, state[1].params)
     out = {k: float(v) for k, v in evals.items()}

@@ -201,3 +201,44 @@ def test_student_shapes_and_near_uniform_initial_policy(cell: str) -> None:
     if cell == "lstm":
         assert p["core"]["recurrent"].shape == (256, 1024)
         assert p["core"]["input"]["kernel"].shape == (3 * 3 * 16 + 5, 1024)
+
+
+def _orthonormal(w: np.ndarray) -> bool:
+    """Orthonormal rows (a wide matrix) or columns (a tall one): orthogonal init's result."""
+    g = w @ w.T if w.shape[0] <= w.shape[1] else w.T @ w
+    return bool(np.allclose(g, np.eye(len(g)), atol=1e-4))
+
+
+@pytest.mark.parametrize("cell,gates", [("lstm", 4), ("gru", 3)])
+def test_gate_init_one_orthogonal_matrix_or_one_block_per_gate(cell: str, gates: int) -> None:
+    """`joint`: the `(in, G*H)` kernels are orthonormal as one matrix (entries of size
+    1/sqrt(G*H)); `per_gate`: each `(in, H)` gate block is on its own and the whole is not
+    (flax's cells, minimax's: entries sqrt(G) times larger)."""
+    obs = MazeObs(image=jnp.ones((2, 3, 5, 5, 3)), direction=jnp.zeros((2, 3), jnp.int32))
+    for gate_init in ("joint", "per_gate"):
+        pol = StudentPolicy(cell=cell, hidden=64, gate_init=gate_init)
+        core = pol.init(jax.random.key(0), obs)["params"]["core"]
+        for w in (core["input"]["kernel"], core["recurrent"]):
+            w = np.asarray(w, np.float64)
+            blocks = np.split(w, gates, axis=1)
+            assert _orthonormal(w) == (gate_init == "joint")
+            assert all(_orthonormal(b) for b in blocks) == (gate_init == "per_gate")
+            rms = float(np.sqrt(np.mean(w**2)))
+            wide = 1 / np.sqrt(w.shape[1] / (gates if gate_init == "per_gate" else 1))
+            tall = 1 / np.sqrt(w.shape[0])
+            assert rms == pytest.approx(min(wide, tall), rel=1e-3)
+
+
+def test_policy_init_constant_gives_an_exactly_uniform_initial_policy() -> None:
+    obs = MazeObs(
+        image=jax.random.uniform(jax.random.key(1), (2, 3, 5, 5, 3)),
+        direction=jnp.arange(6, dtype=jnp.int32).reshape(2, 3) % 4,
+    )
+    for policy_init, uniform in (("orthogonal", False), ("constant", True)):
+        pol = StudentPolicy(policy_init=policy_init)
+        params = pol.init(jax.random.key(0), obs)
+        _, logits, _ = pol.apply(params, obs, jnp.ones((2, 3), bool), pol.initial_carry(3))
+        spread = float(jnp.ptp(logits, axis=-1).max())
+        assert (spread == 0.0) == uniform, (policy_init, spread)
+        if uniform:
+            np.testing.assert_array_equal(params["params"]["Dense_1"]["kernel"], np.float32(0.01))

@@ -428,6 +428,11 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
             assert c.cold_children == "new"
             assert (c.mutation_parents, c.mutation_count) == (4, "mutations")
         assert ppo.carry_over == isinstance(c, DRConfig | PairedConfig)
+        # minimax's initialisation (flax's per-gate LSTM kernels, a constant last policy
+        # layer) for the student and the teacher
+        nets = [cfg.teams["agent"].network] + ([c.teacher] if isinstance(c, PairedConfig) else [])
+        for net in nets:
+            assert (net.gate_init, net.policy_init) == ("per_gate", "constant")
         validate(cfg)
         # the options are in config.json, and a reloaded config is the same
         save_config(cfg, tmp_path / "c.json")
@@ -449,6 +454,8 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
     assert ppo.bootstrap_truncation is None and not ppo.carry_over
     assert (c.inserted_staleness, c.duplicate_ignores, c.cold_children) == ("zero", (), "mutate")
     assert (c.taken_slot, c.staleness_clock) == ("keep_new", "levels")
+    net = base.teams["agent"].network
+    assert (net.gate_init, net.policy_init) == ("joint", "orthogonal")
     with pytest.raises(ConfigError, match=r"ppo\.carry_over=True: applies to dr and paired"):
         agent = dataclasses.replace(
             base.teams["agent"], ppo=dataclasses.replace(ppo, carry_over=True)

@@ -7,6 +7,9 @@
   one agent name per agent (`"tagger_0"`, `"runner_3"`…); agents leaving the game leave
   `env.agents`.
 
+`arenax.nn.minimax.student_from_minimax` maps a maze student trained by minimax (the
+reference JAX UED library) onto arenax's student network.
+
 Each episode starts on a level from `levels`: a generator (`key -> level`, e.g.
 `env.generate` or `arenax.make_generator("maze/dr", ...)`), or a list / dict of fixed
 levels (a held-out suite; one is drawn uniformly per episode). The step (with the auto-reset)

@@ -11,6 +11,7 @@ stay fast. Parameters have `nn.Conv`'s names and shapes (`kernel (kh, kw, C, F)`
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import flax.linen as nn
 import jax
@@ -20,6 +21,22 @@ import jax.numpy as jnp
 def orthogonal(scale: float = 1.0) -> Callable:
     """Orthogonal initialiser scaled by `scale` (the literature's actor-critic init)."""
     return nn.initializers.orthogonal(scale)
+
+
+def per_block(init: Callable, blocks: int) -> Callable:
+    """An initialiser of `(in, blocks * n)` kernels that draws each of the `blocks`
+    column blocks `(in, n)` with `init` on its own (flax's LSTM and GRU cells, which hold
+    one kernel per gate, initialise this way; one `(in, blocks * n)` orthogonal draw has
+    entries `sqrt(blocks)` times smaller)."""
+
+    def draw(key: jax.Array, shape: tuple[int, ...], dtype: Any = jnp.float32) -> jax.Array:
+        n_in, n_out = shape
+        if n_out % blocks:
+            raise ValueError(f"{n_out} columns do not split into {blocks} blocks")
+        keys = jax.random.split(key, blocks)
+        return jnp.concatenate([init(k, (n_in, n_out // blocks), dtype) for k in keys], -1)
+
+    return draw
 
 
 class PatchConv(nn.Module):

@@ -8,7 +8,7 @@ time-major `(T, B, ...)` inputs, and `dist`, the action distribution of the logi
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import flax.linen as nn
 import jax
@@ -17,15 +17,20 @@ import jax.numpy as jnp
 from arenax import distributions as D
 from arenax.nn.layers import orthogonal
 
+PolicyInit = Literal["orthogonal", "constant"]
+
 
 def actor_critic_heads(
-    h: jax.Array, n_actions: int, head_hidden: int
+    h: jax.Array, n_actions: int, head_hidden: int, policy_init: PolicyInit = "orthogonal"
 ) -> tuple[jax.Array, jax.Array]:
     """Policy and value heads (one tanh layer each) on core outputs `h (T, B, H)`:
-    `(logits (T, B, n_actions), value (T, B))`. Call inside a `@nn.compact` method; the
-    policy's last layer is scaled by 0.01 so the initial policy is near uniform."""
+    `(logits (T, B, n_actions), value (T, B))`. Call inside a `@nn.compact` method. The
+    policy's last layer is orthogonal scaled by 0.01 (`"orthogonal"`: a near-uniform
+    initial policy) or has every weight 0.01 (`"constant"`, minimax's: every logit equal,
+    an exactly uniform initial policy)."""
     pi = nn.tanh(nn.Dense(head_hidden, kernel_init=orthogonal(2**0.5))(h))
-    logits = nn.Dense(n_actions, kernel_init=orthogonal(0.01))(pi)
+    last = orthogonal(0.01) if policy_init == "orthogonal" else nn.initializers.constant(0.01)
+    logits = nn.Dense(n_actions, kernel_init=last)(pi)
     v = nn.tanh(nn.Dense(head_hidden, kernel_init=orthogonal(2**0.5))(h))
     value = nn.Dense(1, kernel_init=orthogonal(1.0))(v)[..., 0]
     return logits, value

@@ -33,9 +33,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from arenax.nn.layers import orthogonal
+from arenax.nn.layers import orthogonal, per_block
 
 CellKind = Literal["lstm", "gru", "ff", "s5"]
+GateInit = Literal["joint", "per_gate"]
 
 S5_DT_MIN, S5_DT_MAX = 0.001, 0.1
 """Range of the S5 step sizes Δ at initialisation (log-uniform)."""
@@ -85,10 +86,15 @@ class Core(nn.Module):
         kind: `"lstm"`, `"gru"`, `"s5"` (see the module docstring) or `"ff"` (a ReLU
             layer, no memory; the carry is a dummy).
         hidden: units (S5: the width H and the number of complex states P).
+        gate_init: LSTM / GRU kernels `(in, G * hidden)` drawn orthogonal as one matrix
+            (`"joint"`, as PyTorch's `orthogonal_` on its stacked gate weights) or one
+            orthogonal block per gate (`"per_gate"`, flax's cells: entries `sqrt(G)`
+            times larger).
     """
 
     kind: CellKind = "lstm"
     hidden: int = 256
+    gate_init: GateInit = "joint"
 
     def initial_carry(self, batch: int) -> tuple[jax.Array, jax.Array]:
         """Zero carry `(h, c)`, each `(B, hidden) float32` (`c` unused by GRU/FF)."""
@@ -107,8 +113,9 @@ class Core(nn.Module):
         if self.kind == "s5":
             return self._s5(x, first, carry)
         n_gates = {"lstm": 4, "gru": 3}[self.kind]
-        xw = nn.Dense(n_gates * h_dim, kernel_init=orthogonal(), name="input")(x)  # one matmul
-        w_h = self.param("recurrent", orthogonal(), (h_dim, n_gates * h_dim), jnp.float32)
+        init = orthogonal() if self.gate_init == "joint" else per_block(orthogonal(), n_gates)
+        xw = nn.Dense(n_gates * h_dim, kernel_init=init, name="input")(x)  # one matmul
+        w_h = self.param("recurrent", init, (h_dim, n_gates * h_dim), jnp.float32)
         keep = 1.0 - first.astype(jnp.float32)[..., None]
 
         if self.kind == "lstm":

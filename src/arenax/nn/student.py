@@ -4,7 +4,9 @@
 `direction (T, B) int` -> embedding 4 -> 5; concatenate -> LSTM 256 (or GRU / a
 feed-forward layer) -> policy head (32 tanh -> n_actions) and value head (32 tanh -> 1).
 Orthogonal initialisation; the policy's last layer is scaled by 0.01 so the initial policy
-is near uniform.
+is near uniform (`gate_init` and `policy_init` give minimax's initialisation instead). The
+same network as minimax's `default_student_cnn`: `arenax.nn.minimax` maps its
+parameters.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import jax
 import jax.numpy as jnp
 
 from arenax.nn.layers import PatchConv, orthogonal
-from arenax.nn.policy import LinenPolicy, actor_critic_heads
-from arenax.nn.recurrent import CellKind, Core
+from arenax.nn.policy import LinenPolicy, PolicyInit, actor_critic_heads
+from arenax.nn.recurrent import CellKind, Core, GateInit
 from arenax.options import POSITIVE, fields_of
 
 
@@ -40,6 +42,14 @@ class ModelConfig:
     """Size of the direction embedding."""
     head_hidden: Annotated[int, POSITIVE] = 32
     """Hidden units (tanh) of the policy and value heads."""
+    gate_init: GateInit = "joint"
+    """LSTM / GRU kernels drawn orthogonal as one matrix over the stacked gates (`joint`,
+    as `torch.nn.init.orthogonal_` on PyTorch's stacked LSTM weights) or one orthogonal
+    block per gate (`per_gate`, minimax's flax cells: weights twice as large for an
+    LSTM)."""
+    policy_init: PolicyInit = "orthogonal"
+    """The policy's last layer: orthogonal scaled by 0.01 (`orthogonal`) or every weight
+    0.01 (`constant`, minimax's: an exactly uniform initial policy)."""
 
     def policy(self, observation_space: Any, action_space: Any) -> StudentPolicy:
         """The network for one team's spaces (a `Discrete` action space)."""
@@ -68,8 +78,8 @@ class MazeStudentNet(nn.Module):
         x = nn.relu(x).reshape((t, b, -1))
         d = nn.Embed(4, s.dir_embed, embedding_init=orthogonal())(direction.astype(jnp.int32))
         x = jnp.concatenate([x, d], axis=-1)
-        carry, h = Core(s.cell, s.hidden, name="core")(x, first, carry)
-        logits, value = actor_critic_heads(h, s.n_actions, s.head_hidden)
+        carry, h = Core(s.cell, s.hidden, s.gate_init, name="core")(x, first, carry)
+        logits, value = actor_critic_heads(h, s.n_actions, s.head_hidden, s.policy_init)
         return carry, logits, value
 
 

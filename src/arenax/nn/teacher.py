@@ -3,7 +3,8 @@
 `image (T, B, H+2, W+2, 3)` (the full map with border) -> 3x3 conv with 128 filters,
 ReLU, flatten; `time (T, B)` -> embedding (`episode_length` -> 10); `noise (T, B, 50)`;
 concatenate -> LSTM-256 -> policy head (32 tanh -> one logit per interior cell) and value
-head (32 tanh -> 1). Orthogonal initialisation, the policy's last layer scaled by 0.01.
+head (32 tanh -> 1). Orthogonal initialisation, the policy's last layer scaled by 0.01
+(`gate_init` and `policy_init` give minimax's initialisation instead).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import jax
 import jax.numpy as jnp
 
 from arenax.nn.layers import PatchConv, orthogonal
-from arenax.nn.policy import LinenPolicy, actor_critic_heads
-from arenax.nn.recurrent import CellKind, Core
+from arenax.nn.policy import LinenPolicy, PolicyInit, actor_critic_heads
+from arenax.nn.recurrent import CellKind, Core, GateInit
 from arenax.options import POSITIVE, fields_of
 
 
@@ -40,6 +41,14 @@ class TeacherNetConfig:
     teacher acts on (62, the reference's table)."""
     head_hidden: Annotated[int, POSITIVE] = 32
     """Hidden units of the teacher's policy and value heads."""
+    gate_init: GateInit = "joint"
+    """LSTM / GRU kernels drawn orthogonal as one matrix over the stacked gates (`joint`,
+    as `torch.nn.init.orthogonal_` on PyTorch's stacked LSTM weights) or one orthogonal
+    block per gate (`per_gate`, minimax's flax cells: weights twice as large for an
+    LSTM)."""
+    policy_init: PolicyInit = "orthogonal"
+    """The policy's last layer: orthogonal scaled by 0.01 (`orthogonal`) or every weight
+    0.01 (`constant`, minimax's: an exactly uniform initial policy)."""
 
 
 class TeacherNet(nn.Module):
@@ -67,8 +76,8 @@ class TeacherNet(nn.Module):
             jnp.clip(time.astype(jnp.int32), 0, rows - 1)
         )
         x = jnp.concatenate([x, e, noise.astype(jnp.float32)], axis=-1)
-        carry, h = Core(s.cell, s.hidden, name="core")(x, first, carry)
-        logits, value = actor_critic_heads(h, s.n_actions, s.head_hidden)
+        carry, h = Core(s.cell, s.hidden, s.gate_init, name="core")(x, first, carry)
+        logits, value = actor_critic_heads(h, s.n_actions, s.head_hidden, s.policy_init)
         return carry, logits, value
 
 

@@ -337,15 +337,27 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
     direction, replay levels are drawn one at a time, a PLR∥ / ACCEL∥ slot that a new level
     took from a replayed one goes back to it if it scores at least as high, ACCEL∥'s third
     block holds fresh levels when it does not replay, easy / hard mutation picks 4 parents,
-    the mutation counter counts mutations, the editor keeps the teacher's cells and the
-    teacher's step embedding has no row for the last observation. Budgets and
+    the mutation counter counts mutations, the editor keeps the teacher's cells, the
+    teacher's step embedding has no row for the last observation, and the maze networks
+    are initialised as minimax's (one orthogonal block per LSTM gate, the policy's last
+    layer constant). Budgets and
     hyperparameters are left as they are."""
     c = cfg.curriculum
     carry = isinstance(c, DRConfig | PairedConfig)
     ppo = {"bootstrap_truncation": False, "carry_over": carry}
-    teams = {t: r(tc, ppo=r(tc.ppo, **ppo)) for t, tc in cfg.teams.items()}
+    init = {"gate_init": "per_gate", "policy_init": "constant"}
+
+    def team(tc: TeamConfig) -> TeamConfig:
+        net = tc.network
+        return r(
+            tc,
+            ppo=r(tc.ppo, **ppo),
+            network=r(net, **init) if isinstance(net, ModelConfig) else net,
+        )
+
+    teams = {t: team(tc) for t, tc in cfg.teams.items()}
     if isinstance(c, PairedConfig):
-        teacher = r(c.teacher, collisions="keep", embed_last_step=False)
+        teacher = r(c.teacher, collisions="keep", embed_last_step=False, **init)
         c = r(c, teacher=r(teacher, ppo=r(c.teacher.ppo, **ppo)))
     if isinstance(c, PLRConfig):
         c = r(
