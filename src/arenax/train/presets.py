@@ -340,8 +340,7 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
     the mutation counter counts mutations, the editor keeps the teacher's cells, the
     teacher's step embedding has no row for the last observation, and the maze networks
     are initialised as minimax's (one orthogonal block per LSTM gate, the policy's last
-    layer constant). Budgets and
-    hyperparameters are left as they are."""
+    layer constant). Budgets and hyperparameters are left as they are."""
     c = cfg.curriculum
     carry = isinstance(c, DRConfig | PairedConfig)
     ppo = {"bootstrap_truncation": False, "carry_over": carry}
