@@ -25,6 +25,7 @@ initialisation.) `--probe FILE` reuses a recording instead of running minimax.
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,10 +34,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import tyro
 from rich.console import Console
 from rich.table import Table
 
+from arenax.cli.common import OptionError, parse
 from arenax.envs.maze.env import MazeEnv, MazeObs
 from arenax.envs.maze.evaluation import evaluate
 from arenax.envs.maze.level import MazeLevel
@@ -126,25 +127,68 @@ def replay_net(rec: dict[str, np.ndarray], policy: Any, params: Any) -> tuple[fl
     )
 
 
+def check(args: Args) -> str | None:
+    """Why `args` cannot run, or None."""
+    if args.episodes < 1:
+        return f"--episodes {args.episodes}: must be at least 1"
+    unknown = [m for m in args.mazes if m not in HELDOUT_MAZES]
+    if unknown:
+        return f"--mazes {','.join(unknown)}: unknown; known: {', '.join(HELDOUT_MAZES)}"
+    if args.probe is not None:
+        return None if args.probe.is_file() else f"--probe {args.probe}: no such file"
+    if args.minimax_python is None:
+        return "give --minimax-python (to run minimax) or --probe (a recording)"
+    if not args.minimax_python.is_file():
+        return f"--minimax-python {args.minimax_python}: no such file"
+    if args.params is not None and not args.params.is_file():
+        return f"--params {args.params}: no such file"
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"--out {args.out}: {exc.strerror}"
+    if not os.access(args.out.parent, os.W_OK):
+        return f"--out {args.out}: not writable"
+    return None
+
+
 def main(args: Args) -> None:
+    problem = check(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        raise SystemExit(2)
+    try:
+        compare(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
+
+
+def compare(args: Args) -> None:
+    """Record (or load) minimax's episodes, replay them and print both tables."""
     console = Console(width=120)
     probe = args.probe
     if probe is None:
-        if args.minimax_python is None:
-            sys.exit("error: give --minimax-python (to run minimax) or --probe (a recording)")
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         cmd = [str(args.minimax_python), str(PROBE), "--out", str(args.out)]
         cmd += ["--episodes", str(args.episodes), "--seed", str(args.seed)]
         cmd += ["--mazes", ",".join(args.mazes)]
         if args.params is not None:
             cmd += ["--params", str(args.params)]
         console.print(f"running minimax: {' '.join(cmd)}")
-        subprocess.run(cmd, check=True)
+        if subprocess.run(cmd).returncode != 0:
+            print("error: minimax_probe.py failed (its output is above)", file=sys.stderr)
+            raise SystemExit(2)
         probe = args.out
-    data = np.load(probe)
-    policy, params = student_from_minimax(
-        {k.removeprefix("student/"): data[k] for k in data.files if k.startswith("student/")}
-    )
+    try:
+        data = np.load(probe)
+        files = data.files
+    except (OSError, ValueError) as exc:
+        print(f"error: {probe}: not a recording of minimax_probe.py ({exc})", file=sys.stderr)
+        raise SystemExit(2) from None
+    student = {k.removeprefix("student/"): data[k] for k in files if k.startswith("student/")}
+    if not student:
+        print(f"error: {probe}: not a recording of minimax_probe.py", file=sys.stderr)
+        raise SystemExit(2)
+    policy, params = student_from_minimax(student)
 
     table = Table(title="minimax's student replayed in arenax")
     for col in ("env", "steps", "obs ≠", "dir ≠", "reward ≠", "done ≠", "|Δlogits|", "|Δvalue|"):
@@ -188,4 +232,9 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    try:
+        parsed = parse(Args, sys.argv[1:], prog="minimax_crosseval.py", description=__doc__)
+    except OptionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    main(parsed)

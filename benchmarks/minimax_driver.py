@@ -21,6 +21,7 @@ import argparse
 import copy
 import importlib.resources
 import json
+import os
 import sys
 import time
 
@@ -47,6 +48,11 @@ def main() -> None:
         "'/'-joined parameter path), e.g. for benchmarks/minimax_crosseval.py",
     )
     opts = ap.parse_args()
+    if opts.save:  # before a long run, not after it
+        folder = os.path.dirname(os.path.abspath(opts.save))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            print(f"error: --save {opts.save}: {folder} is not a writable folder", file=sys.stderr)
+            raise SystemExit(2)
 
     sys.argv = [sys.argv[0], *_flags(opts.config, opts.seed, opts.episodes)]
     import jax

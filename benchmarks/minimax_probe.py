@@ -25,6 +25,8 @@ own solved rate of the first episodes (return > 0); and the student's parameters
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 TRAIN_ENV = dict(
     height=13,
@@ -64,7 +66,34 @@ def main() -> None:
         "logits vary, for checking a parameter mapping; 0: minimax's initialisation)",
     )
     opts = ap.parse_args()
+    problem = _check(opts)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        raise SystemExit(2)
+    try:
+        probe(opts)
+    except KeyboardInterrupt:
+        print("interrupted: nothing written", file=sys.stderr)
+        raise SystemExit(130) from None
 
+
+def _check(opts: argparse.Namespace) -> str | None:
+    """Why the options cannot run, or None (before minimax and JAX are imported)."""
+    for name in ("episodes", "hidden"):
+        if getattr(opts, name) < 1:
+            return f"--{name} {getattr(opts, name)}: must be at least 1"
+    if opts.steps < 0:
+        return f"--steps {opts.steps}: must be 0 (the step limit) or more"
+    if opts.params and not os.path.isfile(opts.params):
+        return f"--params {opts.params}: no such file"
+    folder = os.path.dirname(os.path.abspath(opts.out))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        return f"--out {opts.out}: its folder {folder} does not exist or is not writable"
+    return None
+
+
+def probe(opts: argparse.Namespace) -> None:
+    """Record the episodes of every environment and write `opts.out`."""
     import jax
     import jax.numpy as jnp
     import numpy as np

@@ -8,6 +8,7 @@ time-major `(T, B, ...)` inputs, and `dist`, the action distribution of the logi
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, Literal
 
 import flax.linen as nn
@@ -16,8 +17,23 @@ import jax.numpy as jnp
 
 from arenax import distributions as D
 from arenax.nn.layers import orthogonal
+from arenax.nn.recurrent import GateInit
 
 PolicyInit = Literal["orthogonal", "constant"]
+
+
+@dataclasses.dataclass(frozen=True)
+class InitConfig:
+    """How the maze student's and the teacher's networks draw their first weights."""
+
+    gate_init: GateInit = "joint"
+    """LSTM / GRU kernels drawn orthogonal as one matrix over the stacked gates (`joint`,
+    as `torch.nn.init.orthogonal_` on PyTorch's stacked LSTM weights) or one orthogonal
+    block per gate (`per_gate`, minimax's flax cells: weights twice as large for an
+    LSTM)."""
+    policy_init: PolicyInit = "orthogonal"
+    """The policy's last layer: orthogonal scaled by 0.01 (`orthogonal`) or every weight
+    0.01 (`constant`, minimax's: an exactly uniform initial policy)."""
 
 
 def actor_critic_heads(

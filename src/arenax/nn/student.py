@@ -19,13 +19,13 @@ import jax
 import jax.numpy as jnp
 
 from arenax.nn.layers import PatchConv, orthogonal
-from arenax.nn.policy import LinenPolicy, PolicyInit, actor_critic_heads
-from arenax.nn.recurrent import CellKind, Core, GateInit
+from arenax.nn.policy import InitConfig, LinenPolicy, actor_critic_heads
+from arenax.nn.recurrent import CellKind, Core
 from arenax.options import POSITIVE, fields_of
 
 
 @dataclasses.dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(InitConfig):
     """The maze student network (conv + direction embedding + recurrent core + heads), for
     observations with an egocentric `image` and a `direction`."""
 
@@ -42,14 +42,6 @@ class ModelConfig:
     """Size of the direction embedding."""
     head_hidden: Annotated[int, POSITIVE] = 32
     """Hidden units (tanh) of the policy and value heads."""
-    gate_init: GateInit = "joint"
-    """LSTM / GRU kernels drawn orthogonal as one matrix over the stacked gates (`joint`,
-    as `torch.nn.init.orthogonal_` on PyTorch's stacked LSTM weights) or one orthogonal
-    block per gate (`per_gate`, minimax's flax cells: weights twice as large for an
-    LSTM)."""
-    policy_init: PolicyInit = "orthogonal"
-    """The policy's last layer: orthogonal scaled by 0.01 (`orthogonal`) or every weight
-    0.01 (`constant`, minimax's: an exactly uniform initial policy)."""
 
     def policy(self, observation_space: Any, action_space: Any) -> StudentPolicy:
         """The network for one team's spaces (a `Discrete` action space)."""

@@ -17,13 +17,13 @@ import jax
 import jax.numpy as jnp
 
 from arenax.nn.layers import PatchConv, orthogonal
-from arenax.nn.policy import LinenPolicy, PolicyInit, actor_critic_heads
-from arenax.nn.recurrent import CellKind, Core, GateInit
+from arenax.nn.policy import InitConfig, LinenPolicy, actor_critic_heads
+from arenax.nn.recurrent import CellKind, Core
 from arenax.options import POSITIVE, fields_of
 
 
 @dataclasses.dataclass(frozen=True)
-class TeacherNetConfig:
+class TeacherNetConfig(InitConfig):
     """The teacher network (conv over the full map + step embedding + noise + recurrent
     core + heads)."""
 
@@ -41,14 +41,6 @@ class TeacherNetConfig:
     teacher acts on (62, the reference's table)."""
     head_hidden: Annotated[int, POSITIVE] = 32
     """Hidden units of the teacher's policy and value heads."""
-    gate_init: GateInit = "joint"
-    """LSTM / GRU kernels drawn orthogonal as one matrix over the stacked gates (`joint`,
-    as `torch.nn.init.orthogonal_` on PyTorch's stacked LSTM weights) or one orthogonal
-    block per gate (`per_gate`, minimax's flax cells: weights twice as large for an
-    LSTM)."""
-    policy_init: PolicyInit = "orthogonal"
-    """The policy's last layer: orthogonal scaled by 0.01 (`orthogonal`) or every weight
-    0.01 (`constant`, minimax's: an exactly uniform initial policy)."""
 
 
 class TeacherNet(nn.Module):
