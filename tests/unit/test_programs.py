@@ -105,3 +105,21 @@ def test_the_kept_programs_are_bounded_and_reused() -> None:
         assert len(builds) == P.MAX_PROGRAMS + 1
     finally:
         P.clear()
+
+
+def test_training_programs_compile_at_cpu_opt_level_unless_xla_flags_set_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CPU training programs ask XLA for `CPU_OPT_LEVEL` (`benchmarks/compile_options.py`:
+    same bits, less compile time); a level in `XLA_FLAGS` (the suite's 0) and accelerators
+    keep theirs."""
+    from arenax.utils import CPU_OPT_LEVEL, training_compiler_options
+
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    assert training_compiler_options("cpu") == {"xla_backend_optimization_level": CPU_OPT_LEVEL}
+    assert training_compiler_options("gpu") is None
+    assert training_compiler_options("tpu") is None
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0")
+    assert training_compiler_options("cpu") is None
+    monkeypatch.delenv("XLA_FLAGS")
+    assert training_compiler_options("cpu") == {"xla_backend_optimization_level": CPU_OPT_LEVEL}

@@ -17,6 +17,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from arenax.curricula.common import Curriculum, TrainState, cycle_key
+from arenax.utils import training_compiler_options
 
 AXIS = "data"
 
@@ -72,12 +73,18 @@ def state_specs(algorithm: Curriculum, seeds: int = 1) -> Any:
 def init_state(algorithm: Curriculum, seeds: list[int], init: Callable | None = None) -> TrainState:
     """The first train state of the run of seed `seeds[0]` or, for several seeds, theirs
     stacked on a leading axis (each exactly the state its own run starts from). `init`:
-    `jax.jit(algorithm.init)` made before (a program kept by `arenax.train.programs`)."""
-    init = init or jax.jit(algorithm.init)  # one compiled program (op by op: seconds per op)
+    `jit_init(algorithm)` made before (a program kept by `arenax.train.programs`)."""
+    init = init or jit_init(algorithm)
     states = [init(jax.random.key(s)) for s in seeds]
     if len(states) == 1:
         return states[0]
     return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+
+
+def jit_init(algorithm: Curriculum) -> Callable:
+    """`jax.jit(algorithm.init)`: one compiled program (op by op: seconds per op)."""
+    options = training_compiler_options(jax.default_backend())
+    return jax.jit(algorithm.init, compiler_options=options)
 
 
 def make_chunk(
@@ -153,4 +160,5 @@ def make_chunk(
     sharded = jax.shard_map(
         chunk, mesh=mesh, in_specs=in_specs, out_specs=(specs, PartitionSpec()), check_vma=False
     )
-    return jax.jit(sharded, donate_argnums=0)
+    options = training_compiler_options(mesh.devices.flat[0].platform)
+    return jax.jit(sharded, donate_argnums=0, compiler_options=options)

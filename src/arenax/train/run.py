@@ -22,7 +22,15 @@ from arenax.train.build import make_curriculum
 from arenax.train.checkpoint import Checkpointer, CheckpointError
 from arenax.train.config import TrainConfig
 from arenax.train.logging import Logger
-from arenax.train.parallel import AXIS, init_state, make_mesh, place, stacked_specs, state_specs
+from arenax.train.parallel import (
+    AXIS,
+    init_state,
+    jit_init,
+    make_mesh,
+    place,
+    stacked_specs,
+    state_specs,
+)
 from arenax.train.prepare import check_budget_left
 from arenax.train.programs import program_key
 from arenax.train.rundir import RunLock
@@ -113,7 +121,7 @@ def start_run(
             console.print(f"[bold]resumed[/] {run_dir} at cycle {start} ({steps:,} env steps)")
         else:
             init_id = None if key is None else (key, "init", cfg.devices)
-            init, _ = programs.cached(init_id, lambda: jax.jit(algorithm.init))
+            init, _ = programs.cached(init_id, lambda: jit_init(algorithm))
             state = init_state(algorithm, [c.seed for c in configs], init)
             state = place(state, mesh, state_specs(algorithm, cfg.seeds))
             start, counters = 0, [{"env_steps": 0} for _ in configs]
