@@ -1,9 +1,10 @@
 """XLA's CPU optimisation level for the training programs: compile time and chunk time of
-one preset's training chunk at XLA's default (LLVM level 2) and at arenax's
+each preset's training chunk at XLA's default (LLVM level 3) and at arenax's
 (`arenax.utils.CPU_OPT_LEVEL`), and whether the two programs compute the same bits.
 
-Each compile gets a freshly lowered chunk; the two levels' compiles and the timed chunks alternate, so a
-machine whose speed drifts (shared CPUs) affects both alike. Best of `--repeats`.
+Each compile gets a freshly lowered chunk; the two levels' compiles alternate, and so do
+the timed chunks, so a machine whose speed drifts (shared CPUs) affects both alike. Best
+of `--repeats`, and every sample in order.
 
     python benchmarks/compile_options.py [--presets maze-dr maze-pplr] [--repeats 3]
 """
@@ -15,19 +16,23 @@ import os
 import sys
 import time
 
-if "xla_backend_optimization_level" in os.environ.get("XLA_FLAGS", ""):
-    sys.exit("error: XLA_FLAGS sets xla_backend_optimization_level; this compares levels itself")
-
 import jax
 import numpy as np
-import tyro
 from rich.table import Table
 
+from arenax.cli.common import OptionError, parse
 from arenax.train import parallel
 from arenax.train.build import make_curriculum
 from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
 from arenax.train.presets import PRESETS
 from arenax.utils import CPU_OPT_LEVEL, make_console
+
+
+def fail(message: str) -> None:
+    """One `error:` line, exit status 2."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
 
 # the chunk as XLA's defaults compile it; each compile below then names its level
 parallel.training_compiler_options = lambda platform: None
@@ -35,7 +40,13 @@ parallel.training_compiler_options = lambda platform: None
 
 @dataclasses.dataclass(frozen=True)
 class Args:
-    presets: tuple[str, ...] = ("maze-dr", "maze-pplr", "tag-grid", "cartpole-dr")
+    presets: tuple[str, ...] = (
+        "maze-dr",
+        "tag-grid",
+        "cartpole-dr",
+        "pendulum-ppo",
+        "maze-paccel",
+    )
     """Presets whose training chunk is compiled (their full shapes, one device)."""
     repeats: int = 3
     """Compiles and timed chunks per level (best reported)."""
@@ -100,11 +111,13 @@ def measure(name: str, args: Args) -> dict:
 
 
 def main(args: Args) -> None:
+    if "xla_backend_optimization_level" in os.environ.get("XLA_FLAGS", ""):
+        fail("XLA_FLAGS sets xla_backend_optimization_level; this script compares levels itself")
     for name in args.presets:
         if name not in PRESETS:
-            sys.exit(f"error: unknown preset {name!r}; presets: {', '.join(PRESETS)}")
+            fail(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
     if args.repeats < 1 or args.chunk < 1:
-        sys.exit("error: --repeats and --chunk must be >= 1")
+        fail("--repeats and --chunk must be >= 1")
     console = make_console()
     table = Table(
         title=f"training chunk ({args.chunk} cycles), XLA:CPU default vs level {CPU_OPT_LEVEL}"
@@ -142,4 +155,8 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    try:
+        parsed = parse(Args, sys.argv[1:], prog="compile_options.py", description=__doc__)
+    except OptionError as exc:
+        fail(str(exc))
+    main(parsed)

@@ -35,7 +35,7 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
     return path
 
 
-#: LLVM's optimisation level for the training programs on CPU (XLA's default is 2): at 1 the
+#: LLVM's optimisation level for the training programs on CPU (XLA's default is 3): at 1 the
 #: training chunks compile in a fifth to a third less time, run as fast and compute the same
 #: bits (`benchmarks/compile_options.py`). A level set in `XLA_FLAGS` wins.
 CPU_OPT_LEVEL = 1
