@@ -36,8 +36,9 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
 
 
 #: LLVM's optimisation level for the training programs on CPU (XLA's default is 3): at 1 the
-#: training chunks compile in a fifth to a third less time, run as fast and compute the same
-#: bits (`benchmarks/compile_options.py`). A level set in `XLA_FLAGS` wins.
+#: training chunks compile in up to a third less time and run as fast
+#: (`benchmarks/compile_options.py`); floats may differ in their last bits (`docs/benchmarks.md`).
+#: A level set in `XLA_FLAGS` wins.
 CPU_OPT_LEVEL = 1
 
 

@@ -111,7 +111,7 @@ def test_training_programs_compile_at_cpu_opt_level_unless_xla_flags_set_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """CPU training programs ask XLA for `CPU_OPT_LEVEL` (`benchmarks/compile_options.py`:
-    same bits, less compile time); a level in `XLA_FLAGS` (the suite's 0) and accelerators
+    less compile time, same speed); a level in `XLA_FLAGS` (the suite's 0) and accelerators
     keep theirs."""
     from arenax.utils import CPU_OPT_LEVEL, training_compiler_options
 
