@@ -149,8 +149,10 @@ def main(args: Args) -> None:
                 each = "; ".join(f"{k}: " + ", ".join(f"{x:.2f}" for x in v) for k, v in d.items())
                 console.print(f"{name} {what} (s, in order): {each}")
     except KeyboardInterrupt:
-        console.print("interrupted")
-        sys.exit(130)
+        # straight out: XLA's compile threads may still run, and tearing the interpreter
+        # down under them crashes (exit 139)
+        print("interrupted", file=sys.stderr, flush=True)
+        os._exit(130)
     console.print(table)
 
 
