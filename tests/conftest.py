@@ -115,6 +115,12 @@ if _PROFILE:
         try:
             return (yield)
         finally:
-            row = {"test": item.nodeid, "wall_s": time.perf_counter() - start, **_counts}
+            row = {
+                "test": item.nodeid,
+                "wall_s": time.perf_counter() - start,
+                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                "end": time.time(),  # when it ended: the workers' idle tail
+                **_counts,
+            }
             with open(_PROFILE, "a") as f:
                 f.write(json.dumps(row) + "\n")
