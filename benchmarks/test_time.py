@@ -6,8 +6,9 @@
 Prints the tests by wall time (set-up included) with the seconds JAX spent tracing, lowering
 and compiling in the test's own process, the persistent cache's misses and hits and the
 programs a run reused in-process (``arenax.train.programs``: no trace, lower or load), then the
-totals by file and over the suite. Under ``pytest -n 2`` the two workers share two cores, so
-a test's seconds are its share of a loaded machine, not its time alone.
+totals by file and over the suite, and each worker's busy time and idle tail. Under
+``pytest -n 2`` the two workers share two cores, so a test's seconds are its share of a
+loaded machine, not its time alone.
 """
 
 from __future__ import annotations
@@ -59,6 +60,16 @@ def main() -> None:
     print(f"\n{len(rows)} tests")
     print(head.replace("  test", ""))
     print(line("total", total))
+    timed = [r for r in rows if "end" in r and "worker" in r]
+    if timed:  # profiles written since the rows carry them
+        start = min(r["end"] - r["wall_s"] for r in timed)
+        finish = max(r["end"] for r in timed)
+        print(f"\nby worker (the suite ran {finish - start:.0f} s)")
+        for w in sorted({r["worker"] for r in timed}):
+            mine = [r for r in timed if r["worker"] == w]
+            busy = sum(r["wall_s"] for r in mine)
+            idle = finish - max(r["end"] for r in mine)
+            print(f"  {w}: {len(mine)} tests, busy {busy:.0f} s, idle at the end {idle:.0f} s")
 
 
 if __name__ == "__main__":
