@@ -4,17 +4,33 @@ compiled chunk), by batch of envs and update-to-data ratio, compile time apart; 
 gradient step's FLOP rate next to the machine's matmul rate at the same shapes.
 
     python benchmarks/offpolicy_throughput.py [--cases 1x64:1 4x16:1 16x16:0.25] [--td3]
+        [--cleanrl PATH --cleanrl-python PATH]
 
 A case is `ENVSxSTEPS:UTD` (envs, steps per env a cycle, gradient steps per env step). At
 UTD 1 the steps/s are capped by the gradient steps (batch 256 through two 256-wide MLPs:
 ~0.34 GFLOP each), whoever runs them on the same hardware.
+
+`--cleanrl` (a checkout of github.com/vwxyzjn/cleanrl) adds a row for CleanRL's
+`ddpg_continuous_action_jax.py` (`td3_continuous_action_jax.py` with `--td3`), run as
+written on Pendulum-v1 by `--cleanrl-python` (the interpreter of a virtual environment
+that has CleanRL's own dependencies: its jax, flax, optax, gymnasium 0.29, torch, tyro and
+tensorboard; see docs/classic.md). One env, one critic step per env step, batch 256, the
+same networks: its steady rate is taken between two of its `SPS:` lines after
+`--cleanrl-warmup` learning steps (its compile), so its start-up is not counted.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
+import re
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
+from typing import NoReturn
 
 import jax
 import jax.numpy as jnp
@@ -38,6 +54,51 @@ class Args:
     """Cycles per timed chunk."""
     repeats: int = 3
     """Timed chunks per case (after one warm-up chunk)."""
+    cleanrl: Path | None = None
+    """A CleanRL checkout: add its DDPG / TD3 (JAX) on Pendulum-v1 as a row (see above)."""
+    cleanrl_python: Path | None = None
+    """The Python of the virtual environment CleanRL runs in (required with `--cleanrl`)."""
+    cleanrl_steps: int = 4_000
+    """Env steps CleanRL trains for (its random-action start included)."""
+    cleanrl_learning_starts: int = 1_000
+    """CleanRL's `--learning-starts` (its default is 25,000: fewer here to keep it short)."""
+    cleanrl_warmup: int = 500
+    """Learning steps of CleanRL's not timed (its jit compiles on the first ones)."""
+
+
+def fail(message: str) -> NoReturn:
+    """One `error:` line on stderr, exit status 2 (a bad option)."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def cleanrl_rate(args: Args) -> tuple[float, str]:
+    """CleanRL's steady env steps/s and what it ran: `SPS: s` lines printed every 100
+    steps mean `step / elapsed`; between two of them the rate is their difference of steps
+    over their difference of times (`step / SPS`)."""
+    name = "td3" if args.td3 else "ddpg"
+    script = args.cleanrl / "cleanrl" / f"{name}_continuous_action_jax.py"
+    cmd = [str(args.cleanrl_python), str(script), "--env-id", "Pendulum-v1",
+           "--total-timesteps", str(args.cleanrl_steps),
+           "--learning-starts", str(args.cleanrl_learning_starts)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(args.cleanrl)}
+    env.pop("XLA_FLAGS", None)
+    with tempfile.TemporaryDirectory() as cwd:  # its runs/ (TensorBoard) go there
+        out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        fail(f"CleanRL exited {out.returncode}:\n{out.stderr[-2000:]}")
+    # the step of each `SPS:` line: it prints every 100 steps once learning started
+    sps = [int(v) for v in re.findall(r"^SPS: (\d+)$", out.stdout, re.M)]
+    first = (args.cleanrl_learning_starts // 100 + 1) * 100
+    points = [(first + 100 * i, v) for i, v in enumerate(sps)]
+    timed = [(step, step / v) for step, v in points if step >= first + args.cleanrl_warmup]
+    if len(timed) < 2 or timed[-1][1] <= timed[0][1]:
+        fail(
+            f"CleanRL printed {len(sps)} SPS lines: raise --cleanrl-steps above "
+            "--cleanrl-learning-starts + --cleanrl-warmup + 200"
+        )
+    (s0, t0), (s1, t1) = timed[0], timed[-1]
+    return (s1 - s0) / (t1 - t0), f"steps {s0:,}–{s1:,}"
 
 
 def gradient_step_flops(
@@ -76,11 +137,27 @@ def parse(case: str) -> tuple[int, int, float]:
         envs, steps = shape.split("x")
         return int(envs), int(steps), float(utd)
     except ValueError:
-        raise SystemExit(f"--cases: {case!r} is not ENVSxSTEPS:UTD (e.g. 4x16:1)") from None
+        fail(f"cases: {case!r} is not ENVSxSTEPS:UTD (e.g. 4x16:1)")
 
 
 def main(args: Args) -> None:
     console = make_console()
+    cases = [parse(case) for case in args.cases]
+    if args.cleanrl is not None:
+        name = "td3" if args.td3 else "ddpg"
+        script = args.cleanrl / "cleanrl" / f"{name}_continuous_action_jax.py"
+        if not script.is_file():
+            fail(f"cleanrl={args.cleanrl}: no cleanrl/{script.name} there")
+        if args.cleanrl_python is None or not args.cleanrl_python.is_file():
+            fail(
+                f"cleanrl_python={args.cleanrl_python}: give the Python of CleanRL's virtual "
+                "environment"
+            )
+        if args.cleanrl_steps < args.cleanrl_learning_starts + args.cleanrl_warmup + 200:
+            fail(
+                f"cleanrl_steps={args.cleanrl_steps}: must be at least "
+                "cleanrl_learning_starts + cleanrl_warmup + 200"
+            )
     base = PRESETS["pendulum-ddpg"]
     team = base.teams["agent"]
     algo_name = "TD3" if args.td3 else "DDPG"
@@ -89,9 +166,20 @@ def main(args: Args) -> None:
     for col in ("envs x steps", "UTD", "gradient steps a cycle", "compile (s)", "env steps/s",
                 "gradient steps/s", "ms a gradient step"):  # fmt: skip
         table.add_column(col, justify="right")
+
+    def cleanrl_row(when: str) -> None:
+        """CleanRL's row, run before and after arenax's (this machine's speed drifts)."""
+        console.print(f"running CleanRL's {algo_name} ({args.cleanrl_steps:,} env steps) ...")
+        rate, window = cleanrl_rate(args)
+        # one critic step per env step; CleanRL's DDPG steps its actor every other step
+        # (arenax's DDPG every step, TD3 both every `policy_delay`)
+        table.add_row(f"CleanRL, {when}: 1 x 1 ({window})", "1", "1", "-", f"{rate:,.0f}",
+                      f"{rate:,.0f}", f"{1e3 / rate:.2f}")  # fmt: skip
+
+    if args.cleanrl is not None:
+        cleanrl_row("before")
     mesh = make_mesh(1)
-    for case in args.cases:
-        envs, steps, utd = parse(case)
+    for envs, steps, utd in cases:
         ddpg = dataclasses.replace(team.ddpg, td3=args.td3, update_to_data=utd, learning_starts=0)
         cfg = dataclasses.replace(base, n_envs=envs, n_steps=steps, teams={"agent": dataclasses.replace(team, ddpg=ddpg)})  # fmt: skip
         algo = make_curriculum(cfg)
@@ -114,6 +202,8 @@ def main(args: Args) -> None:
         table.add_row(f"{envs} x {steps}", f"{utd:g}", f"{algo.updates_per_cycle:,}",
                       f"{compile_s:.1f}", f"{env_steps / elapsed:,.0f}",
                       f"{updates / elapsed:,.0f}", f"{elapsed / updates * 1e3:.2f}")  # fmt: skip
+    if args.cleanrl is not None:
+        cleanrl_row("after")
     console.print(table)
     c = team.ddpg
     flops = gradient_step_flops(tuple(c.hidden), 3, 1, c.batch_size, 2 if args.td3 else 1)
