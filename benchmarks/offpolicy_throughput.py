@@ -229,4 +229,11 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    args = tyro.cli(Args)
+    try:
+        main(args)
+    except KeyboardInterrupt:
+        # straight out (CleanRL's process is killed by `subprocess.run`): XLA's compile
+        # threads may still run, and tearing the interpreter down under them crashes
+        print("interrupted", file=sys.stderr, flush=True)
+        os._exit(130)
