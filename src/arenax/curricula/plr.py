@@ -380,54 +380,61 @@ class ReplayCurriculum(Curriculum):
         warm = B.fill_ratio(buf) >= c.min_fill
         replay = warm & (jax.random.uniform(k_coin) < c.replay_prob)
 
-        def replay_cycle(_: None) -> tuple:
+        # one rollout, one update and one scoring serve both kinds of cycle (so they are
+        # compiled once): only choosing the levels and filing them in the buffer branch
+        def pick_replayed(_: None) -> tuple:
             b, idx = self._sample(buf, k_levels)
-            levels = take(b.levels, idx)
-            local = take(levels, ids)
-            played = self._play(student, k_play, local, ids)
+            return b, idx, take(b.levels, idx)
+
+        def pick_new(_: None) -> tuple:
+            idx = jax.eval_shape(lambda: self._sample(buf, k_levels)[1])
+            return buf, jnp.zeros(idx.shape, idx.dtype), self._new_levels(k_levels)
+
+        b, idx, levels = jax.lax.cond(replay, pick_replayed, pick_new, None)
+        local = take(levels, ids)
+        played = self._play(student, k_play, local, ids)
+        if c.robust:  # PLR⊥: no update on new levels
+            trained, stats = jax.lax.cond(
+                replay,
+                lambda _: self._train(student, played, k_update, axis_name),
+                lambda _: (student, self.players.no_update_stats()),
+                None,
+            )
+        else:
             trained, stats = self._train(student, played, k_update, axis_name)
-            scores, best = self._score(played, local, b.max_returns[idx][ids])
-            scores, best = all_gather((scores, best), axis_name)
-            b = B.update_scores(b, idx, scores, best)
+        best_before = jax.lax.cond(
+            replay,
+            lambda _: b.max_returns[idx][ids],
+            lambda _: self._best_before(buf, local),
+            None,
+        )
+        scores, best = all_gather(self._score(played, local, best_before), axis_name)
+
+        def file_replayed(_: None) -> tuple:
+            new_buf = B.update_scores(b, idx, scores, best)
             steps = jnp.int32(n * t)
             if self.accel:  # mutate, evaluate the children with the updated student, insert
                 kids, parent = self._children(k_mutate, levels, scores)
                 kids_local = take(kids, ids)
                 kids_played = self._play(trained, k_children, kids_local, ids)
                 kid_scores, kid_best = all_gather(
-                    self._score(kids_played, kids_local, self._best_before(b, kids_local)),
+                    self._score(kids_played, kids_local, self._best_before(new_buf, kids_local)),
                     axis_name,
                 )
-                mutations = b.mutations[idx][parent] + self._per_mutation
-                b = self.config.insert_levels(b, kids, kid_scores, kid_best, mutations, idx[parent])
+                mutations = new_buf.mutations[idx][parent] + self._per_mutation
+                new_buf = c.insert_levels(
+                    new_buf, kids, kid_scores, kid_best, mutations, idx[parent]
+                )
                 steps = steps + n * t
-            return trained, b, played.episodes, stats, local, jnp.bool_(True), steps
+            return new_buf, steps
 
-        def new_cycle(_: None) -> tuple:
-            levels = self._new_levels(k_levels)
-            local = take(levels, ids)
-            played = self._play(student, k_play, local, ids)
-            if c.robust:
-                trained, stats = student, self.players.no_update_stats()
-            else:
-                trained, stats = self._train(student, played, k_update, axis_name)
-            scores, best = all_gather(
-                self._score(played, local, self._best_before(buf, local)), axis_name
-            )
-            b = c.insert_levels(c.age_without_replay(buf, n), levels, scores, best)
-            return (
-                trained,
-                b,
-                played.episodes,
-                stats,
-                local,
-                jnp.bool_(not c.robust),
-                jnp.int32(n * t),
-            )
+        def file_new(_: None) -> tuple:
+            new_buf = c.insert_levels(c.age_without_replay(buf, n), levels, scores, best)
+            return new_buf, jnp.int32(n * t)
 
-        student, buf, episodes, stats, local, updated, steps = jax.lax.cond(
-            replay, replay_cycle, new_cycle, None
-        )
+        buf, steps = jax.lax.cond(replay, file_replayed, file_new, None)
+        updated = replay | (not c.robust)
+        student, episodes = trained, played.episodes
         metrics = self._metrics(buf, episodes, stats, local, replay, updated, steps, axis_name)
         return state.next(student, buf), metrics
 
