@@ -386,9 +386,8 @@ class ReplayCurriculum(Curriculum):
             b, idx = self._sample(buf, k_levels)
             return b, idx, take(b.levels, idx)
 
-        def pick_new(_: None) -> tuple:
-            idx = jax.eval_shape(lambda: self._sample(buf, k_levels)[1])
-            return buf, jnp.zeros(idx.shape, idx.dtype), self._new_levels(k_levels)
+        def pick_new(_: None) -> tuple:  # no slot: `idx` is read on replay cycles only
+            return buf, jnp.zeros(n, jnp.int32), self._new_levels(k_levels)
 
         b, idx, levels = jax.lax.cond(replay, pick_replayed, pick_new, None)
         local = take(levels, ids)
@@ -434,9 +433,10 @@ class ReplayCurriculum(Curriculum):
 
         buf, steps = jax.lax.cond(replay, file_replayed, file_new, None)
         updated = replay | (not c.robust)
-        student, episodes = trained, played.episodes
-        metrics = self._metrics(buf, episodes, stats, local, replay, updated, steps, axis_name)
-        return state.next(student, buf), metrics
+        metrics = self._metrics(
+            buf, played.episodes, stats, local, replay, updated, steps, axis_name
+        )
+        return state.next(trained, buf), metrics
 
     def _parallel_cycle(
         self, state: TrainState, key: jax.Array, ids: jax.Array, axis_name: str | None
