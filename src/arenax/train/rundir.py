@@ -155,7 +155,7 @@ def make_new_run_dir(run_dir: Path, overwrite: bool) -> RunLock:
         if not overwrite:
             raise ConfigError(
                 f"name={run_dir.name!r}: {run_dir} exists; pass --resume {run_dir}, "
-                "--overwrite, or another --name"
+                "--overwrite, or another --name (in Python: resume=, overwrite=True or name=)"
             )
         if not is_run(run_dir):
             raise ConfigError(
