@@ -6,7 +6,8 @@
 Prints the tests by wall time (set-up included) with the seconds JAX spent tracing, lowering
 and compiling in the test's own process, the persistent cache's misses and hits and the
 programs a run reused in-process (``arenax.train.programs``: no trace, lower or load), then the
-totals by file and over the suite, and each worker's busy time and idle tail. Under
+totals by file and over the suite, each worker's busy time and idle tail, and the jitted
+functions that took the most JAX time over the suite (`--programs N`). Under
 ``pytest -n 2`` the two workers share two cores, so a test's seconds are its share of a
 loaded machine, not its time alone.
 """
@@ -25,6 +26,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("profile", type=Path, help="the file ARENAX_TEST_PROFILE named")
     parser.add_argument("--top", type=int, default=30, help="how many tests to list")
+    parser.add_argument(
+        "--programs", type=int, default=15, help="how many jitted functions to list"
+    )
     args = parser.parse_args()
     try:
         rows = [json.loads(line) for line in args.profile.read_text().splitlines() if line]
@@ -34,8 +38,9 @@ def main() -> None:
         parser.exit(2, f"error: {args.profile}: not a profile of the suite ({exc.msg})\n")
     if not rows:
         parser.exit(2, f"error: {args.profile}: no tests recorded\n")
-    if args.top < 0:
-        parser.exit(2, f"error: top={args.top}: must be >= 0\n")
+    for name in ("top", "programs"):
+        if getattr(args, name) < 0:
+            parser.exit(2, f"error: {name}={getattr(args, name)}: must be >= 0\n")
 
     def line(name: str, r: dict) -> str:
         cells = [
@@ -70,6 +75,21 @@ def main() -> None:
             busy = sum(r["wall_s"] for r in mine)
             idle = finish - max(r["end"] for r in mine)
             print(f"  {w}: {len(mine)} tests, busy {busy:.0f} s, idle at the end {idle:.0f} s")
+
+    programs: dict[str, dict] = defaultdict(lambda: defaultdict(float))
+    for r in rows:
+        for name, p in r.get("programs", {}).items():  # profiles written since rows carry it
+            for k, v in p.items():
+                programs[name][k] += v
+    if programs and args.programs:
+        print(f"\nby jitted function (the {args.programs} that took the most JAX time)")
+        print("   jax_s  trace_s  lower_s compile_s compiles  function")
+        kinds = ("trace_s", "lower_s", "compile_s")
+        ranked = sorted(programs.items(), key=lambda kv: -sum(kv[1][k] for k in kinds))
+        for name, p in ranked[: args.programs]:
+            cells = " ".join(f"{p[k]:8.1f}" for k in kinds)
+            total = sum(p[k] for k in kinds)
+            print(f"{total:8.1f} {cells} {int(p['compiles']):8d}  {name}")
 
 
 if __name__ == "__main__":

@@ -77,9 +77,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # ------------------------------------------------- where a test's time goes (opt-in)
 # ARENAX_TEST_PROFILE=FILE appends one JSON line a test: its wall time (set-up included), the
 # seconds JAX spent tracing, lowering and compiling in this process (persistent-cache loads
-# count as compiles), the cache's hits and misses and the programs a run reused
-# (`arenax.train.programs`). `benchmarks/test_time.py FILE` sums it up. Commands a test
-# starts in other processes are not seen (their time is in the wall time only).
+# count as compiles), the cache's hits and misses, the programs a run reused
+# (`arenax.train.programs`) and the same seconds per jitted function (`programs`).
+# `benchmarks/test_time.py FILE` sums it up. Commands a test starts in other processes are
+# not seen (their time is in the wall time only).
 _PROFILE = os.environ.get("ARENAX_TEST_PROFILE")
 if _PROFILE:
     import json
@@ -89,15 +90,24 @@ if _PROFILE:
     from jax import monitoring
 
     _counts: Counter = Counter()
+    # per jitted function (`jit(chunk)` and `chunk` are one name): its seconds and compiles
+    _programs: dict[str, Counter] = {}
     _EVENTS = {
         "/jax/core/compile/jaxpr_trace_duration": "trace_s",
         "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",
         "/jax/core/compile/backend_compile_duration": "compile_s",
     }
 
-    def _on_duration(event: str, secs: float, **_: object) -> None:
+    def _on_duration(event: str, secs: float, **kw: object) -> None:
         if event in _EVENTS:
-            _counts[_EVENTS[event]] += secs
+            kind = _EVENTS[event]
+            _counts[kind] += secs
+            name = str(kw.get("fun_name", "?"))
+            if name.startswith("jit(") and name.endswith(")"):
+                name = name[4:-1]
+            prog = _programs.setdefault(name, Counter())
+            prog[kind] += secs
+            prog["compiles"] += kind == "compile_s"
 
     def _on_event(event: str, **_: object) -> None:
         if event.endswith(
@@ -111,6 +121,7 @@ if _PROFILE:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(item: pytest.Item, nextitem: object):
         _counts.clear()
+        _programs.clear()
         start = time.perf_counter()
         try:
             return (yield)
@@ -121,6 +132,7 @@ if _PROFILE:
                 "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
                 "end": time.time(),  # when it ended: the workers' idle tail
                 **_counts,
+                "programs": {k: dict(v) for k, v in _programs.items()},
             }
             with open(_PROFILE, "a") as f:
                 f.write(json.dumps(row) + "\n")
