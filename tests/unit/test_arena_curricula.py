@@ -88,10 +88,10 @@ def test_a_block_of_a_parallel_rollout_is_its_levels_played_alone(tmp_path: Path
     cfg = tiny_preset("tag-grid-accel", tmp_path, curriculum=dataclasses.replace(
         tiny_preset("tag-grid-accel", tmp_path).curriculum, parallel=True))  # fmt: skip
     algo = make_curriculum(cfg)
-    state = algo.init(jax.random.key(0))
+    state = jax.jit(algo.init)(jax.random.key(0))
     params = state.learner
     n = cfg.n_envs
-    gen = jax.vmap(algo.generator)
+    gen = jax.jit(jax.vmap(algo.generator))
     blocks = {b: gen(jax.random.split(jax.random.key(i + 1), n))
               for i, b in enumerate(("new", "replay", "children"))}  # fmt: skip
     layout = Blocks(tuple(blocks), n, n)

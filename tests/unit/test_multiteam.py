@@ -80,11 +80,13 @@ def test_team_rollout_matches_an_independent_replay() -> None:
     tr, rr = jax.device_get(trajs["tagger"]), jax.device_get(trajs["runner"])
     assert tr.action.shape == (20, n * 2, 2) and rr.reward.shape == (20, n * 5)
     saw_tag = False
+    # the env's own functions, compiled (op by op each call compiles and runs dozens of ops)
+    reset_state, observe, step_state = map(jax.jit, (env.reset_state, env.observe, env.step_state))
     for e in range(n):
         lv = jax.tree.map(lambda x, e=e: x[e], levels)
-        s = env.reset_state(None, lv)
+        s = reset_state(None, lv)
         for t in range(20):
-            o = env.observe(s)
+            o = observe(s)
             np.testing.assert_allclose(tr.obs[t, e * 2 : e * 2 + 2], o["tagger"], atol=1e-6)
             np.testing.assert_allclose(rr.obs[t, e * 5 : e * 5 + 5], o["runner"], atol=1e-6)
             act = {
@@ -92,7 +94,7 @@ def test_team_rollout_matches_an_independent_replay() -> None:
                 "runner": rr.action[t, e * 5 : e * 5 + 5],
             }
             was_active = np.asarray(s.in_game[2:])  # in the game during this step
-            s, rew, term, trunc, _ = env.step_state(None, s, act)
+            s, rew, term, trunc, _ = step_state(None, s, act)
             np.testing.assert_allclose(rr.reward[t, e * 5 : e * 5 + 5], rew["runner"], atol=1e-6)
             np.testing.assert_allclose(tr.reward[t, e * 2 : e * 2 + 2], rew["tagger"], atol=1e-6)
             np.testing.assert_array_equal(rr.mask[t, e * 5 : e * 5 + 5], was_active)
@@ -102,7 +104,7 @@ def test_team_rollout_matches_an_independent_replay() -> None:
             np.testing.assert_array_equal(tr.terminated[t, e * 2 : e * 2 + 2], done)
             saw_tag |= bool(out.any()) and not done
             if done:
-                s = env.reset_state(None, lv)
+                s = reset_state(None, lv)
     assert saw_tag, "the case should include a runner tagged mid-episode"
     assert bool(np.any(episodes["done"]))
 

@@ -126,19 +126,20 @@ def test_s5_parallel_scan_matches_step_by_step_recurrence_with_resets(seq: tuple
     rng = np.random.default_rng(4)
     s0 = rng.normal(size=(3, 8)) + 1j * rng.normal(size=(3, 8))
     carry0 = (jnp.asarray(s0.real, jnp.float32), jnp.asarray(s0.imag, jnp.float32))
-    params = core.init(jax.random.key(0), x, first, carry0)
-    (re, im), out = core.apply(params, x, first, carry0)
+    params = jax.jit(core.init)(jax.random.key(0), x, first, carry0)
+    apply = jax.jit(core.apply)  # one program for the three calls below
+    (re, im), out = apply(params, x, first, carry0)
     want, ws = s5_reference(params["params"], x, first, s0)
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(re + 1j * im, ws, rtol=1e-4, atol=1e-5)
     other = (carry0[0] + 1.0, carry0[1])
-    _, out_other = core.apply(params, x, first, other)
+    _, out_other = apply(params, x, first, other)
     np.testing.assert_array_equal(out_other[:, 0], out[:, 0])  # env 0 starts at t = 0
     assert not np.allclose(out_other[:, 2], out[:, 2])  # env 2 carries its state on
     np.testing.assert_allclose(out_other[3:, 1], out[3:, 1], rtol=1e-5, atol=1e-6)
     x2 = x.copy()
     x2[:3, 1] += 5.0
-    _, out2 = core.apply(params, x2, first, carry0)
+    _, out2 = apply(params, x2, first, carry0)
     np.testing.assert_allclose(out2[3:, 1], out[3:, 1], rtol=1e-5, atol=1e-6)
     assert not np.allclose(out2[:3, 1], out[:3, 1])
 
@@ -158,7 +159,7 @@ def test_s5_initial_eigenvalues_are_hippo_legs_normal_part() -> None:
     eig = np.linalg.eigvals(a + np.outer(p, p))
     core = Core("s5", n)
     x, first = np.zeros((2, 1, 3), np.float32), np.ones((2, 1), bool)
-    params = core.init(jax.random.key(0), x, first, core.initial_carry(1))["params"]
+    params = jax.jit(core.init)(jax.random.key(0), x, first, core.initial_carry(1))["params"]
     np.testing.assert_allclose(-np.exp(params["log_neg_lambda_re"]), eig.real, atol=1e-6)
     np.testing.assert_allclose(params["lambda_im"], np.sort(eig.imag), atol=1e-4)
     step = np.exp(params["log_step"])
@@ -176,11 +177,12 @@ def test_sequence_equals_step_by_step(cell: str) -> None:
     )
     first = jnp.asarray([[1, 1], [0, 0], [0, 1], [0, 0], [1, 0]], jnp.bool_)
     params = pol.init(jax.random.key(0), obs)
-    _, logits, value = pol.apply(params, obs, first, pol.initial_carry(2))
+    apply = jax.jit(pol.apply)  # one program for the sequence, one for a step
+    _, logits, value = apply(params, obs, first, pol.initial_carry(2))
     carry = pol.initial_carry(2)
     for t in range(5):
         o = jax.tree.map(lambda a, t=t: a[t : t + 1], obs)
-        carry, lg, v = pol.apply(params, o, first[t : t + 1], carry)
+        carry, lg, v = apply(params, o, first[t : t + 1], carry)
         np.testing.assert_allclose(lg[0], logits[t], rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(v[0], value[t], rtol=1e-4, atol=1e-5)
 

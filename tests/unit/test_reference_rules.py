@@ -273,12 +273,16 @@ def test_time_limit_bootstrapped_or_terminal(boot: bool) -> None:
     env = MazeEnv(height=5, width=5, max_steps=2, normalize_obs=True)
     wrapped = EpisodeStats(AutoReplay(env))
     pol = StudentPolicy(cell="ff", hidden=8)
-    obs, _ = env.reset(jax.random.key(0), maze(0))
-    params = pol.init(jax.random.key(1), jax.tree.map(lambda x: x[None], obs["agent"]))
+    # compiled (op by op the set-up alone compiles and runs over a hundred ops)
+    obs, _ = jax.jit(env.reset)(jax.random.key(0), maze(0))
+    params = jax.jit(pol.init)(jax.random.key(1), jax.tree.map(lambda x: x[None], obs["agent"]))
     ids = jnp.arange(1, dtype=jnp.int32)
-    start = start_rollout(wrapped, jax.random.key(2), stack([maze(0)]), ids, pol.initial_carry(1))
-    traj, _, _ = rollout(wrapped, pol, params, jax.random.key(3), start, 2, ids,
-                         bootstrap_truncation=boot)  # fmt: skip
+    start = jax.jit(start_rollout, static_argnums=0)(
+        wrapped, jax.random.key(2), stack([maze(0)]), ids, pol.initial_carry(1)
+    )
+    play = jax.jit(rollout, static_argnums=(0, 1, 5), static_argnames="bootstrap_truncation")
+    traj, _, _ = play(wrapped, pol, params, jax.random.key(3), start, 2, ids,
+                      bootstrap_truncation=boot)  # fmt: skip
     assert bool(traj.done[1, 0])
     assert bool(traj.terminated[1, 0]) == (not boot)
     gamma = 0.9

@@ -18,40 +18,49 @@ def test_rollout_matches_replay_and_bootstraps_truncations() -> None:
     pol = StudentPolicy(cell="ff", hidden=16)  # value depends on the observation only
     n, t_len = 3, 40
     gen = functools.partial(sample_dr_level, height=4, width=4, n_walls=3)
-    levels = jax.vmap(lambda k: jax.vmap(gen)(jax.random.split(k, t_len + 1)))(
+    levels = jax.jit(jax.vmap(lambda k: jax.vmap(gen)(jax.random.split(k, t_len + 1))))(
         jax.random.split(jax.random.key(0), n)
     )
     ids = jnp.arange(n, dtype=jnp.int32)
-    obs, state = reset_batch(env, jax.random.key(1), levels, ids)
-    params = pol.init(jax.random.key(2), jax.tree.map(lambda x: x[None, :, 0], obs["agent"]))
+    obs, state = jax.jit(reset_batch, static_argnums=0)(env, jax.random.key(1), levels, ids)
+    params = jax.jit(pol.init)(
+        jax.random.key(2), jax.tree.map(lambda x: x[None, :, 0], obs["agent"])
+    )
     start = RolloutCarry(state, obs, jnp.ones((n,), bool), pol.initial_carry(n))
     traj, _, eps = jax.jit(rollout, static_argnums=(0, 1, 5))(
         env, pol, params, jax.random.key(3), start, t_len, ids
     )
     traj = jax.device_get(traj)
 
-    def value(o: object) -> float:
+    @jax.jit
+    def _value(o: object) -> jax.Array:
         o = jax.tree.map(lambda x: x[None], o["agent"])
-        return float(pol.apply(params, o, jnp.ones((1, 1), bool), pol.initial_carry(1))[2][0, 0])
+        return pol.apply(params, o, jnp.ones((1, 1), bool), pol.initial_carry(1))[2][0, 0]
+
+    def value(o: object) -> float:
+        return float(_value(o))
+
+    # the replay steps one env at a time through the env's own functions (compiled: op by op
+    # a maze step takes ~0.1 s)
+    observe, step_state = jax.jit(base.observe), jax.jit(base.step_state)
+    reset_state = jax.jit(base.reset_state)
 
     n_trunc = 0
     for j in range(n):
         k = 0
-        s = base.reset_state(None, jax.tree.map(lambda x, j=j: x[j, 0], levels))
+        s = reset_state(None, jax.tree.map(lambda x, j=j: x[j, 0], levels))
         ret = 0.0
         for t in range(t_len):
-            o = base.observe(s)
+            o = observe(s)
             np.testing.assert_array_equal(traj.obs.image[t, j], o["agent"].image[0])
             assert traj.first[t, j] == (t == 0 or traj.done[t - 1, j])
-            s, r, term, trunc, _ = base.step_state(
-                None, s, {"agent": jnp.array([traj.action[t, j]])}
-            )
+            s, r, term, trunc, _ = step_state(None, s, {"agent": jnp.array([traj.action[t, j]])})
             ret += float(r["agent"][0])
             assert traj.reward[t, j] == float(r["agent"][0])
             assert traj.terminated[t, j] == bool(term) and traj.done[t, j] == bool(term | trunc)
             if bool(trunc) and not bool(term):
                 # bootstrap from the final observation of the old episode, not the new one
-                np.testing.assert_allclose(traj.next_value[t, j], value(base.observe(s)), rtol=1e-5)
+                np.testing.assert_allclose(traj.next_value[t, j], value(observe(s)), rtol=1e-5)
                 n_trunc += 1
             elif not bool(term | trunc) and t + 1 < t_len:
                 assert traj.next_value[t, j] == traj.value[t + 1, j]
@@ -60,5 +69,5 @@ def test_rollout_matches_replay_and_bootstraps_truncations() -> None:
                 np.testing.assert_allclose(eps["return"][t, j], ret, rtol=1e-6)
                 k += 1
                 ret = 0.0
-                s = base.reset_state(None, jax.tree.map(lambda x, j=j, k=k: x[j, k], levels))
+                s = reset_state(None, jax.tree.map(lambda x, j=j, k=k: x[j, k], levels))
     assert n_trunc > 0

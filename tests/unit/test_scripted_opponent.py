@@ -32,10 +32,15 @@ def test_a_scripted_team_plays_inside_the_env(game: str, scripted: str) -> None:
     level = env.generate(jax.random.key(0))
     s_w = s_g = env.reset_state(None, level)
     step_w, step_g = jax.jit(wrapped.step_state), jax.jit(env.step_state)
+    # compiled, as the steps are (op by op each call would compile and run dozens of ops)
+    space, n_acting = env.action_space(acting), env.num_agents(acting)
+    sample = jax.jit(lambda k: space.sample(jax.random.fold_in(k, 1), (n_acting,)))
+    script = jax.jit(lambda s: scripted_actions(env, s, scripted))
+    observe_w, observe_g = jax.jit(wrapped.observe), jax.jit(env.observe)
     for t in range(20):
         k = jax.random.key(t)
-        a = env.action_space(acting).sample(jax.random.fold_in(k, 1), (env.num_agents(acting),))
-        full = {acting: a, scripted: scripted_actions(env, s_g, scripted)}
+        a = sample(k)
+        full = {acting: a, scripted: script(s_g)}
         s_w, r_w, term_w, trunc_w, info_w = step_w(k, s_w, {acting: a})
         s_g, r_g, term_g, trunc_g, _ = step_g(k, s_g, full)
         for x, y in zip(jax.tree.leaves(s_w), jax.tree.leaves(s_g), strict=True):
@@ -48,9 +53,9 @@ def test_a_scripted_team_plays_inside_the_env(game: str, scripted: str) -> None:
         for v in info_w.values():
             if isinstance(v, dict):
                 assert set(v) == {acting}
-        obs = wrapped.observe(s_w)
+        obs = observe_w(s_w)
         assert set(obs) == {acting}
-        np.testing.assert_array_equal(obs[acting], env.observe(s_g)[acting])
+        np.testing.assert_array_equal(obs[acting], observe_g(s_g)[acting])
     with pytest.raises(ValueError, match="scripted teams \\['seeker'\\]"):
         ScriptedTeams(env, ("seeker",))
     with pytest.raises(ValueError, match="every team is scripted"):

@@ -84,15 +84,16 @@ def test_refresh_in_chunks_with_long_rollouts(tmp_path: Path) -> None:
     validate(cfg)
     algo = make_curriculum(cfg)
     assert algo.eval_steps == 20
-    state = algo.init(jax.random.key(0))
+    state = jax.jit(algo.init)(jax.random.key(0))
     key = jax.random.key(1)
     buf = jax.jit(lambda p, k: algo._refresh(p, k, None))(state.learner, key)
     k_levels, k_play = jax.random.split(key)
-    levels = jax.vmap(algo.generator)(jax.random.split(k_levels, 8))
+    levels = jax.jit(jax.vmap(algo.generator))(jax.random.split(k_levels, 8))
+    play = jax.jit(algo._play, static_argnums=4)
     p = []
     for i, ids in enumerate(jnp.arange(8, dtype=jnp.int32).reshape(2, 4)):
         part = jax.tree.map(lambda x, ids=ids: x[ids], levels)
-        ep = algo._play(state.learner, jax.random.fold_in(k_play, i), part, ids, 20).episodes
+        ep = play(state.learner, jax.random.fold_in(k_play, i), part, ids, 20).episodes
         wins, ended = counted_success(ep["done"], ep["success"], 3)
         assert np.all(np.asarray(ended) <= 3)
         p.append(np.where(ended > 0, wins / np.maximum(ended, 1), 0.0))

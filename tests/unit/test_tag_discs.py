@@ -101,9 +101,9 @@ def test_the_cpu_kernel_writes_the_disc_features_as_the_jax_path(monkeypatch) ->
 
     assert kernels.cpu_kernel_available(), "the suite checks the CPU kernel"
     env = TagEnv(**{**BENCHMARK, "max_obstacles": 16})
-    lv = jax.vmap(env.generate)(jax.random.split(jax.random.key(0), 6))
+    lv = jax.jit(jax.vmap(env.generate))(jax.random.split(jax.random.key(0), 6))
     assert 0 < int(jnp.sum(lv.obstacles[..., 2] == 0)) < 6 * 16  # some unused slots
-    s = jax.vmap(lambda x: env.reset_state(None, x))(lv)
+    s = jax.jit(jax.vmap(lambda x: env.reset_state(None, x)))(lv)
     s = s.replace(active=s.active.at[:, 3].set(False).at[0, 50].set(False))
     got = jax.jit(jax.vmap(env.observe))(s)
     monkeypatch.setattr(kernels, "cpu_kernel_available", lambda: False)
@@ -273,14 +273,14 @@ def test_a_levels_episode_length_truncates_and_is_observed() -> None:
 def test_episode_lengths_generated_mutated_and_written() -> None:
     env = TagEnv(n_taggers=2, n_runners=3, arena=10.0, episode_length=50, max_obstacles=4,
                  episode_length_range=(10, 30))  # fmt: skip
-    levels = jax.vmap(env.generate)(jax.random.split(jax.random.key(0), 32))
+    levels = jax.jit(jax.vmap(env.generate))(jax.random.split(jax.random.key(0), 32))
     lengths = np.asarray(levels.episode_length)
     assert lengths.min() >= 10 and lengths.max() <= 30 and len(set(lengths.tolist())) > 5
     # the other generators carry the full length; the mutator redraws it within the range
     for name in ("empty", "pillars", "ring"):
         assert int(make_generator(f"tag/{name}", env=env)(jax.random.key(1)).episode_length) == 50
     one = jax.tree.map(lambda x: x[0], levels)
-    kids = jax.vmap(lambda k: D.mutate(k, one, 3, episode_length_range=(10, 30)))(
+    kids = jax.jit(jax.vmap(lambda k: D.mutate(k, one, 3, episode_length_range=(10, 30))))(
         jax.random.split(jax.random.key(2), 64))  # fmt: skip
     assert np.any(np.asarray(kids.episode_length) != int(one.episode_length))
     for i in range(64):

@@ -26,12 +26,15 @@ def test_episode_statistics_match_a_step_by_step_replay() -> None:
     levels = jax.vmap(env.generate)(jax.random.split(jax.random.key(0), 4))
     key = jax.random.key(1)
     out = jax.device_get(play_episodes(env, act, levels, key))
+    # the env's own functions, compiled (op by op each call compiles and runs dozens of ops)
+    reset_state = jax.jit(env.reset_state)
+    step = jax.jit(lambda k, s: env.step_state(k, s, act(s, env.observe(s), k)))
     for e in range(4):
-        s = env.reset_state(None, jax.tree.map(lambda x, e=e: x[e], levels))
+        s = reset_state(None, jax.tree.map(lambda x, e=e: x[e], levels))
         tagged, first, ret_t, length = 0.0, 0, 0.0, 0
         for t in range(env.episode_length):
             k = jax.random.split(jax.random.fold_in(key, t), 4)[e]
-            s, r, term, trunc, info = env.step_state(k, s, act(s, env.observe(s), k))
+            s, r, term, trunc, info = step(k, s)
             tagged += float(info["tagged"])
             first = t + 1 if first == 0 and int(info["tagged"]) > 0 else first
             ret_t += float(np.mean(r["tagger"]))
