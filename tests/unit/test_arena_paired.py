@@ -22,9 +22,10 @@ from arenax.train import PRESETS, validate
 
 def build(editor: ArenaEditor, cells: list[int]):
     """Play an editing episode choosing ``cells``; returns the final state."""
-    state = editor.reset_state(jax.random.key(0))
+    state = jax.jit(editor.reset_state)(jax.random.key(0))
+    step = jax.jit(editor.step_state)  # one program for the episode (op by op: dozens a step)
     for t, c in enumerate(cells):
-        state, _, done, _, _ = editor.step_state(jax.random.key(t + 1), state, {"teacher": c})
+        state, _, done, _, _ = step(jax.random.key(t + 1), state, {"teacher": jnp.int32(c)})
         assert bool(done) == (t == len(cells) - 1)
     return state
 

@@ -176,7 +176,7 @@ def test_sequence_equals_step_by_step(cell: str) -> None:
         direction=jnp.asarray(rng.integers(0, 4, (5, 2)), jnp.int32),
     )
     first = jnp.asarray([[1, 1], [0, 0], [0, 1], [0, 0], [1, 0]], jnp.bool_)
-    params = pol.init(jax.random.key(0), obs)
+    params = jax.jit(pol.init)(jax.random.key(0), obs)
     apply = jax.jit(pol.apply)  # one program for the sequence, one for a step
     _, logits, value = apply(params, obs, first, pol.initial_carry(2))
     carry = pol.initial_carry(2)
@@ -191,7 +191,7 @@ def test_sequence_equals_step_by_step(cell: str) -> None:
 def test_student_shapes_and_near_uniform_initial_policy(cell: str) -> None:
     pol = StudentPolicy(cell=cell)
     obs = MazeObs(image=jnp.ones((4, 3, 5, 5, 3)), direction=jnp.zeros((4, 3), jnp.int32))
-    params = pol.init(jax.random.key(0), obs)
+    params = jax.jit(pol.init)(jax.random.key(0), obs)
     carry, logits, value = pol.apply(params, obs, jnp.ones((4, 3), bool), pol.initial_carry(3))
     assert logits.shape == (4, 3, 7) and value.shape == (4, 3)
     assert carry[0].shape == (3, 256)
@@ -219,7 +219,7 @@ def test_gate_init_one_orthogonal_matrix_or_one_block_per_gate(cell: str, gates:
     obs = MazeObs(image=jnp.ones((2, 3, 5, 5, 3)), direction=jnp.zeros((2, 3), jnp.int32))
     for gate_init in ("joint", "per_gate"):
         pol = StudentPolicy(cell=cell, hidden=64, gate_init=gate_init)
-        core = pol.init(jax.random.key(0), obs)["params"]["core"]
+        core = jax.jit(pol.init)(jax.random.key(0), obs)["params"]["core"]
         for w in (core["input"]["kernel"], core["recurrent"]):
             w = np.asarray(w, np.float64)
             blocks = np.split(w, gates, axis=1)

@@ -48,7 +48,7 @@ def test_refresh_estimates_p_from_whole_episodes(tmp_path: Path) -> None:
     from arenax.train.build import make_curriculum
 
     algo = make_curriculum(tiny(tmp_path))
-    state = algo.init(jax.random.key(0))
+    state = jax.jit(algo.init)(jax.random.key(0))
     buf = jax.jit(lambda p, k: algo._refresh(p, k, None))(state.learner, jax.random.key(1))
     p = np.asarray(buf.success)
     np.testing.assert_allclose(p * 3, np.round(p * 3), atol=1e-5)
