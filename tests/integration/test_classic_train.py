@@ -107,7 +107,7 @@ def test_cartpole_dr_learns(tmp_path: Path) -> None:
     res = train(cfg)
     env, policy = make_env(cfg), make_players(cfg).learners["agent"].policy
     key = jax.random.key(5)
-    init = make_curriculum(cfg).init(jax.random.key(cfg.seed)).learner["agent"].params
+    init = jax.jit(make_curriculum(cfg).init)(jax.random.key(cfg.seed)).learner["agent"].params
     before = evaluate_levels(env, policy, init, 32, key)[0]
     after = evaluate_levels(
         env, policy, jax.device_get(res.state.learner["agent"].params), 32, key

@@ -27,7 +27,7 @@ def test_ddpg_learns_a_one_step_task(td3: bool) -> None:
     cfg = Q.DDPGConfig(td3=td3, hidden=(32, 32), batch_size=64, update_to_data=1.0,
                        learning_starts=256, buffer_size=4096, noise_std=0.5)  # fmt: skip
     algo = OffPolicyDR(game=Reach(), config=cfg, n_envs=8, n_steps=4)
-    st = algo.init(jax.random.key(0))
+    st = jax.jit(algo.init)(jax.random.key(0))
     cycle = jax.jit(lambda s, k: algo.cycle(s, k, jnp.arange(8, dtype=jnp.int32), None))
     for i in range(120):
         st, m = cycle(st, jax.random.key(i))

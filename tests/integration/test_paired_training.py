@@ -47,7 +47,7 @@ def test_teacher_reward_on_last_step_and_valid_levels(tmp_path: Path) -> None:
     cfg = small("maze-paired", tmp_path)
     algo = make_curriculum(cfg)
     algo = dataclasses.replace(algo, teacher=Spy(algo.teacher))
-    state = algo.init(jax.random.key(0))
+    state = jax.jit(algo.init)(jax.random.key(0))
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     new, m = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))(state, jax.random.key(1))
     assert float(m["teacher/spy_rest"]) == 0.0

@@ -40,7 +40,7 @@ def test_s5_trains_student_and_teacher(preset: str, tmp_path: Path) -> None:
 
     from arenax.train.build import make_curriculum
 
-    init = make_curriculum(cfg).init(jax.random.key(cfg.seed)).learner
+    init = jax.jit(make_curriculum(cfg).init)(jax.random.key(cfg.seed)).learner
     final = res.state.learner
     key = "agent"
     a = jax.tree.leaves(init[key].params)

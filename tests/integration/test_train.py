@@ -190,7 +190,8 @@ def test_one_program_runs_chunks_of_every_length_up_to_its_own() -> None:
     cycles bit for bit (a run resumed with another `--chunk` goes on exactly)."""
     algo = make_curriculum(TINY)
     mesh = make_mesh(1)
-    fresh = lambda: replicate(algo.init(jax.random.key(0)), mesh)  # noqa: E731 (donated)
+    init = jax.jit(algo.init)
+    fresh = lambda: replicate(init(jax.random.key(0)), mesh)  # noqa: E731 (donated)
     upto = make_chunk(algo, mesh, TINY.n_envs, 3, up_to=True)
     want_state, want = upto(fresh(), np.int32(3))
     state, one = upto(fresh(), np.int32(1))

@@ -136,7 +136,7 @@ def _warm_cycle(tmp_path: Path, preset: str, **plr: object) -> tuple:
     .5, distinct levels), and its starting state."""
     algo = make_curriculum(small(preset, tmp_path))
     algo = dataclasses.replace(algo, config=dataclasses.replace(algo.config, **plr))
-    state = algo.init(jax.random.key(0))
+    state = jax.jit(algo.init)(jax.random.key(0))
     buf = state.curriculum
     cap = buf.capacity
     levels = jax.vmap(algo.generator)(jax.random.split(jax.random.key(1), cap))
@@ -174,7 +174,7 @@ def test_parallel_plr_that_is_not_robust_trains_before_warm_up(tmp_path: Path) -
     for robust in (False, True):
         algo = make_curriculum(small("maze-pplr", tmp_path))
         algo = dataclasses.replace(algo, config=dataclasses.replace(algo.config, robust=robust))
-        state = algo.init(jax.random.key(0))
+        state = jax.jit(algo.init)(jax.random.key(0))
         ids = jnp.arange(algo.n_envs, dtype=jnp.int32)
         _, m = jax.jit(lambda st, k: algo.cycle(st, k, ids, None))(state, jax.random.key(3))  # noqa: B023
         assert float(m["replay"]) == 0.0
