@@ -85,11 +85,11 @@ def main() -> None:
         print(f"\nby jitted function (the {args.programs} that took the most JAX time)")
         print("   jax_s  trace_s  lower_s compile_s compiles  function")
         kinds = ("trace_s", "lower_s", "compile_s")
-        ranked = sorted(programs.items(), key=lambda kv: -sum(kv[1][k] for k in kinds))
-        for name, p in ranked[: args.programs]:
+        totals = {name: sum(p[k] for k in kinds) for name, p in programs.items()}
+        for name in sorted(totals, key=totals.__getitem__, reverse=True)[: args.programs]:
+            p = programs[name]
             cells = " ".join(f"{p[k]:8.1f}" for k in kinds)
-            total = sum(p[k] for k in kinds)
-            print(f"{total:8.1f} {cells} {int(p['compiles']):8d}  {name}")
+            print(f"{totals[name]:8.1f} {cells} {int(p['compiles']):8d}  {name}")
 
 
 if __name__ == "__main__":

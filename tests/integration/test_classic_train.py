@@ -22,6 +22,7 @@ from arenax.envs.classic.physics import Constant, level_values
 from arenax.envs.evaluation import evaluate_levels
 from arenax.train import PRESETS, ConfigError, TrainConfig, train, validate
 from arenax.train.build import make_curriculum, make_env, make_players
+from arenax.train.parallel import jit_init
 
 
 def tiny(tmp_path: Path, preset: str, **changes: object) -> TrainConfig:
@@ -107,7 +108,7 @@ def test_cartpole_dr_learns(tmp_path: Path) -> None:
     res = train(cfg)
     env, policy = make_env(cfg), make_players(cfg).learners["agent"].policy
     key = jax.random.key(5)
-    init = jax.jit(make_curriculum(cfg).init)(jax.random.key(cfg.seed)).learner["agent"].params
+    init = jit_init(make_curriculum(cfg))(jax.random.key(cfg.seed)).learner["agent"].params
     before = evaluate_levels(env, policy, init, 32, key)[0]
     after = evaluate_levels(
         env, policy, jax.device_get(res.state.learner["agent"].params), 32, key

@@ -20,6 +20,7 @@ from arenax.curricula.coplayers import slot_probs
 from arenax.curricula.maestro import buffer_priority
 from arenax.train import PRESETS, train, validate
 from arenax.train.build import make_curriculum
+from arenax.train.parallel import jit_init
 from helpers import assert_close, assert_same, learning_rows, tiny_preset
 
 
@@ -75,7 +76,7 @@ def test_maestro_files_each_arena_under_its_coplayer(tmp_path: Path) -> None:
     cur = make_curriculum(cfg)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     cycle = jax.jit(lambda s, k: cur.cycle(s, k, ids, None))
-    state0 = jax.jit(cur.init)(jax.random.key(0))
+    state0 = jit_init(cur)(jax.random.key(0))
     state1, _ = cycle(state0, jax.random.key(1))
     pop, bufs = state1.curriculum["population"], state1.curriculum["buffers"]
     live = pop.size

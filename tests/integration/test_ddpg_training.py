@@ -17,6 +17,7 @@ from arenax.curricula.plr import PLRConfig
 from arenax.envs.classic.family import CartPoleConfig
 from arenax.rl import ddpg as Q
 from arenax.train import PRESETS, ConfigError, train, validate
+from arenax.train.parallel import jit_init
 from helpers import Reach
 
 
@@ -27,7 +28,7 @@ def test_ddpg_learns_a_one_step_task(td3: bool) -> None:
     cfg = Q.DDPGConfig(td3=td3, hidden=(32, 32), batch_size=64, update_to_data=1.0,
                        learning_starts=256, buffer_size=4096, noise_std=0.5)  # fmt: skip
     algo = OffPolicyDR(game=Reach(), config=cfg, n_envs=8, n_steps=4)
-    st = jax.jit(algo.init)(jax.random.key(0))
+    st = jit_init(algo)(jax.random.key(0))
     cycle = jax.jit(lambda s, k: algo.cycle(s, k, jnp.arange(8, dtype=jnp.int32), None))
     for i in range(120):
         st, m = cycle(st, jax.random.key(i))

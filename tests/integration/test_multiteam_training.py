@@ -18,6 +18,7 @@ from arenax.rl.rollout import team_rollout
 from arenax.train import PRESETS, GridTagConfig, PPOConfig, TeamConfig, TrainConfig, train, validate
 from arenax.train.build import make_curriculum
 from arenax.train.loop import TIMING_COLUMNS
+from arenax.train.parallel import jit_init
 
 SMALL_PPO = PPOConfig(lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=2, minibatches=2)
 
@@ -135,7 +136,7 @@ def test_reward_scale_equals_scaling_the_games_rewards(tmp_path: Path) -> None:
 def test_frozen_team_keeps_its_parameters(tmp_path: Path) -> None:
     cfg = tiny_tag(tmp_path, runner=team(frozen=True))
     algo = make_curriculum(cfg)
-    init = jax.jit(algo.init)(jax.random.key(cfg.seed))
+    init = jit_init(algo)(jax.random.key(cfg.seed))
     res = train(cfg)
     after = jax.device_get(res.state.learner)
     for a, b in zip(jax.tree.leaves(init.learner["runner"].params),
@@ -151,7 +152,7 @@ def test_frozen_team_keeps_its_parameters(tmp_path: Path) -> None:
 def tagging_rate(cfg: TrainConfig, learner: dict, key: jax.Array) -> float:
     """Runners tagged per finished episode over a fixed 64-env, 60-step rollout."""
     algo = make_curriculum(cfg)
-    state = jax.jit(algo.init)(jax.random.key(123))
+    state = jit_init(algo)(jax.random.key(123))
     state = state.replace(learner=learner)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     policies, params = algo.team_policies(), algo.team_params(state)
@@ -176,7 +177,7 @@ def test_trained_taggers_tag_more_than_random_taggers(tmp_path: Path) -> None:
         archive_every=0, out_dir=tmp_path, progress=False, tensorboard=False,
     )  # fmt: skip
     res = train(cfg)
-    init = jax.jit(make_curriculum(cfg).init)(jax.random.key(cfg.seed)).learner
+    init = jit_init(make_curriculum(cfg))(jax.random.key(cfg.seed)).learner
     key = jax.random.key(7)
     random_rate = tagging_rate(cfg, init, key)
     trained_rate = tagging_rate(cfg, jax.device_get(res.state.learner), key)

@@ -14,6 +14,7 @@ import pytest
 from arenax.envs.maze import is_valid
 from arenax.train import PPOConfig, TrainConfig, train
 from arenax.train.build import make_curriculum
+from arenax.train.parallel import jit_init
 from helpers import assert_same, learning_rows, tiny_preset
 
 
@@ -47,7 +48,7 @@ def test_teacher_reward_on_last_step_and_valid_levels(tmp_path: Path) -> None:
     cfg = small("maze-paired", tmp_path)
     algo = make_curriculum(cfg)
     algo = dataclasses.replace(algo, teacher=Spy(algo.teacher))
-    state = jax.jit(algo.init)(jax.random.key(0))
+    state = jit_init(algo)(jax.random.key(0))
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     new, m = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))(state, jax.random.key(1))
     assert float(m["teacher/spy_rest"]) == 0.0

@@ -15,6 +15,7 @@ from arenax.curricula import buffer as B
 from arenax.train import TrainConfig, train
 from arenax.train.build import make_curriculum
 from arenax.train.loop import TIMING_COLUMNS
+from arenax.train.parallel import jit_init
 from helpers import assert_same, tiny_preset
 
 pytestmark = pytest.mark.slow  # every test here trains
@@ -58,7 +59,7 @@ def test_presets_run_and_count_every_step(preset: str, tmp_path: Path) -> None:
 def test_robust_plr_skips_updates_on_new_levels(tmp_path: Path) -> None:
     cfg = small("maze-plr", tmp_path)
     algo = make_curriculum(cfg)
-    state = jax.jit(algo.init)(jax.random.key(0))
+    state = jit_init(algo)(jax.random.key(0))
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     step = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))
     seen = set()
@@ -78,7 +79,7 @@ def test_robust_plr_skips_updates_on_new_levels(tmp_path: Path) -> None:
     algo2 = make_curriculum(
         dataclasses.replace(cfg, curriculum=dataclasses.replace(cfg.curriculum, robust=False))
     )
-    s2 = jax.jit(algo2.init)(jax.random.key(0))
+    s2 = jit_init(algo2)(jax.random.key(0))
     n2, m2 = jax.jit(lambda s, k: algo2.cycle(s, k, ids, None))(s2, jax.random.key(0))
     assert float(m2["replay"]) == 0.0 and float(m2["updated"]) == 1.0
     assert not jnp.array_equal(
@@ -96,7 +97,7 @@ def test_parallel_batch_composition(tmp_path: Path) -> None:
     algo = make_curriculum(cfg)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     step = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))
-    state = jax.jit(algo.init)(jax.random.key(0))
+    state = jit_init(algo)(jax.random.key(0))
     state, m = step(state, jax.random.key(1))  # cold: no training, all blocks inserted
     assert float(m["updated"]) == 0.0
     while float(B.fill_ratio(state.curriculum)) < cfg.curriculum.min_fill:

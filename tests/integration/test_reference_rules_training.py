@@ -13,6 +13,7 @@ import pytest
 
 from arenax.train import TrainConfig, train, with_compat
 from arenax.train.build import make_curriculum
+from arenax.train.parallel import jit_init
 from helpers import tiny_preset
 
 
@@ -51,7 +52,7 @@ def test_cycle_start_recurrent_state(carry_over: bool, tmp_path: Path) -> None:
     algo = dataclasses.replace(algo, players=spied)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     step = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))
-    state = jax.jit(algo.init)(jax.random.key(0))
+    state = jit_init(algo)(jax.random.key(0))
     state, m1 = step(state, jax.random.key(1))
     _, m2 = step(state, jax.random.key(2))
     assert float(m1["spy_carry"]) == 0.0  # the first cycle starts from zero either way
@@ -75,7 +76,7 @@ def test_accel_parallel_cold_third_block(cold: str, tmp_path: Path) -> None:
     algo = make_curriculum(cfg)
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
     state, m = jax.jit(lambda s, k: algo.cycle(s, k, ids, None))(
-        jax.jit(algo.init)(jax.random.key(0)), jax.random.key(1)
+        jit_init(algo)(jax.random.key(0)), jax.random.key(1)
     )
     assert float(m["updated"]) == 0.0  # cold
     muts = set(np.asarray(state.curriculum.mutations)[np.asarray(state.curriculum.filled)].tolist())

@@ -9,6 +9,7 @@ import pytest
 
 from arenax.train import PPOConfig, TrainConfig, train
 from arenax.train.loop import TIMING_COLUMNS
+from arenax.train.parallel import jit_init
 from arenax.train.variants import with_cell
 from helpers import tiny_preset
 
@@ -40,7 +41,7 @@ def test_s5_trains_student_and_teacher(preset: str, tmp_path: Path) -> None:
 
     from arenax.train.build import make_curriculum
 
-    init = jax.jit(make_curriculum(cfg).init)(jax.random.key(cfg.seed)).learner
+    init = jit_init(make_curriculum(cfg))(jax.random.key(cfg.seed)).learner
     final = res.state.learner
     key = "agent"
     a = jax.tree.leaves(init[key].params)

@@ -34,7 +34,7 @@ from arenax.train import (
 )
 from arenax.train.build import make_curriculum
 from arenax.train.checkpoint import Checkpointer
-from arenax.train.parallel import make_chunk, make_mesh, replicate
+from arenax.train.parallel import jit_init, make_chunk, make_mesh, replicate
 from arenax.train.prepare import load_saved_config
 from helpers import assert_same, default_codegen_env, learning_rows
 
@@ -190,7 +190,7 @@ def test_one_program_runs_chunks_of_every_length_up_to_its_own() -> None:
     cycles bit for bit (a run resumed with another `--chunk` goes on exactly)."""
     algo = make_curriculum(TINY)
     mesh = make_mesh(1)
-    init = jax.jit(algo.init)
+    init = jit_init(algo)
     fresh = lambda: replicate(init(jax.random.key(0)), mesh)  # noqa: E731 (donated)
     upto = make_chunk(algo, mesh, TINY.n_envs, 3, up_to=True)
     want_state, want = upto(fresh(), np.int32(3))

@@ -19,6 +19,7 @@ from arenax.curricula.plr import Played
 from arenax.options import ConfigError
 from arenax.train import PRESETS, validate
 from arenax.train.build import make_curriculum
+from arenax.train.parallel import jit_init
 from helpers import tiny_preset
 
 
@@ -88,7 +89,7 @@ def test_a_block_of_a_parallel_rollout_is_its_levels_played_alone(tmp_path: Path
     cfg = tiny_preset("tag-grid-accel", tmp_path, curriculum=dataclasses.replace(
         tiny_preset("tag-grid-accel", tmp_path).curriculum, parallel=True))  # fmt: skip
     algo = make_curriculum(cfg)
-    state = jax.jit(algo.init)(jax.random.key(0))
+    state = jit_init(algo)(jax.random.key(0))
     params = state.learner
     n = cfg.n_envs
     gen = jax.jit(jax.vmap(algo.generator))

@@ -20,6 +20,7 @@ from arenax.envs import spaces
 from arenax.nn.mlp import MLPPolicy
 from arenax.rl.learner import Learner
 from arenax.rl.ppo import PPOConfig
+from arenax.train.parallel import jit_init
 from helpers import Reach
 
 
@@ -108,7 +109,7 @@ def test_ppo_moves_the_gaussian_to_the_optimum(squash: bool) -> None:
     players = Players(env, {"agent": Learner(policy, ppo)}, {"agent": "agent"},
                       bootstrap_truncation={"agent": False})  # fmt: skip
     algo = DomainRandomisation(players, 64, 4, env.generate, DRConfig("continue"))
-    state = jax.jit(algo.init)(jax.random.key(0))
+    state = jit_init(algo)(jax.random.key(0))
     cycle = jax.jit(lambda s, k: algo.cycle(s, k, jnp.arange(64, dtype=jnp.int32), None))
 
     def mode(state: Any) -> float:

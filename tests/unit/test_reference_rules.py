@@ -22,6 +22,7 @@ from arenax.rl.gae import gae
 from arenax.rl.rollout import rollout, start_rollout
 from arenax.train import PRESETS, ConfigError, TrainConfig, validate, with_compat
 from arenax.train.build import make_curriculum
+from arenax.train.parallel import jit_init
 from arenax.train.saved import load_config, save_config
 from helpers import tiny_preset
 
@@ -136,7 +137,7 @@ def _warm_cycle(tmp_path: Path, preset: str, **plr: object) -> tuple:
     .5, distinct levels), and its starting state."""
     algo = make_curriculum(small(preset, tmp_path))
     algo = dataclasses.replace(algo, config=dataclasses.replace(algo.config, **plr))
-    state = jax.jit(algo.init)(jax.random.key(0))
+    state = jit_init(algo)(jax.random.key(0))
     buf = state.curriculum
     cap = buf.capacity
     levels = jax.vmap(algo.generator)(jax.random.split(jax.random.key(1), cap))
@@ -174,7 +175,7 @@ def test_parallel_plr_that_is_not_robust_trains_before_warm_up(tmp_path: Path) -
     for robust in (False, True):
         algo = make_curriculum(small("maze-pplr", tmp_path))
         algo = dataclasses.replace(algo, config=dataclasses.replace(algo.config, robust=robust))
-        state = jax.jit(algo.init)(jax.random.key(0))
+        state = jit_init(algo)(jax.random.key(0))
         ids = jnp.arange(algo.n_envs, dtype=jnp.int32)
         _, m = jax.jit(lambda st, k: algo.cycle(st, k, ids, None))(state, jax.random.key(3))  # noqa: B023
         assert float(m["replay"]) == 0.0

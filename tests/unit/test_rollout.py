@@ -33,12 +33,9 @@ def test_rollout_matches_replay_and_bootstraps_truncations() -> None:
     traj = jax.device_get(traj)
 
     @jax.jit
-    def _value(o: object) -> jax.Array:
+    def value(o: object) -> jax.Array:
         o = jax.tree.map(lambda x: x[None], o["agent"])
         return pol.apply(params, o, jnp.ones((1, 1), bool), pol.initial_carry(1))[2][0, 0]
-
-    def value(o: object) -> float:
-        return float(_value(o))
 
     # the replay steps one env at a time through the env's own functions (compiled: op by op
     # a maze step takes ~0.1 s)

@@ -11,6 +11,7 @@ import pytest
 from arenax.curricula.sfl import first_episode_success, learnability, select
 from arenax.options import ConfigError
 from arenax.train import validate
+from arenax.train.parallel import jit_init
 from helpers import tiny_preset
 
 
@@ -48,7 +49,7 @@ def test_refresh_estimates_p_from_whole_episodes(tmp_path: Path) -> None:
     from arenax.train.build import make_curriculum
 
     algo = make_curriculum(tiny(tmp_path))
-    state = jax.jit(algo.init)(jax.random.key(0))
+    state = jit_init(algo)(jax.random.key(0))
     buf = jax.jit(lambda p, k: algo._refresh(p, k, None))(state.learner, jax.random.key(1))
     p = np.asarray(buf.success)
     np.testing.assert_allclose(p * 3, np.round(p * 3), atol=1e-5)
@@ -84,7 +85,7 @@ def test_refresh_in_chunks_with_long_rollouts(tmp_path: Path) -> None:
     validate(cfg)
     algo = make_curriculum(cfg)
     assert algo.eval_steps == 20
-    state = jax.jit(algo.init)(jax.random.key(0))
+    state = jit_init(algo)(jax.random.key(0))
     key = jax.random.key(1)
     buf = jax.jit(lambda p, k: algo._refresh(p, k, None))(state.learner, key)
     k_levels, k_play = jax.random.split(key)
