@@ -5,7 +5,15 @@ which draws a reset for every env and keeps it where an episode ended), one comp
 size, compile time apart. Also the same scan without any env (the keys and actions alone),
 the floor every row pays.
 
-    python benchmarks/classic_throughput.py [--batches 1024 4096] [--steps 500]
+Each scan is timed twice, as two programs: with the per-env keys and random actions drawn
+inside the scan, one batch a step ("each step"), and drawn before it, all steps' in one
+batch ("up front"; inside the same timed program, the same numbers of keys and actions).
+On a CPU, XLA runs each Threefry draw inside a scan as its own loop of five rounds, so
+drawn each step the keys and actions are most of a small env's step at 4,096 envs (the
+floor column) and both envs' rates approach it; up front, the rates are the envs'. The three
+programs of a row are timed in alternation, best of `--rounds`.
+
+    python benchmarks/classic_throughput.py [--batches 1024 4096] [--steps 500] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -34,20 +42,29 @@ class Args:
     """Steps per timed scan."""
     families: tuple[str, ...] = tuple(FAMILIES)
     """Classic-control families."""
+    rounds: int = 5
+    """Timed runs of each program (alternating between the programs of a row); the best counts."""
 
 
-def timed(fn: Callable, key: jax.Array) -> tuple[float, float]:
-    """(compile s, best of three runs' seconds)."""
+def compiled(fn: Callable, key: jax.Array) -> tuple[Callable, float]:
+    """(the compiled `fn`, compile s), after one run."""
     t0 = time.perf_counter()
-    compiled = jax.jit(fn).lower(key).compile()
+    f = jax.jit(fn).lower(key).compile()
     compile_s = time.perf_counter() - t0
-    jax.block_until_ready(compiled(key))
-    best = float("inf")
-    for i in range(3):
-        t0 = time.perf_counter()
-        jax.block_until_ready(compiled(jax.random.fold_in(key, i)))
-        best = min(best, time.perf_counter() - t0)
-    return compile_s, best
+    jax.block_until_ready(f(key))
+    return f, compile_s
+
+
+def best_times(fns: dict[str, Callable], key: jax.Array, rounds: int) -> dict[str, float]:
+    """Each compiled `key -> array` function's best seconds over `rounds` runs, the functions
+    run in alternation (a slow spell of a shared machine hits all of them)."""
+    best = dict.fromkeys(fns, float("inf"))
+    for i in range(rounds):
+        for name, f in fns.items():
+            t0 = time.perf_counter()
+            jax.block_until_ready(f(jax.random.fold_in(key, i)))
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
 
 
 def draw_actions(space: spaces.Discrete | spaces.Box, key: jax.Array, n: int) -> jax.Array:
@@ -57,27 +74,41 @@ def draw_actions(space: spaces.Discrete | spaces.Box, key: jax.Array, n: int) ->
     return jax.random.uniform(key, (n, *space.shape), jnp.float32, space.low, space.high)
 
 
-def scan(n: int, steps: int, start: Callable, step: Callable, space: Any) -> Callable:
+def scan(
+    n: int, steps: int, start: Callable, step: Callable, space: Any, up_front: bool
+) -> Callable:
     """`key -> checksum` of `steps` steps of `n` envs: per step a key and an action per env,
-    the env's step, observation and reward folded into the checksum."""
+    the env's step, observation and reward folded into the checksum. `up_front`: every
+    step's keys `(steps, n)` and actions `(steps, n, ...)` drawn before the scan in one
+    batch each, rather than inside it, one step's at a time."""
 
     def run(key: jax.Array) -> jax.Array:
-        state = start(jax.random.split(key, n))
+        k_start, k_keys, k_acts = jax.random.split(key, 3)
+        state = start(jax.random.split(k_start, n))
 
-        def body(carry: tuple, k: jax.Array) -> tuple[tuple, None]:
+        def body(carry: tuple, x: Any) -> tuple[tuple, None]:
             state, acc = carry
-            k_act, k_env = jax.random.split(k)
-            state, obs, reward = step(
-                jax.random.split(k_env, n), state, draw_actions(space, k_act, n)
-            )
+            if up_front:
+                keys, actions = x
+            else:
+                k_act, k_env = jax.random.split(x)
+                keys, actions = jax.random.split(k_env, n), draw_actions(space, k_act, n)
+            state, obs, reward = step(keys, state, actions)
             return (state, acc + obs.sum() + reward.sum()), None
 
-        return jax.lax.scan(body, (state, jnp.float32(0)), jax.random.split(key, steps))[0][1]
+        if up_front:
+            xs = (
+                jax.random.split(k_keys, (steps, n)),
+                jax.vmap(lambda k: draw_actions(space, k, n))(jax.random.split(k_acts, steps)),
+            )
+        else:
+            xs = jax.random.split(k_keys, steps)
+        return jax.lax.scan(body, (state, jnp.float32(0)), xs)[0][1]
 
     return run
 
 
-def arenax_scan(family: str, n: int, steps: int) -> Callable:
+def arenax_scan(family: str, n: int, steps: int, up_front: bool) -> Callable:
     env = FAMILIES[family][0](levels="default")
     auto, level = AutoReplay(env), env.default_level()
     space = env.action_space()
@@ -88,10 +119,10 @@ def arenax_scan(family: str, n: int, steps: int) -> Callable:
         return state, jax.vmap(auto.observe)(state)["agent"], reward["agent"]
 
     start = jax.vmap(lambda k: auto.reset_state(k, level))
-    return scan(n, steps, start, step, space)
+    return scan(n, steps, start, step, space, up_front)
 
 
-def gymnax_scan(family: str, n: int, steps: int) -> Callable:
+def gymnax_scan(family: str, n: int, steps: int, up_front: bool) -> Callable:
     import gymnax
 
     env, params = gymnax.make(FAMILIES[family][1])
@@ -104,10 +135,10 @@ def gymnax_scan(family: str, n: int, steps: int) -> Callable:
         obs, state, reward, *_ = jax.vmap(env.step, (0, 0, 0, None))(keys, state, a, params)
         return state, obs, reward
 
-    return scan(n, steps, start, step, ours)
+    return scan(n, steps, start, step, ours, up_front)
 
 
-def floor_scan(family: str, n: int, steps: int) -> Callable:
+def floor_scan(family: str, n: int, steps: int, up_front: bool) -> Callable:
     """The keys and actions alone (an env that only sums its inputs)."""
     space = FAMILIES[family][0]().action_space()
 
@@ -115,10 +146,12 @@ def floor_scan(family: str, n: int, steps: int) -> Callable:
         bits = jax.vmap(jax.random.key_data)(keys)[:, :1].astype(jnp.float32)
         return state + bits.sum(), a.astype(jnp.float32), bits
 
-    return scan(n, steps, lambda keys: jnp.float32(0), step, space)
+    return scan(n, steps, lambda keys: jnp.float32(0), step, space, up_front)
 
 
 def main(args: Args) -> None:
+    if args.rounds < 1:
+        raise SystemExit(f"--rounds {args.rounds}: must be >= 1")
     try:
         import gymnax  # noqa: F401
 
@@ -128,9 +161,12 @@ def main(args: Args) -> None:
     console = make_console()
     if not have_gymnax:
         console.print("gymnax is not installed (pip install gymnax): arenax's column only")
+    for family in args.families:
+        if family not in FAMILIES:
+            raise SystemExit(f"--families: {family!r}; allowed {', '.join(FAMILIES)}")
     table = Table(title=f"classic control, auto-resetting env steps/s ({jax.devices()[0].device_kind}, "
-                        f"{args.steps} steps a scan, random actions)")  # fmt: skip
-    cols = ["family", "envs", "arenax: compile (s)", "env steps/s"]
+                        f"{args.steps} steps a scan, random actions; best of {args.rounds})")  # fmt: skip
+    cols = ["family", "envs", "keys and actions drawn", "arenax: compile (s)", "env steps/s"]
     if have_gymnax:
         cols += ["gymnax: compile (s)", "env steps/s", "arenax / gymnax"]
     cols += ["keys and actions alone: env steps/s"]
@@ -138,18 +174,25 @@ def main(args: Args) -> None:
         table.add_column(col, justify="right")
     key = jax.random.key(0)
     for family in args.families:
-        if family not in FAMILIES:
-            raise SystemExit(f"--families: {family!r}; allowed {', '.join(FAMILIES)}")
         for n in args.batches:
             total = n * args.steps
-            c_ours, t_ours = timed(arenax_scan(family, n, args.steps), key)
-            row = [family, f"{n:,}", f"{c_ours:.1f}", f"{total / t_ours:,.0f}"]
-            if have_gymnax:
-                c_gx, t_gx = timed(gymnax_scan(family, n, args.steps), key)
-                row += [f"{c_gx:.1f}", f"{total / t_gx:,.0f}", f"{t_gx / t_ours:.2f}"]
-            _, t_floor = timed(floor_scan(family, n, args.steps), key)
-            row += [f"{total / t_floor:,.0f}"]
-            table.add_row(*row)
+            for up_front in (False, True):
+                makers = {"arenax": arenax_scan, "floor": floor_scan}
+                if have_gymnax:
+                    makers["gymnax"] = gymnax_scan
+                fns, compile_s = {}, {}
+                for name, make in makers.items():
+                    fns[name], compile_s[name] = compiled(
+                        make(family, n, args.steps, up_front), key
+                    )
+                t = best_times(fns, key, args.rounds)
+                row = [family, f"{n:,}", "up front" if up_front else "each step",
+                       f"{compile_s['arenax']:.1f}", f"{total / t['arenax']:,.0f}"]  # fmt: skip
+                if have_gymnax:
+                    row += [f"{compile_s['gymnax']:.1f}", f"{total / t['gymnax']:,.0f}",
+                            f"{t['gymnax'] / t['arenax']:.2f}"]  # fmt: skip
+                row += [f"{total / t['floor']:,.0f}"]
+                table.add_row(*row)
     console.print(table)
 
 
