@@ -1,6 +1,8 @@
 """Per-step cost of the exports: the Gymnasium VectorEnv of CartPole side by side with
 Gymnasium's own vector CartPole (`gymnasium.make_vec("CartPole-v1")`, NumPy; arenax on
-Gymnasium's physics, and with DR physics drawn for every episode), the maze's
+Gymnasium's physics, and with DR physics drawn for every episode) and where its step()
+goes (the compiled step, a compiled call that does next to nothing with the same inputs
+and output size, the host's share), the maze's
 VectorEnv next to arenax's own compiled rollout, what XLA:CPU charges per call of a small program
 below and above its 512-byte threshold for sequential execution (13 x 13, 60 walls), env steps/s with random
 actions by batch size, and the PettingZoo ParallelEnv of continuous Tag (µs per step() call
@@ -105,6 +107,44 @@ def call_cost(size: int, steps: int) -> float:
     return per_step(lambda _: jax.block_until_ready(f(x)), range(steps)) * 1e6
 
 
+def breakdown(n: int, steps: int) -> tuple[float, float, float, float]:
+    """Where a `step()` of the exported vector CartPole (`n` envs, Gymnasium's physics)
+    goes, µs each: the whole call; its compiled step, called as `step()` calls it and
+    waited for (its output copied to NumPy); a compiled call of the same arguments and
+    output sizes that only adds to them (what any compiled call and its copy-out cost);
+    and the host's share (checking the actions, unpacking the output, the infos), the
+    whole call less the compiled step."""
+    from arenax.interop.levels import checked_actions
+
+    env = arenax.make("cartpole", levels="default")
+    vec = to_gymnasium(env, env.generate, n)
+    vec.reset(seed=0)
+    actions = list(np.random.default_rng(0).integers(0, 2, (steps, n)))
+    vec.step(actions[0])
+    whole = per_step(vec.step, actions)
+    carry = vec._carry
+    a = checked_actions(actions[0], vec._act_space, (n,), "env")
+
+    def compiled_step(_: object) -> None:
+        nonlocal carry
+        carry, out = vec._step_fn(carry, a)
+        np.asarray(out)
+
+    out_words = vec._out.size
+    trivial = jax.jit(lambda c, x: (c + x.sum().astype(c.dtype), jnp.zeros(out_words, c.dtype)))
+    floor_carry = vec._carry
+
+    def floor_call(_: object) -> None:
+        nonlocal floor_carry
+        floor_carry, out = trivial(floor_carry, a)
+        np.asarray(out)
+
+    floor_call(None)
+    program = per_step(compiled_step, actions)
+    floor = per_step(floor_call, actions)
+    return whole * 1e6, program * 1e6, floor * 1e6, (whole - program) * 1e6
+
+
 def cartpole_vs_gymnasium(n: int, steps: int) -> tuple[float, float, float, float]:
     """(compile s, arenax steps/s on Gymnasium's physics, arenax steps/s with physics drawn
     by DR for every episode, Gymnasium steps/s) of `n` CartPoles stepped from Python
@@ -139,6 +179,13 @@ def main(args: Args) -> None:
         cp.add_row(str(n), f"{c:.1f}", f"{ours:,.0f}", f"{n / ours * 1e6:,.0f}", f"{dr:,.0f}",
                    f"{theirs:,.0f}", f"{n / theirs * 1e6:,.0f}", f"{ours / theirs:.2f}")  # fmt: skip
     make_console().print(cp)
+    bd = Table(title="where a step() of the exported vector CartPole goes (µs)")
+    for col in ("envs", "step()", "its compiled step, waited for", "a compiled call that only "
+                "adds (same inputs, output size)", "on the host: checks, unpacking, infos"):  # fmt: skip
+        bd.add_column(col, justify="right")
+    for n in args.batches:
+        bd.add_row(str(n), *(f"{us:,.0f}" for us in breakdown(n, args.steps)))
+    make_console().print(bd)
     rt = Table(title="XLA:CPU: µs per call of a 10-op elementwise program (waited for), by size")
     sizes = (64, 128, 256, 1024, 4096)
     for col in ("float32s", *map(str, sizes)):
