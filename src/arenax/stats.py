@@ -149,14 +149,18 @@ def draw_levels(
 ) -> Any:
     """`n` levels of `generator` (leaves `(n, ...)`); with `keep` (`level -> ()
     bool`), only levels it accepts, drawn in rounds of `2 n` until `n` are found."""
+    # compiled once for all rounds: op by op, each of the generator's primitives would
+    # compile on its own
+    generate = jax.jit(jax.vmap(generator))
     if keep is None:
-        return jax.vmap(generator)(jax.random.split(key, n))
+        return generate(jax.random.split(key, n))
+    accepted = jax.jit(jax.vmap(keep))
     found: list[Any] = []
     count = 0
     for i in range(max_rounds):
-        batch = jax.vmap(generator)(jax.random.split(jax.random.fold_in(key, i), 2 * n))
-        ok = np.flatnonzero(np.asarray(jax.vmap(keep)(batch)))
-        found.append(jax.tree.map(lambda x, ok=ok: x[ok], batch))
+        batch = generate(jax.random.split(jax.random.fold_in(key, i), 2 * n))
+        ok = np.flatnonzero(np.asarray(accepted(batch)))
+        found.append(jax.tree.map(lambda x, ok=ok: np.asarray(x)[ok], batch))
         count += ok.size
         if count >= n:
             return jax.tree.map(lambda *x: np.concatenate(x)[:n], *found)

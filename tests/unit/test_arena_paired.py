@@ -141,21 +141,22 @@ def test_the_disc_editor_places_discs_then_starts_by_hand() -> None:
     editor = DiscArenaEditor(game=game, canvas=4, n_walls=2, noise_dim=2)
     assert editor.episode_length == 4 and editor.action_space().n == 16
     state = build(editor, [1 * 4 + 1, 0, 3 * 4 + 3, 0])
-    level = editor.decode(state)
+    level = jax.jit(editor.decode)(state)
     np.testing.assert_allclose(level.obstacles, [[3, 3, 0.8], [1, 1, 0.8]], rtol=1e-6)
     pos = np.asarray(level.pos)
     assert np.all((pos[:2] >= 6) & (pos[:2] < 8)) and np.all((pos[2:] >= 0) & (pos[2:] < 2))
     assert np.all(np.linalg.norm(pos[2:] - 1.0, axis=-1) >= 0.8)
     D.validate_level(level, game)
-    image = np.asarray(editor.observe(state)["teacher"].image[0])
+    image = np.asarray(jax.jit(editor.observe)(state)["teacher"].image[0])
     assert image.shape == (4, 4, 3)
     assert np.argwhere(image[..., 0] == 2).tolist() == [[0, 0], [1, 1]]  # [y, x]
     assert image[3, 3, 1] == 2 and image[0, 0, 2] == 3 and image[..., 1:].sum() == 5
     # before the last step, no runner is shown
-    early = editor.reset_state(jax.random.key(0))
+    early = jax.jit(editor.reset_state)(jax.random.key(0))
+    step = jax.jit(editor.step_state)
     for t, c in enumerate([5, 0, 15]):
-        early = editor.step_state(jax.random.key(t + 1), early, {"teacher": c})[0]
-    assert np.asarray(editor.image(early))[..., 1:].sum() == 2
+        early = step(jax.random.key(t + 1), early, {"teacher": jnp.int32(c)})[0]
+    assert np.asarray(jax.jit(editor.image)(early))[..., 1:].sum() == 2
 
 
 def test_every_disc_editing_episode_decodes_to_a_valid_arena() -> None:

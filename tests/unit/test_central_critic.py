@@ -64,9 +64,10 @@ def _policy_and_obs():
     pol = MLPConfig(hidden=(16, 16), critic="state").policy(
         env.observation_space("tagger"), env.action_space("tagger")
     )
-    obs, _ = env.reset(None, game.generate(jax.random.key(2)))
+    # compiled (op by op, every distinct primitive compiles on its own)
+    obs, _ = jax.jit(env.reset)(None, jax.jit(game.generate)(jax.random.key(2)))
     seq = jax.tree.map(lambda x: x[None], obs["tagger"])  # (T=1, A=2, ...)
-    params = pol.init(jax.random.key(3), seq)
+    params = jax.jit(pol.init)(jax.random.key(3), seq)
     return pol, params, seq
 
 
@@ -77,8 +78,8 @@ def test_the_actor_never_reads_the_state_and_the_critic_does() -> None:
         _, logits, value = pol.apply(params, {**seq, "state": state}, None, ())
         return logits, value
 
-    d_logits = jax.jacobian(lambda s: out(s)[0])(seq["state"])
-    d_value = jax.jacobian(lambda s: out(s)[1])(seq["state"])
+    d_logits = jax.jit(jax.jacobian(lambda s: out(s)[0]))(seq["state"])
+    d_value = jax.jit(jax.jacobian(lambda s: out(s)[1]))(seq["state"])
     assert not np.any(np.asarray(d_logits)) and np.any(np.asarray(d_value))
     # the critic reads the state, then the agent's own observation
     critic_in = params["params"]["Dense_4"]["kernel"].shape[0]
@@ -92,6 +93,7 @@ def test_the_policy_gradient_does_not_depend_on_the_state() -> None:
     ones = jnp.ones((1, 2))
     action = jnp.array([[1, 3]])
 
+    @jax.jit  # one program for both states
     def grads(state: jax.Array):
         def loss(p):
             _, logits, value = pol.apply(p, {**seq, "state": state}, None, ())

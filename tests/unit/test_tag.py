@@ -28,22 +28,24 @@ def test_one_tagger_tags_several_runners_in_one_step_observed_before_tagging() -
     env = TagEnv(n_taggers=1, n_runners=4, episode_length=3, arena=10.0, tag_distance=0.05)
     # three runners within 0.5 of the tagger, one far away
     level = _level([[5.0, 5.0], [5.2, 5.0], [5.0, 5.3], [4.8, 4.9], [9.0, 9.0]])
-    state = env.reset_state(None, level)
-    state, rew, term, trunc, info = env.step_state(None, state, NOOP)
+    # compiled: op by op, every distinct primitive of the step compiles on its own
+    step, observe = jax.jit(env.step_state), jax.jit(env.observe)
+    state = jax.jit(env.reset_state)(None, level)
+    state, rew, term, trunc, info = step(None, state, NOOP)
     assert float(rew["tagger"][0]) == 3.0 and int(info["tagged"]) == 3  # paid for each
     np.testing.assert_allclose(rew["runner"], [-1, -1, -1, 0])
     np.testing.assert_array_equal(info["out"]["runner"], [True, True, True, False])
     # observed before tagging: the tagged runners still see and are seen normally
-    obs = env.observe(state)
+    obs = observe(state)
     assert np.all(np.asarray(obs["runner"][:3]).any(axis=-1))
     in_game_flags = np.asarray(obs["tagger"][0]).reshape(-1)[6 * 4 : 7 * 4]
     np.testing.assert_array_equal(in_game_flags, [1, 1, 1, 1])
     # the next step: the tagged runners are out (zero observation, seen out by others)
-    state, rew, *_ = env.step_state(None, state, NOOP)
-    obs = env.observe(state)
+    state, rew, *_ = step(None, state, NOOP)
+    obs = observe(state)
     np.testing.assert_array_equal(np.asarray(obs["runner"][:3])[:, : 5 * 4], 0)
     np.testing.assert_array_equal(np.asarray(obs["tagger"][0]).reshape(-1)[24:28], [0, 0, 0, 1])
-    state, rew, term, trunc, _ = env.step_state(None, state, NOOP)
+    state, rew, term, trunc, _ = step(None, state, NOOP)
     np.testing.assert_allclose(rew["runner"], [0, 0, 0, 1.0])  # end-of-game reward at t = T
     assert bool(trunc) and not bool(term)
 
@@ -51,9 +53,10 @@ def test_one_tagger_tags_several_runners_in_one_step_observed_before_tagging() -
 def test_runners_that_stay_are_tagged_again() -> None:
     env = TagEnv(n_taggers=1, n_runners=4, episode_length=3, tag_distance=0.05,
                  runners_leave=False)  # fmt: skip
-    state = env.reset_state(None, _level([[5.0, 5.0], [5.2, 5.0], [9, 9], [1, 1], [9, 1]]))
+    state = jax.jit(env.reset_state)(None, _level([[5.0, 5.0], [5.2, 5.0], [9, 9], [1, 1], [9, 1]]))
+    step = jax.jit(env.step_state)
     for _ in range(3):
-        state, rew, term, _, info = env.step_state(None, state, NOOP)
+        state, rew, term, _, info = step(None, state, NOOP)
         np.testing.assert_allclose(rew["runner"][0], -1.0 + (1.0 if int(state.time) == 3 else 0))
         assert int(info["tagged"]) == 1 and not bool(term)
 

@@ -220,10 +220,11 @@ def robustness(
     Episodes are played `batch` at a time."""
     k_levels, k_rest = jax.random.split(key)
     keep = (lambda lv: shortest_path_length(lv) < UNREACHABLE) if solvable_only else None
-    levels = draw_levels(generator, n_levels, k_levels, keep)
+    # on the host: indexing device arrays op by op compiles a program per shape
+    levels = jax.device_get(draw_levels(generator, n_levels, k_levels, keep))
 
     def wins_of(idx: np.ndarray, k: jax.Array) -> np.ndarray:
-        copies = jax.tree.map(lambda x: jnp.repeat(jnp.asarray(x)[idx], episodes, axis=0), levels)
+        copies = jax.tree.map(lambda x: np.repeat(x[idx], episodes, axis=0), levels)
         total, wins = idx.size * episodes, []
         for i, start in enumerate(range(0, total, batch)):
             part = jax.tree.map(lambda x, s=start: x[s : s + batch], copies)

@@ -24,7 +24,7 @@ from rich.table import Table
 
 from arenax.envs.family import Evaluation, Heldout, Report
 from arenax.envs.tag.scripted import scripted_actions
-from arenax.stats import Robustness, mean_ci, two_pass_robustness, wilson
+from arenax.stats import Robustness, draw_levels, mean_ci, two_pass_robustness, wilson
 
 DRIVERS = ("trained", "random", "scripted")
 
@@ -213,7 +213,8 @@ def arena_robustness(
     runner cannot be reached is a runners' win, an outcome of the game. Played `batch`
     episodes at a time (the last batch padded, so one program serves every batch)."""
     k_levels, k_rest = jax.random.split(key)
-    levels = jax.vmap(generator)(jax.random.split(k_levels, n_levels))
+    # compiled, then indexed on the host (op by op, every primitive compiles per shape)
+    levels = jax.device_get(draw_levels(generator, n_levels, k_levels))
     act = team_actor(env, {"tagger": "trained", "runner": runners}, policies, params, greedy)
 
     def wins_of(chosen: np.ndarray, k: jax.Array) -> np.ndarray:
