@@ -95,13 +95,14 @@ def test_blockwise_runs_each_block_with_its_own_parameters() -> None:
     policy = MLPConfig(hidden=(8,)).policy(spaces.Box(-1.0, 1.0, (5,)), spaces.Discrete(3))
     obs = jax.random.normal(jax.random.key(0), (1, 6, 5))
     first = jnp.zeros((1, 6), bool)
-    pa, pb = (policy.init(jax.random.key(i), obs) for i in (1, 2))
+    init, apply = jax.jit(policy.init), jax.jit(policy.apply)  # compiled, not op by op
+    pa, pb = (init(jax.random.key(i), obs) for i in (1, 2))
     both = jax.tree.map(lambda a, b: jnp.stack([a, b]), pa, pb)
     carry = policy.initial_carry(6)
-    _, logits, value = C.Blockwise(policy, 2).apply(both, obs, first, carry)
+    _, logits, value = jax.jit(C.Blockwise(policy, 2).apply)(both, obs, first, carry)
     for i, p in enumerate((pa, pb)):
         sl = slice(3 * i, 3 * i + 3)
-        _, lg, v = policy.apply(p, obs[:, sl], first[:, sl], policy.initial_carry(3))
+        _, lg, v = apply(p, obs[:, sl], first[:, sl], policy.initial_carry(3))
         np.testing.assert_allclose(logits[:, sl], lg, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(value[:, sl], v, rtol=1e-6, atol=1e-6)
     assert not np.allclose(logits[:, :3], logits[:, 3:])  # the two blocks differ

@@ -22,12 +22,13 @@ def test_buffer_wraps_and_samples_filled_slots() -> None:
         return {"obs": jnp.stack([r, r], 1), "action": r[:, None], "reward": r,
                 "next_obs": jnp.stack([r, r], 1) + 1, "terminated": r > 100}  # fmt: skip
 
-    buf = Q.buffer_add(buf, batch(0, 3))
+    add = jax.jit(Q.buffer_add)  # compiled (op by op, each primitive compiles on its own)
+    buf = add(buf, batch(0, 3))
     assert int(buf.size) == 3 and int(buf.pos) == 3
-    s = Q.buffer_sample(buf, jax.random.key(0), 1000)
+    s = jax.jit(Q.buffer_sample, static_argnums=2)(buf, jax.random.key(0), 1000)
     assert set(np.asarray(s["reward"]).tolist()) == {0.0, 1.0, 2.0}  # only filled slots
     np.testing.assert_array_equal(s["obs"][:, 0], s["reward"])  # fields stay aligned
-    buf = Q.buffer_add(buf, batch(3, 4))  # 7 transitions into 5 slots: 0 and 1 overwritten
+    buf = add(buf, batch(3, 4))  # 7 transitions into 5 slots: 0 and 1 overwritten
     assert int(buf.size) == 5 and int(buf.pos) == 2
     np.testing.assert_array_equal(buf.reward, [5.0, 6.0, 2.0, 3.0, 4.0])
 

@@ -140,9 +140,10 @@ def test_normalized_observation():
 
 def test_jit_vmap_and_no_recompile_on_second_call():
     env = arenax.make("maze", height=7, width=7)
-    levels = jax.vmap(env.generate)(jax.random.split(KEY, 8))
+    levels = jax.jit(jax.vmap(env.generate))(jax.random.split(KEY, 8))
     step = jax.jit(jax.vmap(env.step))
-    _, s = jax.vmap(env.reset)(jax.random.split(KEY, 8), levels)
+    # compiled (jit keeps weak types, so the dtype check below still sees them)
+    _, s = jax.jit(jax.vmap(env.reset))(jax.random.split(KEY, 8), levels)
     keys = jax.random.split(KEY, 8)
     a = {"agent": jnp.zeros((8, 1), jnp.int32) + 2}
     _, s1, *_ = step(keys, s, a)
@@ -158,7 +159,7 @@ def test_spaces():
     space = env.observation_space("agent")
     assert space["image"].shape == (7, 7, 3) and space["image"].dtype == jnp.float32
     assert env.action_space("agent").n == 7
-    obs, _ = env.reset(KEY, env.generate(KEY))
+    obs, _ = jax.jit(env.reset)(KEY, jax.jit(env.generate)(KEY))
     assert space["image"].contains(np.asarray(obs["agent"].image))
 
 

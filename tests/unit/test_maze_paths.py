@@ -83,9 +83,9 @@ def test_metrics_unsolvable_and_batched():
     from arenax.envs.maze import MazeLevel
 
     lv = MazeLevel.create(walls, (0, 0), 0, (2, 2))
-    m = level_metrics(lv)
+    m = jax.jit(level_metrics)(lv)  # compiled (op by op, each primitive compiles on its own)
     assert not bool(m["solvable"]) and int(m["shortest_path"]) == -1 and int(m["walls"]) == 3
-    batch = jax.vmap(lambda k: sample_dr_level(k, 13, 13, 60))(
+    batch = jax.jit(jax.vmap(lambda k: sample_dr_level(k, 13, 13, 60)))(
         jax.random.split(jax.random.key(0), 64)
     )
     mb = jax.jit(jax.vmap(level_metrics))(batch)

@@ -66,24 +66,28 @@ def test_team_rollout_matches_an_independent_replay() -> None:
     env = TagEnv(n_taggers=2, n_runners=5, episode_length=9, arena=3.0, tag_distance=0.15,
                  k_nearest=3)  # fmt: skip
     policy = MLPPolicy(dist=D.for_space(env.action_space("tagger")), hidden=(8,))
-    params = policy.init(jax.random.key(1), jnp.zeros((1, 1, env.obs_size)))
+    params = jax.jit(policy.init)(jax.random.key(1), jnp.zeros((1, 1, env.obs_size)))
     wrapped = EpisodeStats(AutoReplay(env))
     n = 3
     ids = jnp.arange(n, dtype=jnp.int32)
-    levels = jax.vmap(env.generate)(per_env_keys(jax.random.key(2), ids))
-    obs, state = reset_batch(wrapped, jax.random.key(3), levels, ids)
+    levels = jax.jit(jax.vmap(env.generate))(per_env_keys(jax.random.key(2), ids))
+    obs, state = jax.jit(reset_batch, static_argnums=0)(wrapped, jax.random.key(3), levels, ids)
     start = RolloutCarry(state, obs, jnp.ones((n,), bool), {"tagger": (), "runner": ()})
-    trajs, _, episodes = team_rollout(
-        wrapped, {"tagger": policy, "runner": policy}, {"tagger": params, "runner": params},
-        jax.random.key(4), start, 20, ids, bootstrap_truncation=False,
-    )  # fmt: skip
+    rollout = jax.jit(lambda ps, key, start, ids: team_rollout(
+        wrapped, {"tagger": policy, "runner": policy}, ps, key, start, 20, ids,
+        bootstrap_truncation=False,
+    ))  # fmt: skip
+    trajs, _, episodes = rollout(
+        {"tagger": params, "runner": params}, jax.random.key(4), start, ids
+    )
     tr, rr = jax.device_get(trajs["tagger"]), jax.device_get(trajs["runner"])
     assert tr.action.shape == (20, n * 2, 2) and rr.reward.shape == (20, n * 5)
     saw_tag = False
     # the env's own functions, compiled (op by op each call compiles and runs dozens of ops)
     reset_state, observe, step_state = map(jax.jit, (env.reset_state, env.observe, env.step_state))
+    host_levels = jax.device_get(levels)  # indexed on the host (op by op: a program each)
     for e in range(n):
-        lv = jax.tree.map(lambda x, e=e: x[e], levels)
+        lv = jax.tree.map(lambda x, e=e: x[e], host_levels)
         s = reset_state(None, lv)
         for t in range(20):
             o = observe(s)
@@ -93,13 +97,13 @@ def test_team_rollout_matches_an_independent_replay() -> None:
                 "tagger": tr.action[t, e * 2 : e * 2 + 2],
                 "runner": rr.action[t, e * 5 : e * 5 + 5],
             }
-            was_active = np.asarray(s.in_game[2:])  # in the game during this step
+            was_active = np.asarray(s.in_game)[2:]  # in the game during this step
             s, rew, term, trunc, _ = step_state(None, s, act)
             np.testing.assert_allclose(rr.reward[t, e * 5 : e * 5 + 5], rew["runner"], atol=1e-6)
             np.testing.assert_allclose(tr.reward[t, e * 2 : e * 2 + 2], rew["tagger"], atol=1e-6)
             np.testing.assert_array_equal(rr.mask[t, e * 5 : e * 5 + 5], was_active)
-            out = was_active & ~np.asarray(s.in_game[2:])  # left the game at this step
-            done = bool(term | trunc)
+            out = was_active & ~np.asarray(s.in_game)[2:]  # left the game at this step
+            done = bool(np.asarray(term) | np.asarray(trunc))
             np.testing.assert_array_equal(rr.terminated[t, e * 5 : e * 5 + 5], out | done)
             np.testing.assert_array_equal(tr.terminated[t, e * 2 : e * 2 + 2], done)
             saw_tag |= bool(out.any()) and not done

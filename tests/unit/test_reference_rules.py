@@ -79,7 +79,8 @@ def test_parallel_rescoring_keeps_the_new_level_in_a_slot_it_just_took(tmp_path:
     idx = jnp.array([3], jnp.int32)
     scores = {"new": jnp.array([0.3]), "replay": jnp.array([0.2])}
     best = {"new": jnp.array([0.0]), "replay": jnp.array([0.95])}
-    out, taken = algo._update_buffer(
+    update = jax.jit(algo._update_buffer)  # both calls, one program (op by op: one per primitive)
+    out, taken = update(
         buf, {"new": new, "replay": replayed}, idx, jnp.arange(1), scores, best, jnp.bool_(True)
     )
     assert float(taken) == 1.0
@@ -89,7 +90,7 @@ def test_parallel_rescoring_keeps_the_new_level_in_a_slot_it_just_took(tmp_path:
     np.testing.assert_allclose(out.scores[:3], [0.9, 0.8, 0.7])
     # a replayed slot that no new level took is rescored as before
     idx2 = jnp.array([0], jnp.int32)
-    out2, taken2 = algo._update_buffer(
+    out2, taken2 = update(
         buf, {"new": new, "replay": stack([maze(0)])}, idx2, jnp.arange(1),
         {"new": jnp.array([-jnp.inf]), "replay": jnp.array([0.2])},
         {"new": jnp.array([-jnp.inf]), "replay": jnp.array([0.95])}, jnp.bool_(True),

@@ -1,5 +1,7 @@
 """PPO loss on a hand-computed case; the optimiser and its learning-rate schedule."""
 
+import functools
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -116,8 +118,8 @@ def test_sequences_without_data_take_no_minibatch_steps(garbage: bool) -> None:
     keys = jax.random.split(jax.random.key(0), 6)
     policy = MLPPolicy(n_actions=3, hidden=(8,))
     obs = jax.random.normal(keys[0], (t, b, 4))
-    params = policy.init(keys[1], obs)
-    _, logits, value = policy.apply(params, obs, None, ())
+    params = jax.jit(policy.init)(keys[1], obs)
+    _, logits, value = jax.jit(policy.apply)(params, obs, None, ())
     action = jax.random.randint(keys[2], (t, b), 0, 3)
     valid = np.array([0, 1, 1, 0, 0, 1, 0, 1], bool)  # the data sits among empty sequences
     if garbage:
@@ -134,6 +136,7 @@ def test_sequences_without_data_take_no_minibatch_steps(garbage: bool) -> None:
     tx, _ = make_optimizer(1e-2, max_grad_norm=0.5)
     opt = tx.init(params)
 
+    @functools.partial(jax.jit, static_argnums=0)  # op by op, each primitive compiles alone
     def update(minibatches, traj, adv, tgt):
         hp = PPOConfig(epochs=3, minibatches=minibatches)
         return ppo_update(policy, tx, hp, params, opt, traj, adv, tgt, (), keys[5])

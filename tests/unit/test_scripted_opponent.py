@@ -29,8 +29,8 @@ def test_a_scripted_team_plays_inside_the_env(game: str, scripted: str) -> None:
     acting = "tagger" if scripted == "runner" else "runner"
     wrapped = ScriptedTeams(env, (scripted,))
     assert wrapped.teams == (acting,) and whole_game(wrapped) is env
-    level = env.generate(jax.random.key(0))
-    s_w = s_g = env.reset_state(None, level)
+    level = jax.jit(env.generate)(jax.random.key(0))
+    s_w = s_g = jax.jit(env.reset_state)(None, level)
     step_w, step_g = jax.jit(wrapped.step_state), jax.jit(env.step_state)
     # compiled, as the steps are (op by op each call would compile and run dozens of ops)
     space, n_acting = env.action_space(acting), env.num_agents(acting)

@@ -77,9 +77,10 @@ def test_open_field_is_warpdrives_game() -> None:
 def test_generators_make_valid_arenas(name: str) -> None:
     gen = make_generator(f"grid-tag/{name}", size=12, n_taggers=5)
     levels = jax.jit(jax.vmap(gen))(jax.random.split(jax.random.key(1), 32))
-    metrics = jax.vmap(A.level_metrics)(levels)
+    metrics = jax.jit(jax.vmap(A.level_metrics))(levels)
+    host = jax.device_get(levels)  # indexed in NumPy (op by op: a program per primitive)
     for i in range(32):
-        level = jax.tree.map(lambda x, i=i: x[i], levels)
+        level = jax.tree.map(lambda x, i=i: x[i], host)
         A.validate_level(level, 12, 6)
         blocked = np.asarray(level.blocked)
         if name == "empty":

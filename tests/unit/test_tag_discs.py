@@ -43,17 +43,18 @@ def test_a_move_into_a_disc_is_refused_and_stops_the_agent() -> None:
     env = TagEnv(n_taggers=1, n_runners=1, max_obstacles=2, edge_reward=-0.5, **GO)
     lv = level([[1.0, 5.0], [8.0, 1.0]], [[3.0, 5.0, 1.0], [0.0, 0.0, 0.0]],
                direction=[0.0, math.pi / 2])  # fmt: skip
-    s = env.reset_state(None, lv)
+    s = jax.jit(env.reset_state)(None, lv)
+    step = jax.jit(env.step_state)  # one program for the three steps, not op by op
     go = {"tagger": jnp.array([[1, 0]]), "runner": jnp.array([[1, 0]])}
-    s, r, *_ = env.step_state(None, s, go)
+    s, r, *_ = step(None, s, go)
     np.testing.assert_allclose(s.pos, [[2.0, 5.0], [8.0, 2.0]], atol=1e-6)
     assert float(s.speed[0]) == 1.0 and float(r["tagger"][0]) == 0.0
-    s, r, *_ = env.step_state(None, s, go)
+    s, r, *_ = step(None, s, go)
     np.testing.assert_allclose(s.pos, [[2.0, 5.0], [8.0, 3.0]], atol=1e-6)
     assert float(s.speed[0]) == 0.0 and float(s.accel[0]) == 0.0
     assert float(r["tagger"][0]) == -0.5 and float(r["runner"][0]) == 0.0
     # turning away, it moves on
-    s, r, *_ = env.step_state(None, s.replace(direction=s.direction.at[0].set(math.pi / 2)), go)
+    s, r, *_ = step(None, s.replace(direction=s.direction.at[0].set(math.pi / 2)), go)
     np.testing.assert_allclose(s.pos[0], [2.0, 6.0], atol=1e-6)
 
 
@@ -215,14 +216,15 @@ def test_metrics_by_hand() -> None:
     # a disc of radius 2.5 at the centre of a 10 x 10 arena: the raster cells (32 a side)
     # whose centres lie inside it; 2 runners at distances 3 and 4 from the nearest tagger
     lv = level([[0.0, 0.0], [10.0, 10.0], [3.0, 0.0], [10.0, 6.0]], [[5.0, 5.0, 2.5]])
-    m = D.level_metrics(lv, n_taggers=2)
+    metrics = jax.jit(D.level_metrics, static_argnames="n_taggers")  # one program, not op by op
+    m = metrics(lv, n_taggers=2)
     c = (np.arange(32) + 0.5) * 10 / 32
     inside = ((c[None, :] - 5) ** 2 + (c[:, None] - 5) ** 2 < 2.5**2).sum()
     assert float(m["coverage"]) == pytest.approx(inside / 1024)
     assert float(m["start_distance"]) == pytest.approx((3 + 4) / 2 / 10)
     assert float(m["connectivity"]) == 1.0  # one disc does not split the arena
     wall = level([[0.0, 0.0], [1.0, 1.0]], [[5.0, y, 0.8] for y in np.arange(0.8, 9.3, 1.2)])
-    split = D.level_metrics(wall, n_taggers=1)  # a line of discs from bottom to top
+    split = metrics(wall, n_taggers=1)  # a line of discs from bottom to top
     assert float(split["connectivity"]) < 0.6
 
 
@@ -283,8 +285,9 @@ def test_episode_lengths_generated_mutated_and_written() -> None:
     kids = jax.jit(jax.vmap(lambda k: D.mutate(k, one, 3, episode_length_range=(10, 30))))(
         jax.random.split(jax.random.key(2), 64))  # fmt: skip
     assert np.any(np.asarray(kids.episode_length) != int(one.episode_length))
+    host = jax.device_get(kids)  # indexed in NumPy (op by op: a program per primitive)
     for i in range(64):
-        D.validate_level(jax.tree.map(lambda x, i=i: x[i], kids), env)
+        D.validate_level(jax.tree.map(lambda x, i=i: x[i], host), env)
     back = D.from_json(D.to_json(one), env)
     assert D.levels_equal(back, one) and not D.levels_equal(back.replace(episode_length=None), one)
     with pytest.raises(ValueError, match=r"episode_length: must be an integer in 1\.\.50"):

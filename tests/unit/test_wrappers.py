@@ -63,8 +63,8 @@ def test_wrappers_vmap_jit_and_delegate():
     env = EpisodeStats(AutoReplay(base))
     assert env.max_steps == base.max_steps and env.teams == ("agent",)
     assert env.action_space("agent").n == 7
-    levels = jax.vmap(base.generate)(jax.random.split(KEY, 4))
-    _, s = jax.vmap(env.reset)(jax.random.split(KEY, 4), levels)
+    levels = jax.jit(jax.vmap(base.generate))(jax.random.split(KEY, 4))
+    _, s = jax.jit(jax.vmap(env.reset))(jax.random.split(KEY, 4), levels)
     step = jax.jit(jax.vmap(env.step))
     for t in range(300):
         a = {"agent": jax.random.randint(jax.random.key(t), (4, 1), 0, 3)}
