@@ -79,7 +79,14 @@ class Run:
         """Seed `i`'s train state (the state itself for one seed)."""
         if len(self.members) == 1:
             return self.state
-        return jax.tree.map(lambda x: x[i], self.state)
+        return _member(self.state, jnp.int32(i))
+
+
+@jax.jit
+def _member(state: TrainState, i: jax.Array) -> TrainState:
+    """Row `i` of every leaf of a stack of seeds' states: one program for the whole state
+    (compiled once per run; op by op, each leaf's indexing would compile its own)."""
+    return jax.tree.map(lambda x: x[i], state)
 
 
 def start_run(
