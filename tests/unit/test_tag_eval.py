@@ -95,19 +95,22 @@ def test_a_coplayer_drives_its_team_with_its_own_parameters() -> None:
 
     env = GridTagEnv(n_taggers=2, size=6, episode_length=10)
     pol = MLPConfig(hidden=(8,)).policy(env.observation_space("runner"), env.action_space("runner"))
-    obs, state = env.reset(None, env.generate(jax.random.key(0)))
+    # every function compiled (op by op, each distinct primitive compiles on its own)
+    obs, state = jax.jit(env.reset)(None, jax.jit(env.generate)(jax.random.key(0)))
     seq = obs["runner"][None]
-    mine, theirs = pol.init(jax.random.key(1), seq), pol.init(jax.random.key(2), seq)
+    init = jax.jit(pol.init)
+    mine, theirs = init(jax.random.key(1), seq), init(jax.random.key(2), seq)
     policies = {"runner": pol}
     coplayers = {"other": (policies, {"runner": theirs}), "scripter": ({}, {})}
 
     def runner_actions(driver: str) -> np.ndarray:
         act = team_actor(env, {"tagger": "random", "runner": driver}, policies,
                          {"runner": mine}, True, coplayers)  # fmt: skip
-        return np.asarray(act(state, obs, jax.random.key(3))["runner"])
+        return np.asarray(jax.jit(act)(state, obs, jax.random.key(3))["runner"])
 
-    greedy = lambda p: np.asarray(pol.dist.mode(pol.apply(p, seq, None, ())[1][0]))  # noqa: E731
+    mode = jax.jit(lambda p: pol.dist.mode(pol.apply(p, seq, None, ())[1][0]))
+    greedy = lambda p: np.asarray(mode(p))  # noqa: E731
     np.testing.assert_array_equal(runner_actions("trained"), greedy(mine))
     np.testing.assert_array_equal(runner_actions("other"), greedy(theirs))
-    scripted = np.asarray(scripted_actions(env, state, "runner"))
+    scripted = np.asarray(jax.jit(lambda s: scripted_actions(env, s, "runner"))(state))
     np.testing.assert_array_equal(runner_actions("scripter"), scripted)
