@@ -19,6 +19,8 @@ programs of a row are timed in alternation, best of `--rounds`.
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -44,6 +46,12 @@ class Args:
     """Classic-control families."""
     rounds: int = 5
     """Timed runs of each program (alternating between the programs of a row); the best counts."""
+
+
+def fail(message: str) -> None:
+    """One `error:` line on stderr, exit status 2 (a bad option)."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def compiled(fn: Callable, key: jax.Array) -> tuple[Callable, float]:
@@ -150,8 +158,14 @@ def floor_scan(family: str, n: int, steps: int, up_front: bool) -> Callable:
 
 
 def main(args: Args) -> None:
-    if args.rounds < 1:
-        raise SystemExit(f"--rounds {args.rounds}: must be >= 1")
+    for name in ("rounds", "steps"):
+        if getattr(args, name) < 1:
+            fail(f"{name}={getattr(args, name)}: must be >= 1")
+    if not args.batches or min(args.batches) < 1:
+        fail(f"batches={list(args.batches)}: one or more numbers of envs, each >= 1")
+    for family in args.families:
+        if family not in FAMILIES:
+            fail(f"families: {family!r}; allowed {', '.join(FAMILIES)}")
     try:
         import gymnax  # noqa: F401
 
@@ -161,9 +175,6 @@ def main(args: Args) -> None:
     console = make_console()
     if not have_gymnax:
         console.print("gymnax is not installed (pip install gymnax): arenax's column only")
-    for family in args.families:
-        if family not in FAMILIES:
-            raise SystemExit(f"--families: {family!r}; allowed {', '.join(FAMILIES)}")
     table = Table(title=f"classic control, auto-resetting env steps/s ({jax.devices()[0].device_kind}, "
                         f"{args.steps} steps a scan, random actions; best of {args.rounds})")  # fmt: skip
     cols = ["family", "envs", "keys and actions drawn", "arenax: compile (s)", "env steps/s"]
@@ -173,6 +184,19 @@ def main(args: Args) -> None:
     for col in cols:
         table.add_column(col, justify="right")
     key = jax.random.key(0)
+    try:
+        add_rows(args, table, key, have_gymnax)
+    except KeyboardInterrupt:
+        # the rows measured so far, then straight out: XLA's compile threads may still run,
+        # and tearing the interpreter down under them crashes
+        console.print(table)
+        print("interrupted", file=sys.stderr, flush=True)
+        os._exit(130)
+    console.print(table)
+
+
+def add_rows(args: Args, table: Table, key: jax.Array, have_gymnax: bool) -> None:
+    """Measure every family and batch size, one table row each way of drawing the keys."""
     for family in args.families:
         for n in args.batches:
             total = n * args.steps
@@ -193,7 +217,6 @@ def main(args: Args) -> None:
                             f"{t['gymnax'] / t['arenax']:.2f}"]  # fmt: skip
                 row += [f"{total / t['floor']:,.0f}"]
                 table.add_row(*row)
-    console.print(table)
 
 
 if __name__ == "__main__":
