@@ -147,20 +147,21 @@ def draw_levels(
     keep: Callable[[Any], jax.Array] | None = None,
     max_rounds: int = 64,
 ) -> Any:
-    """`n` levels of `generator` (leaves `(n, ...)`); with `keep` (`level -> ()
-    bool`), only levels it accepts, drawn in rounds of `2 n` until `n` are found."""
+    """`n` levels of `generator` as NumPy arrays (leaves `(n, ...)`, on the host, where
+    evaluations index them); with `keep` (`level -> () bool`), only levels it accepts,
+    drawn in rounds of `2 n` until `n` are found."""
     # compiled once for all rounds: op by op, each of the generator's primitives would
     # compile on its own
     generate = jax.jit(jax.vmap(generator))
     if keep is None:
-        return generate(jax.random.split(key, n))
+        return jax.device_get(generate(jax.random.split(key, n)))
     accepted = jax.jit(jax.vmap(keep))
     found: list[Any] = []
     count = 0
     for i in range(max_rounds):
         batch = generate(jax.random.split(jax.random.fold_in(key, i), 2 * n))
         ok = np.flatnonzero(np.asarray(accepted(batch)))
-        found.append(jax.tree.map(lambda x, ok=ok: np.asarray(x)[ok], batch))
+        found.append(jax.tree.map(lambda x, ok=ok: x[ok], jax.device_get(batch)))
         count += ok.size
         if count >= n:
             return jax.tree.map(lambda *x: np.concatenate(x)[:n], *found)

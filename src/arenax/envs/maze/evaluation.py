@@ -220,8 +220,7 @@ def robustness(
     Episodes are played `batch` at a time."""
     k_levels, k_rest = jax.random.split(key)
     keep = (lambda lv: shortest_path_length(lv) < UNREACHABLE) if solvable_only else None
-    # on the host: indexing device arrays op by op compiles a program per shape
-    levels = jax.device_get(draw_levels(generator, n_levels, k_levels, keep))
+    levels = draw_levels(generator, n_levels, k_levels, keep)  # NumPy: indexed on the host
 
     def wins_of(idx: np.ndarray, k: jax.Array) -> np.ndarray:
         copies = jax.tree.map(lambda x: np.repeat(x[idx], episodes, axis=0), levels)

@@ -213,8 +213,7 @@ def arena_robustness(
     runner cannot be reached is a runners' win, an outcome of the game. Played `batch`
     episodes at a time (the last batch padded, so one program serves every batch)."""
     k_levels, k_rest = jax.random.split(key)
-    # compiled, then indexed on the host (op by op, every primitive compiles per shape)
-    levels = jax.device_get(draw_levels(generator, n_levels, k_levels))
+    levels = draw_levels(generator, n_levels, k_levels)  # NumPy: indexed on the host
     act = team_actor(env, {"tagger": "trained", "runner": runners}, policies, params, greedy)
 
     def wins_of(chosen: np.ndarray, k: jax.Array) -> np.ndarray:
