@@ -62,8 +62,9 @@ def test_squashed_density_integrates_to_one_and_is_the_change_of_variables(
     p = params([0.4], [math.log(0.8)])
     # the density over the box integrates to 1 (midpoint rule, fine grid)
     n = 200_000
-    log_prob = jax.jit(jax.vmap(g.log_prob, (None, 0)))  # compiled: op by op, each primitive
-    a = low + (jnp.arange(n) + 0.5) * (high - low) / n  # compiles on its own
+    # compiled: op by op, each distinct primitive compiles on its own
+    log_prob = jax.jit(jax.vmap(g.log_prob, (None, 0)))
+    a = low + (jnp.arange(n) + 0.5) * (high - low) / n
     dens = np.exp(np.asarray(log_prob(p, a[:, None]), np.float64))
     assert float(np.sum(dens) * (high - low) / n) == pytest.approx(1.0, abs=2e-3)
     # against the change of variables written directly: p(a) = N(u) / |da/du|
