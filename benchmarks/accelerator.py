@@ -9,24 +9,35 @@ device's peak memory (where the backend reports it) and steady-state throughput 
   (32 envs × 256 steps) and at 16× the envs;
 * grid Tag at 2000 envs × 1000 agents, env only (the figure WarpDrive reports as 2.9 M env
   steps/s on an A100-class GPU);
-* continuous Tag at 1000 envs × (10 + 100) agents, env only and training.
+* continuous Tag at 1000 envs × (10 + 100) agents, env only and training;
+* last, a learning case (``maze-dr-learn``): the ``maze-dr`` paper configuration toward its
+  30,000 PPO updates under a time limit (``--learn-budget``, compilation included; the
+  run prints the projected time after its first chunk and stops at the limit), then the
+  held-out evaluation of the policy it reached (``arenax eval``'s table).
 
 Prints a markdown table, then ``JSON:`` and the results as one JSON line; writes both into
-``--out`` (``results.md``, ``results.json``) and nothing anywhere else (no compilation
-cache; Tag's CPU kernel, if used, is built inside ``--out``). Sized to finish in under
-8 minutes on one GPU; ``--quick`` runs every case at tiny sizes (on a CPU in seconds; the
-test suite runs it).
+``--out`` (``results.md``, ``results.json``, rewritten after every case, so a run stopped
+early keeps what it measured; the learning run's folder ``runs/``) and nothing anywhere
+else (no compilation cache; Tag's CPU kernel, if used, is built inside ``--out``). A case
+that fails is reported with its error and the others still run (exit status 1).
+``--deadline`` bounds the whole script: a case is skipped when fewer than
+``--case-reserve`` seconds are left, and the learning case gets what remains (up to
+``--learn-budget``) minus the time its evaluation needs. ``--quick`` runs every case at
+tiny sizes (on a CPU in seconds; the test suite runs it).
 
     python benchmarks/accelerator.py [--quick] [--out outputs/accelerator] [--only maze-env]
+    python benchmarks/accelerator.py --deadline 500 --learn-budget 300
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +54,39 @@ class Args:
     """Run only the cases whose names start with one of these (e.g. maze-env tag-grid)."""
     repeats: int = 3
     """Timed calls per case after the warm-up call (the best is reported)."""
+    learn_budget: float = 600.0
+    """Seconds for the learning case, compilation included (it stops at this limit)."""
+    deadline: float = 0.0
+    """Seconds for the whole script (0: none); see the module docstring."""
+    case_reserve: float = 45.0
+    """With --deadline: skip a case when fewer seconds than this are left."""
+    eval_reserve: float = 40.0
+    """With --deadline: seconds kept for the learning case's evaluation."""
+
+
+def fail(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def check(args: Args) -> None:
+    if args.repeats < 1:
+        fail(f"--repeats {args.repeats}: must be at least 1")
+    if not 0 < args.learn_budget <= 1e9:
+        fail(f"--learn-budget {args.learn_budget}: must be a positive number of seconds")
+    if args.deadline < 0 or args.case_reserve < 0 or args.eval_reserve < 0:
+        fail("--deadline, --case-reserve and --eval-reserve must not be negative")
+    if args.deadline and args.deadline <= args.eval_reserve:
+        fail(f"--deadline {args.deadline}: must exceed --eval-reserve ({args.eval_reserve})")
+    known = ("maze-env", "maze-dr-train", "tag-grid-env", "tag-continuous", "maze-dr-learn")
+    for p in args.only:
+        if not any(k.startswith(p) or p.startswith(k) for k in known):
+            fail(f"--only {p}: matches no case (cases start with {', '.join(known)})")
 
 
 def main(args: Args) -> list[dict[str, Any]]:
+    check(args)
+    t_script = time.perf_counter()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     # anything arenax would cache goes into the output folder
@@ -58,10 +99,43 @@ def main(args: Args) -> list[dict[str, Any]]:
     from arenax.train.memory import compiled_memory_bytes
 
     results: list[dict[str, Any]] = []
+    payload: dict[str, Any] = {"quick": args.quick, "jax": jax.__version__}
+    failed: list[str] = []
+    device = (
+        f"{jax.devices()[0].device_kind} ({jax.devices()[0].platform}, {jax.device_count()} device)"
+    )
+    print(f"devices: {jax.devices()}", file=sys.stderr)
+
+    def left() -> float:
+        return args.deadline - (time.perf_counter() - t_script) if args.deadline else math.inf
+
+    def wanted(name: str) -> bool:
+        return not args.only or any(name.startswith(p) for p in args.only)
+
+    def write() -> None:
+        """Rewrite results.md and results.json with everything measured so far."""
+        md = _markdown(results, device, args.quick) + _learning_markdown(payload.get("learning"))
+        (out / "results.md").write_text(md)
+        full = {"device": device, **payload, "results": results}
+        (out / "results.json").write_text(json.dumps(full, indent=1))
 
     def measure(name: str, build: Any, envs: int, agents: int, steps: int) -> None:
-        if args.only and not any(name.startswith(p) for p in args.only):
+        if not wanted(name):
             return
+        if left() < args.case_reserve:
+            print(f"{name}: skipped ({left():.0f} s left before --deadline)", file=sys.stderr)
+            results.append(dict(case=name, skipped=f"{left():.0f} s left before --deadline"))
+            write()
+            return
+        try:
+            _measure(name, build, envs, agents, steps)
+        except Exception as exc:  # report it and go on with the other cases
+            traceback.print_exc()
+            failed.append(name)
+            results.append(dict(case=name, error=f"{type(exc).__name__}: {exc}"[:300]))
+        write()
+
+    def _measure(name: str, build: Any, envs: int, agents: int, steps: int) -> None:
         t0 = time.perf_counter()
         fn, state = build()
         jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
@@ -106,16 +180,26 @@ def main(args: Args) -> list[dict[str, Any]]:
     measure("tag-continuous-train", lambda: T.train_cycle(cont), cont.n_envs, agents,
             cont.n_steps)  # fmt: skip
 
-    device = (
-        f"{jax.devices()[0].device_kind} ({jax.devices()[0].platform}, {jax.device_count()} device)"
-    )
-    md = _markdown(results, device, q)
-    payload = {"device": device, "quick": q, "jax": jax.__version__, "results": results}
-    (out / "results.md").write_text(md)
-    (out / "results.json").write_text(json.dumps(payload, indent=1))
-    print(md)
+    if wanted("maze-dr-learn"):
+        budget = min(args.learn_budget, left() - args.eval_reserve)
+        if budget < args.case_reserve:
+            payload["learning"] = {"skipped": f"{left():.0f} s left before --deadline"}
+        else:
+            try:
+                payload["learning"] = _learn(out, budget, q)
+            except Exception as exc:
+                traceback.print_exc()
+                failed.append("maze-dr-learn")
+                payload["learning"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        write()
+
+    write()
+    print((out / "results.md").read_text())
     print("JSON:")
-    print(json.dumps(payload))
+    print(json.dumps({"device": device, **payload, "results": results}))
+    if failed:
+        print(f"failed: {', '.join(failed)} (tracebacks above)", file=sys.stderr)
+        raise SystemExit(1)
     return results
 
 
@@ -171,7 +255,9 @@ def _markdown(rows: list[dict[str, Any]], device: str, quick: bool) -> str:
             "| case | envs × agents | steps/call | compile (s) | env steps/s | agent steps/s | "
             "compiled memory (MiB) | device peak (MiB) |\n|---|---|---|---|---|---|---|---|")  # fmt: skip
     lines = [
-        f"| {r['case']} | {r['envs']} × {r['agents']} | {r['steps_per_call']} | "
+        f"| {r['case']} | {r.get('error') or r.get('skipped')} | | | | | | |"
+        if "env_steps_per_s" not in r
+        else f"| {r['case']} | {r['envs']} × {r['agents']} | {r['steps_per_call']} | "
         f"{r['compile_s']:.1f} | {r['env_steps_per_s']:,.0f} | {r['agent_steps_per_s']:,.0f} | "
         f"{r['compiled_memory_mib'] if r['compiled_memory_mib'] is not None else '–'} | "
         f"{r['device_peak_mib'] if r['device_peak_mib'] is not None else '–'} |"
@@ -180,5 +266,83 @@ def _markdown(rows: list[dict[str, Any]], device: str, quick: bool) -> str:
     return "\n".join([head, *lines]) + "\n"
 
 
+def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
+    """`maze-dr` at the paper configuration toward its 30,000 updates, stopped at
+    `budget` seconds (compilation included), then evaluated on the held-out mazes."""
+    import io
+
+    from rich.console import Console
+
+    from arenax.eval.report import evaluate_run
+    from arenax.train import PRESETS, tiny, train
+    from arenax.train.signals import Interrupted
+
+    cfg = PRESETS["maze-dr"]
+    if quick:
+        cfg = dataclasses.replace(tiny(cfg), n_steps=16, total_steps=None, total_updates=4)
+    cfg = dataclasses.replace(cfg, out_dir=out / "runs", name="maze-dr-learn", overwrite=True,
+                              time_limit=budget, progress=False, tensorboard=False)  # fmt: skip
+    print(f"maze-dr-learn: up to {cfg.total_updates:,} updates, time limit {budget:.0f} s",
+          file=sys.stderr)  # fmt: skip
+    t0 = time.perf_counter()
+    try:
+        result = train(cfg, console=Console(stderr=True))
+    except Interrupted:
+        raise KeyboardInterrupt from None
+    wall = time.perf_counter() - t0
+    updates = result.rows[-1]["updates"]
+    per_update = 1 / (result.steady_sps / cfg.steps_per_cycle)  # s per cycle (DR: each updates)
+    # the time outside steady chunks (set-up, compilation, checkpoints) plus every update
+    projected = wall - updates * per_update + cfg.total_updates * per_update
+    buf = io.StringIO()
+    t1 = time.perf_counter()
+    report = evaluate_run(result.run_dir, episodes=4 if quick else 100,
+                          console=Console(file=buf, width=110, force_terminal=False))  # fmt: skip
+    print(buf.getvalue(), file=sys.stderr)
+    return dict(
+        case="maze-dr-learn",
+        envs=cfg.n_envs,
+        steps_per_cycle=cfg.steps_per_cycle,
+        time_limit_s=round(budget, 1),
+        wall_s=round(wall, 1),
+        compile_s=round(result.compile_seconds, 1),
+        updates=int(updates),
+        total_updates=cfg.total_updates,
+        env_steps=int(result.rows[-1]["env_steps"]),
+        env_steps_per_s=round(result.steady_sps, 1),
+        seconds_per_update=round(per_update, 5),
+        projected_s=round(projected, 1),
+        eval_s=round(time.perf_counter() - t1, 1),
+        eval_summary={k: round(float(v), 4) for k, v in report.summary.items()},
+        eval_table=buf.getvalue().rstrip(),
+        eval_rows=[dataclasses.asdict(r) for r in report.rows],
+    )
+
+
+def _learning_markdown(learn: dict[str, Any] | None) -> str:
+    if not learn:
+        return ""
+    if "updates" not in learn:
+        return f"\nmaze-dr-learn: {learn.get('error') or learn.get('skipped')}\n"
+    fits = "fits" if learn["projected_s"] <= 600 else "does not fit"
+    shown = ", ".join(f"{k} {v:.3f}" for k, v in learn["eval_summary"].items())
+    return (
+        f"\nmaze-dr-learn ({learn['envs']} envs, {learn['steps_per_cycle']:,} env steps per "
+        f"update): {learn['updates']:,} of {learn['total_updates']:,} updates "
+        f"({learn['env_steps']:,} env steps) in {learn['wall_s']:.0f} s under a "
+        f"{learn['time_limit_s']:.0f} s limit; compile {learn['compile_s']:.1f} s, "
+        f"{learn['env_steps_per_s']:,.0f} env steps/s, {learn['seconds_per_update'] * 1e3:.1f} "
+        f"ms per update; all {learn['total_updates']:,} updates would take ≈"
+        f"{learn['projected_s']:,.0f} s ({fits} in 10 minutes). Held-out evaluation of the "
+        f"policy reached ({learn['eval_s']:.0f} s): {shown}\n\n```\n{learn['eval_table']}\n```\n"
+    )
+
+
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    try:
+        main(tyro.cli(Args))
+    except KeyboardInterrupt:
+        print("interrupted (results.md and results.json hold the cases measured so far)",
+              file=sys.stderr)  # fmt: skip
+        sys.stdout.flush()
+        os._exit(130)

@@ -1,5 +1,5 @@
-"""``benchmarks/accelerator.py --quick`` runs every case, reports a table and JSON, and
-writes nothing outside its output folder."""
+"""``benchmarks/accelerator.py --quick`` runs every case (the learning case too), reports a
+table and JSON, and writes nothing outside its output folder."""
 
 import json
 import os
@@ -36,6 +36,15 @@ def test_quick_accelerator_benchmark(tmp_path: Path) -> None:
             row["env_steps_per_s"] * row["agents"], rel=1e-3
         )
         assert f"| {row['case']} |" in table
+    # the learning case: the run stops at its budget of 4 updates, within its time limit,
+    # and its held-out table (every maze of the suite) is in the results
+    learn = data["learning"]
+    assert (learn["updates"], learn["total_updates"]) == (4, 4)
+    assert learn["env_steps"] == 4 * learn["steps_per_cycle"] and learn["wall_s"] > 0
+    assert learn["projected_s"] >= learn["updates"] * learn["seconds_per_update"]
+    mazes = [r["maze"] for r in learn["eval_rows"]]
+    assert "FourRooms" in mazes and all(f"│ {m}" in learn["eval_table"] for m in mazes)
+    assert "maze-dr-learn (" in table and "4 of 4 updates" in table
     assert json.loads((out / "results.json").read_text())["results"] == data["results"]
     assert (out / "results.md").read_text().strip() == table.strip()
     # nothing written outside --out (the kernel cache, if any, lives inside it)

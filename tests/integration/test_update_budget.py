@@ -67,3 +67,30 @@ def test_replay_warm_up_is_announced_and_an_overshot_budget_resumes_as_spent(
                  curriculum=dataclasses.replace(cfg.curriculum, buffer_size=64))  # fmt: skip
     train(late)
     assert "this run would never update" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_time_limit_stops_after_the_chunk_that_passes_it_and_resumes(
+    tmp_path: Path, capsys
+) -> None:
+    """A time limit every chunk passes stops the run after its first chunk with a
+    checkpoint of that cycle (a normal return); the projection and the way to continue are
+    printed; resuming without the limit finishes the run with the uninterrupted rows."""
+    import numpy as np
+
+    from arenax.train.saved import load_config
+
+    cfg = small("maze-dr", tmp_path, total_updates=6, checkpoint_every=4, name="t")
+    with pytest.raises(ConfigError, match="time_limit=0"):
+        validate(dataclasses.replace(cfg, time_limit=0))
+    stopped = train(dataclasses.replace(cfg, time_limit=1e-9))
+    assert [r["updates"] for r in stopped.rows] == [1, 2]  # one chunk of 2 cycles
+    out = " ".join(capsys.readouterr().out.split())
+    assert "remaining 4 updates take" in out and "past the limit" in out
+    assert "stopped after cycle 2 (2 of 6 updates) and saved a checkpoint; " in out
+    assert f"continue with: arenax resume {tmp_path / 't'}" in out
+    assert load_config(tmp_path / "t" / "config.json").time_limit == 1e-9
+    rest = train(dataclasses.replace(cfg, time_limit=None), resume=tmp_path / "t").rows
+    full = train(dataclasses.replace(cfg, name="full")).rows
+    assert [r["updates"] for r in rest] == [3, 4, 5, 6]
+    for a, b in zip(stopped.rows + rest, full, strict=True):
+        assert np.isclose(a["loss"], b["loss"], rtol=0, atol=0), (a, b)

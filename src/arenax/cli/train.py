@@ -21,7 +21,7 @@ import tyro
 
 from arenax.cli.common import console, error, parse, run_problems
 from arenax.options import POSITIVE, AtLeast, OrNone, check, fields_of
-from arenax.train.config import TrainConfig
+from arenax.train.config import TIME_LIMIT, TrainConfig
 from arenax.train.distributed import DistributedOptions
 
 
@@ -291,6 +291,8 @@ class ResumeArgs:
     """A new `total_steps` (default: the saved one)."""
     total_updates: Annotated[int | None, OrNone(POSITIVE)] = None
     """A new `total_updates` (default: the saved one)."""
+    time_limit: Annotated[float | None, TIME_LIMIT] = None
+    """A time limit in seconds for this call (default: the saved one)."""
     devices: Annotated[int | None, OrNone(POSITIVE)] = None
     """A new `devices` (default: the saved one)."""
     checkpoint: Annotated[int | None, OrNone(AtLeast(0))] = None
@@ -312,7 +314,7 @@ def resume_command(args: Sequence[str]) -> None:
     check(a)
     saved = load_saved_config(a.run_dir)
     changes: dict = {"resume": a.run_dir, "progress": a.progress, "launch": a.launch}
-    for f in ("total_steps", "total_updates", "devices"):
+    for f in ("total_steps", "total_updates", "time_limit", "devices"):
         if getattr(a, f) is not None:
             changes[f] = getattr(a, f)
     run_training(start(dataclasses.replace(saved, **changes)), a.checkpoint)

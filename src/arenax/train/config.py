@@ -33,6 +33,7 @@ from arenax.options import (
     POSITIVE,
     AtLeast,
     ConfigError,
+    In,
     IntIn,
     OrNone,
     Problem,
@@ -46,6 +47,7 @@ from arenax.train.distributed import DistributedOptions
 __all__ = ["ConfigError", "EvalConfig", "TrainConfig", "validate"]
 
 POSITIVE_OR_NONE = OrNone(POSITIVE)
+TIME_LIMIT = OrNone(In(0.0, 1e9, lo_open=True))  # seconds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +91,10 @@ class TrainConfig:
     total_updates: Annotated[int | None, POSITIVE_OR_NONE] = None
     """Budget in PPO updates (cycles that train: what the reference UED library's budgets
     count; None: no update budget). The run stops at the first budget reached."""
+    time_limit: Annotated[float | None, TIME_LIMIT] = None
+    """Wall-clock budget of this call in seconds, compilation included: the run stops after
+    the first chunk that ends past it, saves a checkpoint and says how to continue
+    (`arenax resume`, which applies the limit again to its own call; None: no limit)."""
     compat: Literal["arenax", "minimax"] = "arenax"
     """Whose rules the options' defaults follow: arenax's, or the reference UED library's
     (`--compat minimax` sets them before your other options; see

@@ -120,19 +120,21 @@ def warm_up_note(run: Run) -> None:
     )
 
 
-def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
+def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> TrainResult:
     """Run compiled chunks of cycles until every seed's budget is spent, calling `hooks`
     after each chunk for each seed that trained in it, then checkpointing when due.
 
     Each seed keeps the chunk boundaries its own run would have (a chunk of
     `min(chunk, cycles_left)` cycles, its budget checked at the end), and the stacked
-    chunk ends at the first of them: every seed trains exactly the cycles its own run does."""
+    chunk ends at the first of them: every seed trains exactly the cycles its own run does.
+    `cfg.time_limit` counts from `started` (a `time.perf_counter()` reading; default: now)."""
     cfg = run.cfg
     seeds = len(run.members)
     program: Any = None
     compile_s = 0.0
     steady_steps, steady_time = 0, 0.0
     t_start = time.perf_counter()
+    started = t_start if started is None else started
 
     def build() -> Any:
         run.print(
@@ -170,6 +172,7 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
     total = cfg.total_updates if unit == "updates" else cfg.total_steps
     warm_up_note(run)
     slowest = lambda: min(m.counters.get(unit, 0) for m in run.members)  # noqa: E731
+    done_at_start, projected = slowest(), False
     with StopRequests() as stop, run.progress as progress:
         task = progress.add_task(
             cfg.run_name,
@@ -232,6 +235,15 @@ def run_chunks(run: Run, hooks: list[Hook]) -> TrainResult:
             signum = distributed.any_process(stop.signum or 0)
             if signum:
                 _stop(run, signum)
+            if cfg.time_limit is not None and any(m.active for m in run.members):
+                elapsed = time.perf_counter() - started
+                if not projected:  # once, after the first chunk
+                    projected = True
+                    left = total - slowest()
+                    _project(run, slowest() - done_at_start, left, unit, steady_time, elapsed)
+                if distributed.any_process(int(elapsed >= cfg.time_limit)):
+                    _stop_at_time_limit(run, elapsed, slowest(), total, unit)
+                    break
     run.progress = None
     steady = steady_steps / steady_time if steady_time else math.nan
     per_seed = [m.rows for m in run.members]
@@ -258,6 +270,38 @@ def _stop(run: Run, signum: int) -> None:
     )
 
 
+def _project(run: Run, done: int, left: int, unit: str, seconds: float, elapsed: float) -> None:
+    """Print, once, how long the rest of the budget takes at the first chunk's rate,
+    against the time limit."""
+    limit = run.cfg.time_limit
+    if done <= 0 or seconds <= 0:
+        return
+    need = left / (done / seconds)
+    fits = "within" if elapsed + need <= limit else "past"
+    unit = unit.replace("env_", "")
+    run.print(
+        f"time limit {_secs(limit)} s: at {done / seconds:,.1f} {unit}/s the remaining "
+        f"{left:,} {unit} take ≈{_secs(need)} s more, {fits} the limit"
+    )
+
+
+def _stop_at_time_limit(run: Run, elapsed: float, done: int, total: int, unit: str) -> None:
+    """Save the current state (if the last chunk did not) and say how to continue."""
+    if any(m.active and m.last_good != run.cycle for m in run.members):
+        save_members(run)
+    for m in run.members:
+        m.ckpt.wait()
+    run.print(
+        f"time limit {_secs(run.cfg.time_limit)} s reached ({_secs(elapsed)} s): stopped after "
+        f"cycle {run.cycle} ({done:,} of {total:,} {unit.replace('env_', '')}) and saved a "
+        f"checkpoint; continue with: arenax resume {run.run_dir}"
+    )
+
+
+def _secs(x: float) -> str:
+    return f"{x:,.0f}" if x >= 10 else f"{x:.2g}"
+
+
 def _fmt(x: float) -> str:
     return "-" if not math.isfinite(x) else f"{x:.3f}"
 
@@ -278,7 +322,11 @@ def train(
     On resume the saved config is used; `cfg` may differ from it only in budget, logging
     and output fields (`RESUMABLE_FIELDS`), otherwise this raises
     `ConfigError` listing the differences.
+
+    With `cfg.time_limit`, the run stops after the first chunk that ends past that many
+    seconds from this call's start, saving a checkpoint (a normal return, not an error).
     """
+    started = time.perf_counter()
     distributed.initialize(cfg.launch)
     if distributed.is_main():
         console = console or make_console()
@@ -298,7 +346,7 @@ def train(
             except NothingToDo as done:
                 return TrainResult(run_dir, done.state, [], 0.0, math.nan)
             try:
-                return run_chunks(run, default_hooks(cfg))
+                return run_chunks(run, default_hooks(cfg), started)
             finally:
                 for m in run.members:
                     m.ckpt.close()

@@ -116,6 +116,7 @@ RESUMABLE_FIELDS = frozenset(
     {
         "total_steps",
         "total_updates",
+        "time_limit",
         "chunk",
         "checkpoint_every",
         "archive_every",
