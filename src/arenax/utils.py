@@ -35,6 +35,30 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
     return path
 
 
+#: `scan_unroll`'s default off the CPU. On an H200 the paper-configuration `maze-dr`
+#: cycle ran 1.88x faster at 4 than at 1 (0.7 s more to compile), 2.10x at 16 (compile
+#: 23 -> 43 s); `docs/benchmarks.md`.
+ACCELERATOR_SCAN_UNROLL = 4
+
+
+def scan_unroll() -> int:
+    """Iterations of the time loops (the rollout, GAE, the recurrent core) unrolled into
+    one body: `$ARENAX_SCAN_UNROLL` if set, else 1 on the CPU and
+    `ACCELERATOR_SCAN_UNROLL` elsewhere. On a GPU every loop iteration costs kernel
+    launches and a copy of the loop condition to the host, and a `maze-dr` cycle has
+    ~3,000 of them; on the CPU unrolling buys little and costs compile time (and results
+    stay bitwise those of earlier versions). Read when a program is traced."""
+    default = 1 if jax.default_backend() == "cpu" else ACCELERATOR_SCAN_UNROLL
+    raw = os.environ.get("ARENAX_SCAN_UNROLL", str(default))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"ARENAX_SCAN_UNROLL={raw!r}: must be a positive integer")
+    return value
+
+
 #: LLVM's optimisation level for the training programs on CPU (XLA's default is 3): at 1 the
 #: training chunks compile in up to a third less time and run as fast
 #: (`benchmarks/compile_options.py`); floats may differ in their last bits (`docs/benchmarks.md`).

@@ -5,6 +5,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from arenax.envs import AutoResetFromBatch, EpisodeStats
 from arenax.envs.maze import MazeEnv, sample_dr_level
@@ -12,7 +13,9 @@ from arenax.nn import StudentPolicy
 from arenax.rl.rollout import RolloutCarry, reset_batch, rollout
 
 
-def test_rollout_matches_replay_and_bootstraps_truncations() -> None:
+@pytest.mark.parametrize("unroll", ["1", "3"])  # 3: the loop unrolled (the GPU default is 4)
+def test_rollout_matches_replay_and_bootstraps_truncations(unroll: str, monkeypatch) -> None:
+    monkeypatch.setenv("ARENAX_SCAN_UNROLL", unroll)  # read when the rollout is traced
     base = MazeEnv(height=4, width=4, max_steps=6, normalize_obs=True)
     env = EpisodeStats(AutoResetFromBatch(base))
     pol = StudentPolicy(cell="ff", hidden=16)  # value depends on the observation only
@@ -27,8 +30,9 @@ def test_rollout_matches_replay_and_bootstraps_truncations() -> None:
         jax.random.key(2), jax.tree.map(lambda x: x[None, :, 0], obs["agent"])
     )
     start = RolloutCarry(state, obs, jnp.ones((n,), bool), pol.initial_carry(n))
-    traj, _, eps = jax.jit(rollout, static_argnums=(0, 1, 5))(
-        env, pol, params, jax.random.key(3), start, t_len, ids
+    # a new function for each case: traced afresh, with this case's unrolling
+    traj, _, eps = jax.jit(lambda p, k, c: rollout(env, pol, p, k, c, t_len, ids))(
+        params, jax.random.key(3), start
     )
     traj = jax.device_get(traj)
 

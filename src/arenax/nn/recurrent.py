@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from arenax.nn.layers import orthogonal, per_block
+from arenax.utils import scan_unroll
 
 CellKind = Literal["lstm", "gru", "ff", "s5"]
 GateInit = Literal["joint", "per_gate"]
@@ -146,7 +147,7 @@ class Core(nn.Module):
                 h = (1.0 - z) * n + z * h
                 return (h, cell), h
 
-        carry, out = jax.lax.scan(step, carry, (xw, keep))
+        carry, out = jax.lax.scan(step, carry, (xw, keep), unroll=scan_unroll())
         return carry, out
 
     def _s5(

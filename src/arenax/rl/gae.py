@@ -12,6 +12,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from arenax.utils import scan_unroll
+
 
 def gae(
     rewards: jax.Array,
@@ -47,5 +49,7 @@ def gae(
         adv = delta + gamma * lam * cont * carry
         return adv, adv
 
-    _, adv = jax.lax.scan(back, jnp.zeros_like(values[0]), (deltas, not_done), reverse=True)
+    _, adv = jax.lax.scan(
+        back, jnp.zeros_like(values[0]), (deltas, not_done), reverse=True, unroll=scan_unroll()
+    )
     return adv, adv + values

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from arenax.rl.ppo import Trajectory
 from arenax.struct import pytree_dataclass
+from arenax.utils import scan_unroll
 
 
 @pytree_dataclass
@@ -225,7 +226,7 @@ def team_rollout(
         out_ = {"traj": tr, "final_value": final_value, "boot": boot, "episodes": episodes}
         return RolloutCarry(env_state, obs, done, carry), out_
 
-    end, out = jax.lax.scan(step, start, jnp.arange(n_steps))
+    end, out = jax.lax.scan(step, start, jnp.arange(n_steps), unroll=scan_unroll())
     last_value = values_of(end.obs, end.first, end.carry)
     trajs = {}
     for t in teams:
