@@ -36,9 +36,9 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
 
 
 #: `scan_unroll`'s default off the CPU. On an H200 the paper-configuration `maze-dr`
-#: cycle ran 1.88x faster at 4 than at 1 (0.7 s more to compile), 2.10x at 16 (compile
-#: 23 -> 43 s); `docs/benchmarks.md`.
-ACCELERATOR_SCAN_UNROLL = 4
+#: cycle ran 1.88x faster at 4 than at 1, 2.11x at 8 and 2.10x at 16, compiling in 24, 28
+#: and 43 s against 23 s (`docs/benchmarks.md`).
+ACCELERATOR_SCAN_UNROLL = 8
 
 
 def scan_unroll() -> int:

@@ -13,7 +13,7 @@ from arenax.nn import StudentPolicy
 from arenax.rl.rollout import RolloutCarry, reset_batch, rollout
 
 
-@pytest.mark.parametrize("unroll", ["1", "3"])  # 3: the loop unrolled (the GPU default is 4)
+@pytest.mark.parametrize("unroll", ["1", "3"])  # 3: unrolled, 40 steps leave a remainder
 def test_rollout_matches_replay_and_bootstraps_truncations(unroll: str, monkeypatch) -> None:
     monkeypatch.setenv("ARENAX_SCAN_UNROLL", unroll)  # read when the rollout is traced
     base = MazeEnv(height=4, width=4, max_steps=6, normalize_obs=True)
