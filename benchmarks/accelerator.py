@@ -276,6 +276,7 @@ def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
     from arenax.eval.report import evaluate_run
     from arenax.train import PRESETS, tiny, train
     from arenax.train.signals import Interrupted
+    from arenax.utils import make_console
 
     cfg = PRESETS["maze-dr"]
     if quick:
@@ -286,7 +287,7 @@ def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
           file=sys.stderr)  # fmt: skip
     t0 = time.perf_counter()
     try:
-        result = train(cfg, console=Console(stderr=True))
+        result = train(cfg, console=make_console(stderr=True))
     except Interrupted:
         raise KeyboardInterrupt from None
     wall = time.perf_counter() - t0
@@ -296,7 +297,8 @@ def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
     projected = wall - updates * per_update + cfg.total_updates * per_update
     buf = io.StringIO()
     t1 = time.perf_counter()
-    report = evaluate_run(result.run_dir, episodes=4 if quick else 100,
+    report = evaluate_run(result.run_dir, suite="FourRooms,Crossing" if quick else "",
+                          episodes=4 if quick else 100,
                           console=Console(file=buf, width=110, force_terminal=False))  # fmt: skip
     print(buf.getvalue(), file=sys.stderr)
     return dict(
