@@ -6,6 +6,7 @@ a run, act with its policies, evaluate it.
     run = arenax.train("maze-plr", total_steps=2_000_000, plr={"replay_prob": 0.8},
                        agent={"ppo": {"lr": 1e-4}}, out_dir="runs", quiet=True)
     run.metrics["return"]                       # one value per cycle (NumPy)
+    run.state                                   # the final training state (parameters…)
     run = arenax.load_run("runs/plr-maze-s0")   # a finished or interrupted run
     actor = run.actor()                         # the trained student
     report = run.evaluate(suite="SixteenRooms", episodes=20)
@@ -174,6 +175,19 @@ class Run:
     config: Any
     rows: list[dict[str, Any]]
     """The metrics rows (`metrics.jsonl`), one per cycle (several seeds: per seed)."""
+    _state: Any = dataclasses.field(default=None, repr=False)
+
+    @property
+    def state(self) -> Any:
+        """The training state (`TrainState`: every team's parameters and optimiser
+        state, the curriculum's state, the counters): the final one after `train` (several
+        seeds: stacked, one row per seed); from the latest checkpoint after `load_run`,
+        loaded on first use (a run of several seeds: load `RUN/seed<s>`)."""
+        if self._state is None:
+            from arenax.eval.report import load_run as load_checkpoint
+
+            _, self._state, _ = load_checkpoint(self.run_dir)
+        return self._state
 
     @property
     def metrics(self) -> dict[str, np.ndarray]:
@@ -217,7 +231,7 @@ def train(preset: Any, quiet: bool = False, **options: Any) -> Run:
     cfg = configure(preset, **options)
     console = Console(quiet=True) if quiet else None
     result = train_config(cfg, console=console)
-    return Run(Path(result.run_dir), cfg, result.rows)
+    return Run(Path(result.run_dir), cfg, result.rows, result.state)
 
 
 def load_run(run_dir: str | Path) -> Run:

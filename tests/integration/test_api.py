@@ -31,6 +31,10 @@ def test_train_load_act_and_evaluate_from_python(tmp_path: Path, capsys) -> None
     assert len(run.rows) == 2 and run.metrics["env_steps"].tolist() == [128.0, 256.0]
     loaded = arenax.load_run(tmp_path / "a")
     assert loaded.rows == run.rows and loaded.config == cfg
+    # the final state: returned by train, and the latest checkpoint's after load_run
+    assert int(run.state.cycle) == 2 == int(loaded.state.cycle)
+    for x, y in zip(jax.tree.leaves(run.state), jax.tree.leaves(loaded.state), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     env = arenax.make("maze", height=5, width=5, n_walls=4, max_steps=16)
     obs, state = env.reset(jax.random.key(0), env.generate(jax.random.key(1)))
     actor = loaded.actor(greedy=True)
