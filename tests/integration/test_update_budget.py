@@ -84,13 +84,16 @@ def test_a_time_limit_stops_after_the_chunk_that_passes_it_and_resumes(
         validate(dataclasses.replace(cfg, time_limit=0))
     stopped = train(dataclasses.replace(cfg, time_limit=1e-9))
     assert [r["updates"] for r in stopped.rows] == [1, 2]  # one chunk of 2 cycles
+    assert stopped.timed_out
     out = " ".join(capsys.readouterr().out.split())
     assert "remaining 4 updates take" in out and "past the limit" in out
     assert "stopped after cycle 2 (2 of 6 updates) and saved a checkpoint; " in out
     assert f"continue with: arenax resume {tmp_path / 't'}" in out
     assert load_config(tmp_path / "t" / "config.json").time_limit == 1e-9
     rest = train(dataclasses.replace(cfg, time_limit=None), resume=tmp_path / "t").rows
-    full = train(dataclasses.replace(cfg, name="full")).rows
+    full_run = train(dataclasses.replace(cfg, name="full"))
+    full = full_run.rows
+    assert not full_run.timed_out
     assert [r["updates"] for r in rest] == [3, 4, 5, 6]
     for a, b in zip(stopped.rows + rest, full, strict=True):
         assert np.isclose(a["loss"], b["loss"], rtol=0, atol=0), (a, b)

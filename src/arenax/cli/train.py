@@ -222,7 +222,8 @@ def run_training(cfg: TrainConfig, checkpoint: int | None = None) -> None:
         )
         return
     console.print(
-        f"done: {result.run_dir} (compile {result.compile_seconds:.1f} s, "
+        f"{'stopped at the time limit' if result.timed_out else 'done'}: {result.run_dir} "
+        f"(compile {result.compile_seconds:.1f} s, "
         f"{result.steady_sps:,.0f} env steps/s)"
     )
 

@@ -59,6 +59,8 @@ class TrainResult:
     steady_sps: float
     seed_rows: list[list[dict[str, Any]]] = dataclasses.field(default_factory=list)
     """Each seed's rows, in seed order (one seed: `[rows]`)."""
+    timed_out: bool = False
+    """Stopped at `time_limit` before the budget was spent."""
 
 
 # ------------------------------------------------------------------ the chunk loop
@@ -172,7 +174,7 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
     total = cfg.total_updates if unit == "updates" else cfg.total_steps
     warm_up_note(run)
     slowest = lambda: min(m.counters.get(unit, 0) for m in run.members)  # noqa: E731
-    done_at_start, projected = slowest(), False
+    done_at_start, projected, timed_out = slowest(), False, False
     with StopRequests() as stop, run.progress as progress:
         task = progress.add_task(
             cfg.run_name,
@@ -243,6 +245,7 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
                     _project(run, slowest() - done_at_start, left, unit, steady_time, elapsed)
                 if distributed.any_process(int(elapsed >= cfg.time_limit)):
                     _stop_at_time_limit(run, elapsed, slowest(), total, unit)
+                    timed_out = True
                     break
     run.progress = None
     steady = steady_steps / steady_time if steady_time else math.nan
@@ -252,7 +255,7 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
         if seeds == 1
         else [{"seed": m.cfg.seed, **r} for m in run.members for r in m.rows]
     )
-    return TrainResult(run.run_dir, run.state, rows, compile_s, steady, per_seed)
+    return TrainResult(run.run_dir, run.state, rows, compile_s, steady, per_seed, timed_out)
 
 
 def _stop(run: Run, signum: int) -> None:
