@@ -10,6 +10,9 @@ device's peak memory (where the backend reports it) and steady-state throughput 
 * grid Tag at 2000 envs × 1000 agents, env only (the figure WarpDrive reports as 2.9 M env
   steps/s on an A100-class GPU);
 * continuous Tag at 1000 envs × (10 + 100) agents, env only and training;
+* ``maze-dr-seeds``: ``--seeds`` runs of the ``maze-dr`` paper configuration trained
+  together in one program (``train``'s ``seeds``, vmapped) under ``--seeds-budget``
+  seconds: how many such runs one device carries at the latency of one;
 * last, a learning case (``maze-dr-learn``): the ``maze-dr`` paper configuration toward its
   30,000 PPO updates under a time limit (``--learn-budget``, compilation included; the
   run prints the projected time after its first chunk and stops at the limit), then the
@@ -62,6 +65,10 @@ class Args:
     """With --deadline: skip a case when fewer seconds than this are left."""
     eval_reserve: float = 40.0
     """With --deadline: seconds kept for the learning case's evaluation."""
+    seeds: int = 16
+    """Runs trained together in the maze-dr-seeds case."""
+    seeds_budget: float = 90.0
+    """Seconds for the maze-dr-seeds case, compilation included (it stops at this limit)."""
 
 
 def fail(message: str) -> None:
@@ -72,13 +79,18 @@ def fail(message: str) -> None:
 def check(args: Args) -> None:
     if args.repeats < 1:
         fail(f"--repeats {args.repeats}: must be at least 1")
+    if not 1 <= args.seeds <= 1024:
+        fail(f"--seeds {args.seeds}: must be in [1, 1024]")
+    if not 0 < args.seeds_budget <= 1e9:
+        fail(f"--seeds-budget {args.seeds_budget}: must be a positive number of seconds")
     if not 0 < args.learn_budget <= 1e9:
         fail(f"--learn-budget {args.learn_budget}: must be a positive number of seconds")
     if args.deadline < 0 or args.case_reserve < 0 or args.eval_reserve < 0:
         fail("--deadline, --case-reserve and --eval-reserve must not be negative")
     if args.deadline and args.deadline <= args.eval_reserve:
         fail(f"--deadline {args.deadline}: must exceed --eval-reserve ({args.eval_reserve})")
-    known = ("maze-env", "maze-dr-train", "tag-grid-env", "tag-continuous", "maze-dr-learn")
+    known = ("maze-env", "maze-dr-train", "tag-grid-env", "tag-continuous", "maze-dr-seeds",
+             "maze-dr-learn")  # fmt: skip
     for p in args.only:
         if not any(k.startswith(p) or p.startswith(k) for k in known):
             fail(f"--only {p}: matches no case (cases start with {', '.join(known)})")
@@ -114,7 +126,8 @@ def main(args: Args) -> list[dict[str, Any]]:
 
     def write() -> None:
         """Rewrite results.md and results.json with everything measured so far."""
-        md = _markdown(results, device, args.quick) + _learning_markdown(payload.get("learning"))
+        md = (_markdown(results, device, args.quick) + _seeds_markdown(payload.get("seeds"))
+              + _learning_markdown(payload.get("learning")))  # fmt: skip
         (out / "results.md").write_text(md)
         full = {"device": device, **payload, "results": results}
         (out / "results.json").write_text(json.dumps(full, indent=1))
@@ -179,6 +192,18 @@ def main(args: Args) -> list[dict[str, Any]]:
             agents, 10 if q else 100)  # fmt: skip
     measure("tag-continuous-train", lambda: T.train_cycle(cont), cont.n_envs, agents,
             cont.n_steps)  # fmt: skip
+
+    if wanted("maze-dr-seeds"):
+        if left() < args.seeds_budget + args.case_reserve:
+            payload["seeds"] = {"skipped": f"{left():.0f} s left before --deadline"}
+        else:
+            try:
+                payload["seeds"] = _seeds(out, 2 if q else args.seeds, args.seeds_budget, q)
+            except Exception as exc:
+                traceback.print_exc()
+                failed.append("maze-dr-seeds")
+                payload["seeds"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        write()
 
     if wanted("maze-dr-learn"):
         budget = min(args.learn_budget, left() - args.eval_reserve)
@@ -318,6 +343,60 @@ def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
         eval_summary={k: round(float(v), 4) for k, v in report.summary.items()},
         eval_table=buf.getvalue().rstrip(),
         eval_rows=[dataclasses.asdict(r) for r in report.rows],
+    )
+
+
+def _seeds(out: Path, seeds: int, budget: float, quick: bool) -> dict[str, Any]:
+    """`seeds` runs of `maze-dr` at the paper configuration trained together (no
+    periodic evaluation), stopped at `budget` seconds: the stack's rate and its
+    projected time for 30,000 updates of every run."""
+    from arenax.train import PRESETS, tiny, train
+    from arenax.train.signals import Interrupted
+    from arenax.utils import make_console
+
+    cfg = PRESETS["maze-dr"]
+    if quick:
+        cfg = dataclasses.replace(tiny(cfg), n_steps=16, total_steps=None, total_updates=4)
+    cfg = dataclasses.replace(cfg, out_dir=out / "runs", name="maze-dr-seeds", overwrite=True,
+                              seeds=seeds, time_limit=budget, progress=False,
+                              tensorboard=False, eval=dataclasses.replace(cfg.eval, every=0))  # fmt: skip
+    print(f"maze-dr-seeds: {seeds} runs, time limit {budget:.0f} s", file=sys.stderr)
+    t0 = time.perf_counter()
+    try:
+        result = train(cfg, console=make_console(stderr=True))
+    except Interrupted:
+        raise KeyboardInterrupt from None
+    wall = time.perf_counter() - t0
+    updates = min(rows[-1]["updates"] for rows in result.seed_rows)
+    per_update = seeds * cfg.steps_per_cycle / result.steady_sps  # s per cycle of the stack
+    return dict(
+        case="maze-dr-seeds",
+        seeds=seeds,
+        envs=cfg.n_envs,
+        steps_per_cycle=cfg.steps_per_cycle,
+        time_limit_s=round(budget, 1),
+        wall_s=round(wall, 1),
+        compile_s=round(result.compile_seconds, 1),
+        updates=int(updates),
+        total_updates=cfg.total_updates,
+        env_steps_per_s=round(result.steady_sps, 1),
+        seconds_per_update=round(per_update, 5),
+        projected_s=round(wall - updates * per_update + cfg.total_updates * per_update, 1),
+    )
+
+
+def _seeds_markdown(run: dict[str, Any] | None) -> str:
+    if not run:
+        return ""
+    if "updates" not in run:
+        return f"\nmaze-dr-seeds: {run.get('error') or run.get('skipped')}\n"
+    return (
+        f"\nmaze-dr-seeds ({run['seeds']} runs × {run['envs']} envs, trained together): "
+        f"{run['updates']:,} of {run['total_updates']:,} updates each in {run['wall_s']:.0f} s "
+        f"under a {run['time_limit_s']:.0f} s limit; compile {run['compile_s']:.1f} s, "
+        f"{run['env_steps_per_s']:,.0f} env steps/s in all, "
+        f"{run['seconds_per_update'] * 1e3:.1f} ms per update of all {run['seeds']}; "
+        f"every run's {run['total_updates']:,} updates would take ≈{run['projected_s']:,.0f} s\n"
     )
 
 

@@ -45,6 +45,10 @@ def test_quick_accelerator_benchmark(tmp_path: Path) -> None:
     mazes = [r["maze"] for r in learn["eval_rows"]]
     assert "FourRooms" in mazes and all(f"│ {m}" in learn["eval_table"] for m in mazes)
     assert "maze-dr-learn (" in table and "4 of 4 updates" in table
+    # several seeds trained together: each spends the budget of 4 updates
+    seeds = data["seeds"]
+    assert (seeds["seeds"], seeds["updates"], seeds["total_updates"]) == (2, 4, 4)
+    assert seeds["env_steps_per_s"] > 0 and "maze-dr-seeds (2 runs" in table
     assert json.loads((out / "results.json").read_text())["results"] == data["results"]
     assert (out / "results.md").read_text().strip() == table.strip()
     # nothing written outside --out (the kernel cache, if any, lives inside it)
