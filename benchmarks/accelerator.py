@@ -24,8 +24,9 @@ early keeps what it measured; the learning run's folder ``runs/``) and nothing a
 else (no compilation cache; Tag's CPU kernel, if used, is built inside ``--out``). A case
 that fails is reported with its error and the others still run (exit status 1).
 ``--deadline`` bounds the whole script: a case is skipped when fewer than
-``--case-reserve`` seconds are left, and the learning case gets what remains (up to
-``--learn-budget``) minus the time its evaluation needs. ``--quick`` runs every case at
+``--case-reserve`` seconds are left, the seeds case gets up to ``--seeds-budget`` of what
+remains less ``--case-reserve``, and the learning case what then remains (up to
+``--learn-budget``) less the time its evaluation needs. ``--quick`` runs every case at
 tiny sizes (on a CPU in seconds; the test suite runs it).
 
     python benchmarks/accelerator.py [--quick] [--out outputs/accelerator] [--only maze-env]
@@ -43,8 +44,6 @@ import time
 import traceback
 from pathlib import Path
 from typing import Any
-
-import tyro
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +88,13 @@ def check(args: Args) -> None:
         fail("--deadline, --case-reserve and --eval-reserve must not be negative")
     if args.deadline and args.deadline <= args.eval_reserve:
         fail(f"--deadline {args.deadline}: must exceed --eval-reserve ({args.eval_reserve})")
+    from arenax.options import ConfigError
+    from arenax.train.rundir import check_writable_dir
+
+    try:
+        check_writable_dir(args.out, "--out")
+    except ConfigError as exc:
+        fail(str(exc))
     known = ("maze-env", "maze-dr-train", "tag-grid-env", "tag-continuous", "maze-dr-seeds",
              "maze-dr-learn")  # fmt: skip
     for p in args.only:
@@ -193,30 +199,26 @@ def main(args: Args) -> list[dict[str, Any]]:
     measure("tag-continuous-train", lambda: T.train_cycle(cont), cont.n_envs, agents,
             cont.n_steps)  # fmt: skip
 
-    if wanted("maze-dr-seeds"):
-        if left() < args.seeds_budget + args.case_reserve:
-            payload["seeds"] = {"skipped": f"{left():.0f} s left before --deadline"}
+    def timed_case(key: str, name: str, budget: float, run: Any) -> None:
+        """A case that trains under a time limit: `payload[key] = run(budget)`, or why not."""
+        if not wanted(name):
+            return
+        if budget < args.case_reserve:
+            payload[key] = {"skipped": f"{left():.0f} s left before --deadline"}
         else:
             try:
-                payload["seeds"] = _seeds(out, 2 if q else args.seeds, args.seeds_budget, q)
-            except Exception as exc:
+                payload[key] = run(budget)
+            except Exception as exc:  # report it and go on
                 traceback.print_exc()
-                failed.append("maze-dr-seeds")
-                payload["seeds"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+                failed.append(name)
+                payload[key] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
         write()
 
-    if wanted("maze-dr-learn"):
-        budget = min(args.learn_budget, left() - args.eval_reserve)
-        if budget < args.case_reserve:
-            payload["learning"] = {"skipped": f"{left():.0f} s left before --deadline"}
-        else:
-            try:
-                payload["learning"] = _learn(out, budget, q)
-            except Exception as exc:
-                traceback.print_exc()
-                failed.append("maze-dr-learn")
-                payload["learning"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        write()
+    seeds = 2 if q else args.seeds
+    timed_case("seeds", "maze-dr-seeds", min(args.seeds_budget, left() - args.case_reserve),
+               lambda b: _seeds(out, seeds, b, q))  # fmt: skip
+    timed_case("learning", "maze-dr-learn", min(args.learn_budget, left() - args.eval_reserve),
+               lambda b: _learn(out, b, q))  # fmt: skip
 
     write()
     print((out / "results.md").read_text())
@@ -291,14 +293,12 @@ def _markdown(rows: list[dict[str, Any]], device: str, quick: bool) -> str:
     return "\n".join([head, *lines]) + "\n"
 
 
-def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
-    """`maze-dr` at the paper configuration toward its 30,000 updates, stopped at
-    `budget` seconds (compilation included), then evaluated on the held-out mazes."""
-    import io
-
-    from rich.console import Console
-
-    from arenax.eval.report import evaluate_run
+def _timed_maze_dr(
+    out: Path, name: str, budget: float, quick: bool, seeds: int = 1, **changes: Any
+) -> tuple[Any, dict[str, Any]]:
+    """`seeds` runs of `maze-dr` at the paper configuration (tiny with `quick`) toward
+    their 30,000 updates, trained together and stopped at `budget` seconds (compilation
+    included): `(train's result, figures)`, the projection for every run's updates."""
     from arenax.train import PRESETS, tiny, train
     from arenax.train.signals import Interrupted
     from arenax.utils import make_console
@@ -306,61 +306,10 @@ def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
     cfg = PRESETS["maze-dr"]
     if quick:
         cfg = dataclasses.replace(tiny(cfg), n_steps=16, total_steps=None, total_updates=4)
-    cfg = dataclasses.replace(cfg, out_dir=out / "runs", name="maze-dr-learn", overwrite=True,
-                              time_limit=budget, progress=False, tensorboard=False)  # fmt: skip
-    print(f"maze-dr-learn: up to {cfg.total_updates:,} updates, time limit {budget:.0f} s",
-          file=sys.stderr)  # fmt: skip
-    t0 = time.perf_counter()
-    try:
-        result = train(cfg, console=make_console(stderr=True))
-    except Interrupted:
-        raise KeyboardInterrupt from None
-    wall = time.perf_counter() - t0
-    updates = result.rows[-1]["updates"]
-    per_update = 1 / (result.steady_sps / cfg.steps_per_cycle)  # s per cycle (DR: each updates)
-    # the time outside steady chunks (set-up, compilation, checkpoints) plus every update
-    projected = wall - updates * per_update + cfg.total_updates * per_update
-    buf = io.StringIO()
-    t1 = time.perf_counter()
-    report = evaluate_run(result.run_dir, suite="FourRooms,Crossing" if quick else "",
-                          episodes=4 if quick else 100,
-                          console=Console(file=buf, width=110, force_terminal=False))  # fmt: skip
-    print(buf.getvalue(), file=sys.stderr)
-    return dict(
-        case="maze-dr-learn",
-        envs=cfg.n_envs,
-        steps_per_cycle=cfg.steps_per_cycle,
-        time_limit_s=round(budget, 1),
-        wall_s=round(wall, 1),
-        compile_s=round(result.compile_seconds, 1),
-        updates=int(updates),
-        total_updates=cfg.total_updates,
-        env_steps=int(result.rows[-1]["env_steps"]),
-        env_steps_per_s=round(result.steady_sps, 1),
-        seconds_per_update=round(per_update, 5),
-        projected_s=round(projected, 1),
-        eval_s=round(time.perf_counter() - t1, 1),
-        eval_summary={k: round(float(v), 4) for k, v in report.summary.items()},
-        eval_table=buf.getvalue().rstrip(),
-        eval_rows=[dataclasses.asdict(r) for r in report.rows],
-    )
-
-
-def _seeds(out: Path, seeds: int, budget: float, quick: bool) -> dict[str, Any]:
-    """`seeds` runs of `maze-dr` at the paper configuration trained together (no
-    periodic evaluation), stopped at `budget` seconds: the stack's rate and its
-    projected time for 30,000 updates of every run."""
-    from arenax.train import PRESETS, tiny, train
-    from arenax.train.signals import Interrupted
-    from arenax.utils import make_console
-
-    cfg = PRESETS["maze-dr"]
-    if quick:
-        cfg = dataclasses.replace(tiny(cfg), n_steps=16, total_steps=None, total_updates=4)
-    cfg = dataclasses.replace(cfg, out_dir=out / "runs", name="maze-dr-seeds", overwrite=True,
-                              seeds=seeds, time_limit=budget, progress=False,
-                              tensorboard=False, eval=dataclasses.replace(cfg.eval, every=0))  # fmt: skip
-    print(f"maze-dr-seeds: {seeds} runs, time limit {budget:.0f} s", file=sys.stderr)
+    cfg = dataclasses.replace(cfg, out_dir=out / "runs", name=name, overwrite=True, seeds=seeds,
+                              time_limit=budget, progress=False, tensorboard=False, **changes)  # fmt: skip
+    print(f"{name}: {seeds} run(s) of up to {cfg.total_updates:,} updates, time limit "
+          f"{budget:.0f} s", file=sys.stderr)  # fmt: skip
     t0 = time.perf_counter()
     try:
         result = train(cfg, console=make_console(stderr=True))
@@ -368,9 +317,12 @@ def _seeds(out: Path, seeds: int, budget: float, quick: bool) -> dict[str, Any]:
         raise KeyboardInterrupt from None
     wall = time.perf_counter() - t0
     updates = min(rows[-1]["updates"] for rows in result.seed_rows)
-    per_update = seeds * cfg.steps_per_cycle / result.steady_sps  # s per cycle of the stack
-    return dict(
-        case="maze-dr-seeds",
+    # s per cycle of the stack (DR: every cycle updates)
+    per_update = seeds * cfg.steps_per_cycle / result.steady_sps
+    # the time outside steady chunks (set-up, compilation, checkpoints) plus every update
+    projected = wall - updates * per_update + cfg.total_updates * per_update
+    return result, dict(
+        case=name,
         seeds=seeds,
         envs=cfg.n_envs,
         steps_per_cycle=cfg.steps_per_cycle,
@@ -381,8 +333,42 @@ def _seeds(out: Path, seeds: int, budget: float, quick: bool) -> dict[str, Any]:
         total_updates=cfg.total_updates,
         env_steps_per_s=round(result.steady_sps, 1),
         seconds_per_update=round(per_update, 5),
-        projected_s=round(wall - updates * per_update + cfg.total_updates * per_update, 1),
+        projected_s=round(projected, 1),
     )
+
+
+def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
+    """One `maze-dr` run (`_timed_maze_dr`), then evaluated on the held-out mazes."""
+    import io
+
+    from rich.console import Console
+
+    from arenax.eval.report import evaluate_run
+
+    result, figures = _timed_maze_dr(out, "maze-dr-learn", budget, quick)
+    buf = io.StringIO()
+    t1 = time.perf_counter()
+    report = evaluate_run(result.run_dir, suite="FourRooms,Crossing" if quick else "",
+                          episodes=4 if quick else 100,
+                          console=Console(file=buf, width=110, force_terminal=False))  # fmt: skip
+    print(buf.getvalue(), file=sys.stderr)
+    return dict(
+        **figures,
+        env_steps=int(result.rows[-1]["env_steps"]),
+        eval_s=round(time.perf_counter() - t1, 1),
+        eval_summary={k: round(float(v), 4) for k, v in report.summary.items()},
+        eval_table=buf.getvalue().rstrip(),
+        eval_rows=[dataclasses.asdict(r) for r in report.rows],
+    )
+
+
+def _seeds(out: Path, seeds: int, budget: float, quick: bool) -> dict[str, Any]:
+    """`seeds` runs of `maze-dr` trained together (`_timed_maze_dr`, no periodic
+    evaluation): the stack's rate and its projected time for every run's updates."""
+    from arenax.train import PRESETS
+
+    every = dataclasses.replace(PRESETS["maze-dr"].eval, every=0)
+    return _timed_maze_dr(out, "maze-dr-seeds", budget, quick, seeds, eval=every)[1]
 
 
 def _seeds_markdown(run: dict[str, Any] | None) -> str:
@@ -420,8 +406,14 @@ def _learning_markdown(learn: dict[str, Any] | None) -> str:
 
 
 if __name__ == "__main__":
+    from arenax.cli.common import OptionError, parse
+
     try:
-        main(tyro.cli(Args))
+        parsed = parse(Args, sys.argv[1:], prog="accelerator.py", description=__doc__)
+    except OptionError as exc:
+        fail(str(exc))
+    try:
+        main(parsed)
     except KeyboardInterrupt:
         print("interrupted (results.md and results.json hold the cases measured so far)",
               file=sys.stderr)  # fmt: skip

@@ -143,32 +143,23 @@ def policy_rollout(cfg: TrainConfig) -> tuple[Callable, Any]:
 @dataclasses.dataclass(frozen=True)
 class OneCycle:
     """`train`'s chunk program as the benchmarks call a case, `(state, i)`: one cycle per
-    call, `i` ignored. Lowered as itself, not inside another `jax.jit` (a nested jit may
-    not carry the chunk's CPU compiler options)."""
+    call, `i` ignored; at every stage (jitted, `lower`-ed, `compile`-d) the program itself,
+    never inside another `jax.jit` (a nested jit may not carry the chunk's CPU compiler
+    options)."""
 
-    chunk: Any
+    program: Any
 
-    def lower(self, state: Any, _i: int) -> Any:
-        return _Lowered(self.chunk.lower(state, np.int32(1)))
+    def lower(self, state: Any, _i: int) -> OneCycle:
+        return OneCycle(self.program.lower(state, np.int32(1)))
 
-
-@dataclasses.dataclass(frozen=True)
-class _Lowered:
-    lowered: Any
-
-    def compile(self) -> _Compiled:
-        return _Compiled(self.lowered.compile())
-
-
-@dataclasses.dataclass(frozen=True)
-class _Compiled:
-    compiled: Any
+    def compile(self) -> OneCycle:
+        return OneCycle(self.program.compile())
 
     def __call__(self, state: Any, _i: int) -> Any:
-        return self.compiled(state, np.int32(1))
+        return self.program(state, np.int32(1))
 
     def memory_analysis(self) -> Any:
-        return self.compiled.memory_analysis()
+        return self.program.memory_analysis()
 
 
 def train_cycle(cfg: TrainConfig) -> tuple[OneCycle, Any]:

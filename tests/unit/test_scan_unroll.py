@@ -23,6 +23,13 @@ def test_the_setting_is_read_and_checked(monkeypatch) -> None:
         monkeypatch.setenv("ARENAX_SCAN_UNROLL", bad)
         with pytest.raises(ValueError, match=r"ARENAX_SCAN_UNROLL=.*positive integer"):
             scan_unroll()
+    # a run checks it with its options, before anything compiles
+    from arenax.train import PRESETS, ConfigError, validate
+
+    with pytest.raises(ConfigError, match=r"ARENAX_SCAN_UNROLL='1.5': must be a positive"):
+        validate(PRESETS["maze-dr"])
+    monkeypatch.setenv("ARENAX_SCAN_UNROLL", "2")
+    assert validate(PRESETS["maze-dr"]) is PRESETS["maze-dr"]
 
 
 @pytest.mark.parametrize("unroll", ["4", "64"])  # 7 steps: a remainder; more than the steps

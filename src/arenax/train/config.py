@@ -43,6 +43,7 @@ from arenax.registry import FAMILIES, family_of_options
 from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.ppo import PPOConfig
 from arenax.train.distributed import DistributedOptions
+from arenax.utils import scan_unroll
 
 __all__ = ["ConfigError", "EvalConfig", "TrainConfig", "validate"]
 
@@ -489,4 +490,8 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
             f"XLA_FLAGS=--xla_force_host_platform_device_count={d})"
         )
     check(cfg)
+    try:  # $ARENAX_SCAN_UNROLL, read later when the programs are traced
+        scan_unroll()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return cfg
