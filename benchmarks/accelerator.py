@@ -178,6 +178,7 @@ def main(args: Args) -> list[dict[str, Any]]:
         print(f"{name}: {sps:,.0f} env steps/s (compile {compile_s:.1f} s)", file=sys.stderr)
         del state, compiled
 
+    write()  # from the start: a run stopped before its first case leaves an empty table
     import tag_throughput as T  # the Tag cases and one compiled training cycle
 
     q = args.quick
