@@ -1,18 +1,23 @@
 """Per-step cost of the exports: the Gymnasium VectorEnv of CartPole side by side with
 Gymnasium's own vector CartPole (`gymnasium.make_vec("CartPole-v1")`, NumPy; arenax on
-Gymnasium's physics, and with DR physics drawn for every episode) and where its step()
-goes (the compiled step, a compiled call that does next to nothing with the same inputs
-and output size, the host's share), the maze's
+Gymnasium's physics, and with DR physics drawn for every episode; the two timed in
+alternation) and where its step() goes (the compiled step, a compiled call that does next
+to nothing with the same inputs and output size, the host's share), the maze's
 VectorEnv next to arenax's own compiled rollout, what XLA:CPU charges per call of a small program
 below and above its 512-byte threshold for sequential execution (13 x 13, 60 walls), env steps/s with random
 actions by batch size, and the PettingZoo ParallelEnv of continuous Tag (µs per step() call
-by agent count). Compile time apart; each timing is the best of three rounds.
+by agent count). Compile time apart; each timing is the best of `--rounds` rounds.
 
-    python benchmarks/export_overhead.py [--batches 1 64 1024] [--steps 200]
+`--dispatch sync` (the default here) runs JAX's CPU computations in the calling thread
+(`jax_cpu_enable_async_dispatch=False`, set before JAX starts its CPU client): about half
+the cost of a small `step()`. `--dispatch async` measures JAX's default.
+
+    python benchmarks/export_overhead.py [--batches 1 64 1024] [--steps 200] [--dispatch sync]
 """
 
 import dataclasses
 import time
+from typing import Literal
 
 import jax
 import jax.numpy as jnp
@@ -32,6 +37,13 @@ class Args:
     """Numbers of envs."""
     steps: int = 200
     """Timed steps per batch size."""
+    rounds: int = 5
+    """Timed rounds per measurement (the best is reported); arenax's and Gymnasium's
+    CartPole alternate round by round."""
+    dispatch: Literal["sync", "async"] = "sync"
+    """JAX's CPU dispatch: `sync` runs each compiled call in the calling thread
+    (`jax_cpu_enable_async_dispatch=False`), `async` is JAX's default (a runtime thread
+    runs it while Python goes on; a step() waits for it anyway)."""
 
 
 def native(env, n: int, steps: int) -> tuple[float, float]:
@@ -81,10 +93,10 @@ def exported(env, n: int, steps: int) -> tuple[float, float]:
     return compile_s, n * steps / (time.perf_counter() - t0)
 
 
-def per_step(step, actions) -> float:
-    """Seconds per call of `step` over `actions`, the best of three rounds."""
+def per_step(step, actions, rounds: int = 1) -> float:
+    """Seconds per call of `step` over `actions`, the best of `rounds` rounds."""
     best = float("inf")
-    for _ in range(3):
+    for _ in range(rounds):
         t0 = time.perf_counter()
         for a in actions:
             step(a)
@@ -92,7 +104,7 @@ def per_step(step, actions) -> float:
     return best
 
 
-def call_cost(size: int, steps: int) -> float:
+def call_cost(size: int, steps: int, rounds: int) -> float:
     """µs per call, waited for, of a compiled program of ten elementwise ops on `size`
     float32s (ten outputs, one returned): what XLA:CPU's runtime charges a small program.
     Its thunk executor runs a program's kernels one after another in the calling thread
@@ -104,10 +116,10 @@ def call_cost(size: int, steps: int) -> float:
            lambda v: v / 3, lambda v: v**2, lambda v: v[::-1] + 2, lambda v: v.sum() * v)  # fmt: skip
     f = jax.jit(lambda v: tuple(op(v) for op in ops))
     jax.block_until_ready(f(x))
-    return per_step(lambda _: jax.block_until_ready(f(x)), range(steps)) * 1e6
+    return per_step(lambda _: jax.block_until_ready(f(x)), range(steps), rounds) * 1e6
 
 
-def breakdown(n: int, steps: int) -> tuple[float, float, float, float]:
+def breakdown(n: int, steps: int, rounds: int) -> tuple[float, float, float, float]:
     """Where a `step()` of the exported vector CartPole (`n` envs, Gymnasium's physics)
     goes, µs each: the whole call; its compiled step, called as `step()` calls it and
     waited for (its output copied to NumPy); a compiled call of the same arguments and
@@ -121,7 +133,7 @@ def breakdown(n: int, steps: int) -> tuple[float, float, float, float]:
     vec.reset(seed=0)
     actions = list(np.random.default_rng(0).integers(0, 2, (steps, n)))
     vec.step(actions[0])
-    whole = per_step(vec.step, actions)
+    whole = per_step(vec.step, actions, rounds)
     carry = vec._carry
     a = checked_actions(actions[0], vec._act_space, (n,), "env")
 
@@ -140,20 +152,21 @@ def breakdown(n: int, steps: int) -> tuple[float, float, float, float]:
         np.asarray(out)
 
     floor_call(None)
-    program = per_step(compiled_step, actions)
-    floor = per_step(floor_call, actions)
+    program = per_step(compiled_step, actions, rounds)
+    floor = per_step(floor_call, actions, rounds)
     return whole * 1e6, program * 1e6, floor * 1e6, (whole - program) * 1e6
 
 
-def cartpole_vs_gymnasium(n: int, steps: int) -> tuple[float, float, float, float]:
+def cartpole_vs_gymnasium(n: int, steps: int, rounds: int) -> tuple[float, float, float, float]:
     """(compile s, arenax steps/s on Gymnasium's physics, arenax steps/s with physics drawn
     by DR for every episode, Gymnasium steps/s) of `n` CartPoles stepped from Python
-    (auto-reset, Gymnasium's NEXT_STEP mode on both sides)."""
+    (auto-reset, Gymnasium's NEXT_STEP mode on both sides); the three timed in
+    alternation, `rounds` rounds, the best of each."""
     import gymnasium
 
     rng = np.random.default_rng(0)
     actions = list(rng.integers(0, 2, (steps, n)))
-    ours, compiles = [], []
+    envs, compiles = [], []
     for levels in ("default", "dr"):
         env = arenax.make("cartpole", levels=levels)
         vec = to_gymnasium(env, env.generate, n)
@@ -161,36 +174,46 @@ def cartpole_vs_gymnasium(n: int, steps: int) -> tuple[float, float, float, floa
         vec.reset(seed=0)
         vec.step(actions[0])
         compiles.append(time.perf_counter() - t0)
-        ours.append(n / per_step(vec.step, actions))
+        envs.append(vec)
     theirs = gymnasium.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point")
     theirs.reset(seed=0)
-    return compiles[0], ours[0], ours[1], n / per_step(theirs.step, actions)
+    envs.append(theirs)
+    best = [float("inf")] * len(envs)
+    for _ in range(rounds):
+        for i, e in enumerate(envs):
+            best[i] = min(best[i], per_step(e.step, actions))
+    return compiles[0], n / best[0], n / best[1], n / best[2]
 
 
 def main(args: Args) -> None:
-    cp = Table(title=f"CartPole env steps/s ({jax.devices()[0].device_kind}), random actions, "
-               "one Python step() per step")  # fmt: skip
+    if args.steps < 1 or args.rounds < 1 or not args.batches or min(args.batches) < 1:
+        raise SystemExit("error: --steps, --rounds and every --batches entry must be >= 1")
+    # read when JAX creates its CPU client, so before the first array
+    jax.config.update("jax_cpu_enable_async_dispatch", args.dispatch == "async")
+    mode = f"{args.dispatch} dispatch"
+    cp = Table(title=f"CartPole env steps/s ({jax.devices()[0].device_kind}, {mode}), random "
+               "actions, one Python step() per step")  # fmt: skip
     for col in ("envs", "to_gymnasium: compile (s)", "steps/s", "µs per step()",
                 "with DR physics: steps/s", "gymnasium.make_vec: steps/s", "µs per step()",
                 "arenax / Gymnasium"):  # fmt: skip
         cp.add_column(col, justify="right")
     for n in args.batches:
-        c, ours, dr, theirs = cartpole_vs_gymnasium(n, args.steps)
+        c, ours, dr, theirs = cartpole_vs_gymnasium(n, args.steps, args.rounds)
         cp.add_row(str(n), f"{c:.1f}", f"{ours:,.0f}", f"{n / ours * 1e6:,.0f}", f"{dr:,.0f}",
                    f"{theirs:,.0f}", f"{n / theirs * 1e6:,.0f}", f"{ours / theirs:.2f}")  # fmt: skip
     make_console().print(cp)
-    bd = Table(title="where a step() of the exported vector CartPole goes (µs)")
+    bd = Table(title=f"where a step() of the exported vector CartPole goes (µs, {mode})")
     for col in ("envs", "step()", "its compiled step, waited for", "a compiled call that only "
                 "adds (same inputs, output size)", "on the host: checks, unpacking, infos"):  # fmt: skip
         bd.add_column(col, justify="right")
     for n in args.batches:
-        bd.add_row(str(n), *(f"{us:,.0f}" for us in breakdown(n, args.steps)))
+        bd.add_row(str(n), *(f"{us:,.0f}" for us in breakdown(n, args.steps, args.rounds)))
     make_console().print(bd)
     rt = Table(title="XLA:CPU: µs per call of a 10-op elementwise program (waited for), by size")
     sizes = (64, 128, 256, 1024, 4096)
     for col in ("float32s", *map(str, sizes)):
         rt.add_column(col, justify="right")
-    rt.add_row("µs", *(f"{call_cost(k, args.steps):.0f}" for k in sizes))
+    rt.add_row("µs", *(f"{call_cost(k, args.steps, args.rounds):.0f}" for k in sizes))
     make_console().print(rt)
     env = arenax.make("maze", height=13, width=13, n_walls=60)
     table = Table(title=f"maze env steps/s ({jax.devices()[0].device_kind}), random actions (the "

@@ -63,7 +63,10 @@ class Args:
     """arenax presets (each run with ``--compat minimax``) beside minimax's config of the
     same name: maze-dr, maze-plr, maze-accel, maze-pplr, maze-paccel."""
     seeds: int = 2
-    """Seeds 0 .. seeds − 1 of each (arenax trains them in one program)."""
+    """How many seeds of each: first-seed .. first-seed + seeds − 1 (arenax trains them in
+    one program)."""
+    first_seed: int = 0
+    """The first seed (more seeds can be added to earlier ones in --out this way)."""
     updates: int = 250
     """PPO updates per run."""
     episodes: int = 50
@@ -95,6 +98,8 @@ def _check(args: Args) -> str | None:
     for name in ("seeds", "updates", "episodes", "window"):
         if getattr(args, name) < 1:
             return f"--{name} {getattr(args, name)}: must be at least 1"
+    if args.first_seed < 0:
+        return f"--first-seed {args.first_seed}: must be at least 0"
     if 2 * args.window > args.updates:
         return f"--window {args.window}: at most half of --updates ({args.updates})"
     try:
@@ -121,6 +126,10 @@ def _minimax_ok(python: Path | None) -> str | None:
     return None
 
 
+def _seeds(args: Args) -> range:
+    return range(args.first_seed, args.first_seed + args.seeds)
+
+
 def _arenax_name(args: Args) -> str:
     return "arenax" if args.arenax_compat == "minimax" else "arenax-defaults"
 
@@ -134,16 +143,16 @@ def run_arenax(args: Args, preset: str) -> None:
     from arenax.eval.report import evaluate_run
 
     name = _arenax_name(args)
-    paths = [_result_path(args, name, preset, s) for s in range(args.seeds)]
+    paths = [_result_path(args, name, preset, s) for s in _seeds(args)]
     if all(p.exists() for p in paths) and not args.fresh:
         return
     t0 = time.perf_counter()
     arenax.train(
-        preset, compat=args.arenax_compat, total_updates=args.updates, seeds=args.seeds, seed=0,
+        preset, compat=args.arenax_compat, total_updates=args.updates, seeds=args.seeds, seed=args.first_seed,
         out_dir=str(args.out / name), name=preset, overwrite=True, tensorboard=False,
     )  # fmt: skip
     seconds = time.perf_counter() - t0
-    for s in range(args.seeds):
+    for path, s in zip(paths, _seeds(args), strict=True):
         run_dir = args.out / name / preset / f"seed{s}"
         rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
         report = evaluate_run(run_dir, ",".join(MAZES), args.episodes, console=Console(quiet=True))
@@ -162,13 +171,13 @@ def run_arenax(args: Args, preset: str) -> None:
             "warmup": warmup,
             "solved": {m.maze: m.solved for m in report.rows},
         }
-        paths[s].write_text(json.dumps(result))
+        path.write_text(json.dumps(result))
 
 
 def run_minimax(args: Args, preset: str) -> None:
     """Run minimax's configuration of `preset` once per seed through `minimax_driver.py`."""
     assert args.minimax_python is not None
-    for s in range(args.seeds):
+    for s in _seeds(args):
         path = _result_path(args, "minimax", preset, s)
         if path.exists() and not args.fresh:
             continue
@@ -230,7 +239,7 @@ def report(args: Args) -> str:
     ]
     for preset in args.presets:
         for library in LIBRARIES:
-            for s in range(args.seeds):
+            for s in _seeds(args):
                 path = _result_path(args, library, preset, s)
                 if not path.exists():
                     continue
@@ -262,7 +271,7 @@ def plot(args: Args) -> Path | None:
     drawn = False
     for ax, preset in zip(axes, args.presets, strict=True):
         for library, color in zip(LIBRARIES, ("tab:blue", "tab:orange", "tab:green"), strict=True):
-            for s in range(args.seeds):
+            for i, s in enumerate(_seeds(args)):
                 path = _result_path(args, library, preset, s)
                 if not path.exists():
                     continue
@@ -271,7 +280,11 @@ def plot(args: Args) -> Path | None:
                 smooth = np.convolve(x, np.ones(k) / k, mode="valid")
                 label = f"{library} seed {s}"
                 ax.plot(
-                    np.arange(k, len(x) + 1), smooth, color=color, alpha=1 - 0.4 * s, label=label
+                    np.arange(k, len(x) + 1),
+                    smooth,
+                    color=color,
+                    alpha=1 - 0.5 * i / max(1, args.seeds - 1),
+                    label=label,
                 )
                 drawn = True
         ax.set_title(f"{preset} (arenax: --compat minimax)")
@@ -302,7 +315,9 @@ def main(args: Args) -> None:
         for preset in args.presets:
             for side in sides:
                 print(
-                    f"{side} {preset}: {args.seeds} seed(s) × {args.updates} updates …", flush=True
+                    f"{side} {preset}: seeds {args.first_seed}..{args.first_seed + args.seeds - 1} "
+                    f"× {args.updates} updates …",
+                    flush=True,
                 )
                 (run_arenax if side == "arenax" else run_minimax)(args, preset)
     except KeyboardInterrupt:

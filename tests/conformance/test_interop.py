@@ -184,6 +184,11 @@ def test_exports_refuse_actions_outside_their_spaces() -> None:
         vec.step(np.array([99, -1, 7, 3]))
     with pytest.raises(ValueError, match=r"env 2 has action 7"):
         vec.step(np.array([0, 1, 7, 3]))
+    with pytest.raises(ValueError, match=r"env 1 has action -1"):
+        vec.step(np.array([0, -1, 2, 3]))
+    with pytest.raises(ValueError, match=r"env 3 has action 18446744073709551615"):
+        vec.step(np.array([0, 1, 2, 2**64 - 1], np.uint64))
+    vec.step(np.array([0, 1, 2, 3], np.uint8))  # any integer dtype in range
     with pytest.raises(ValueError, match=r"expected shape \(4,\) \(one per env\), got \(3,\)"):
         vec.step(np.array([0, 1, 2]))
     with pytest.raises(ValueError, match="whole numbers"):
@@ -397,6 +402,17 @@ def test_packing_keeps_every_leaf_bit_for_bit() -> None:
         np.testing.assert_array_equal(
             on_host[name].view(np.uint8), np.asarray(tree[name]).view(np.uint8)
         )
+    # a strided or wider-typed copy of the buffer unpacks the same; a wrong size is refused
+    words = np.asarray(host.pack({k: v for k, v in tree.items() if k != "key"}))
+    strided = np.zeros((words.size, 2), np.uint32)
+    strided[:, 0] = words
+    again = host.unpack_numpy(strided[:, 0])
+    wide = host.unpack_numpy(words.astype(np.uint64))
+    for name in ("f", "i", "b", "u8", "i8"):
+        np.testing.assert_array_equal(again[name].view(np.uint8), on_host[name].view(np.uint8))
+        np.testing.assert_array_equal(wide[name].view(np.uint8), on_host[name].view(np.uint8))
+    with pytest.raises(ValueError, match=r"expected \(14,\) words, got \(13,\)"):
+        host.unpack_numpy(words[:-1])
 
 
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])

@@ -59,9 +59,10 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
 
     What stays on the device between calls, the *carry* `(key, state, ret, length,
     pending)`, and what a step hands to the host, *out* `(obs, reward, terminated,
-    truncated, final_obs, episode_return, episode_length)`, each travel as one flat
-    buffer (:class:`~arenax.interop.packing.Packing` s `carry` and `out`): a compiled call
-    on a CPU costs about as much per returned array as a small batch's step.
+    truncated)` (under `SAME_STEP` also `final_obs, episode_return, episode_length` for
+    its infos), each travel as one flat buffer (:class:`~arenax.interop.packing.Packing`
+    s `carry` and `out`): a compiled call on a CPU costs about as much per returned array
+    as a small batch's step.
 
     * `reset(key) -> (carry, obs)`; `reset_each(keys (n,)) -> (carry, obs)` (one key per
       env: per-env seeds; the batch's key stream then continues from `keys[0]`);
@@ -107,7 +108,7 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
             terminated, truncated = terminated & ~pending, truncated & ~pending
             ret = jnp.where(pending, 0.0, ret + reward)
             length = jnp.where(pending, 0, length + 1)
-            out = (obs, reward, terminated, truncated, last_obs, ret, length)
+            out = (obs, reward, terminated, truncated)  # no infos in this mode
             return (key, state, ret, length, terminated | truncated), out
         done = terminated | truncated
         obs, state = resets(done, k_reset, last_obs, stepped)
@@ -163,6 +164,10 @@ class ArenaxVectorEnv(VectorEnv):
     episodes' totals (valid where `infos["_episode"]`). Observations: a Box space's
     arrays `(n_envs, ...)`, or for a Dict space (the maze) a dict of such arrays.
     `reset(seed=...)` takes one int for the batch or one per env.
+
+    Stepped from Python on a CPU, a `step()` costs about half as much with JAX's
+    asynchronous CPU dispatch off: `jax.config.update("jax_cpu_enable_async_dispatch",
+    False)` before the first JAX array (docs/interop.md).
     """
 
     def __init__(
@@ -225,10 +230,13 @@ class ArenaxVectorEnv(VectorEnv):
             raise RuntimeError("call reset() before step()")
         a = checked_actions(actions, self._act_space, (self.num_envs,), "env")
         self._carry, out = self._step_fn(self._carry, a)
+        infos: dict[str, Any] = {}
+        if self._next_step:
+            obs, r, te, tr = self._out.unpack_numpy(np.asarray(out))
+            return to_numpy_obs(obs, self._obs_space), r, te, tr, infos
         obs, r, te, tr, final, ret, length = self._out.unpack_numpy(np.asarray(out))
         done = te | tr
-        infos: dict[str, Any] = {}
-        if done.any() and not self._next_step:
+        if done.any():
             infos["final_obs"] = to_numpy_obs(final, self._obs_space)
             infos["_final_obs"] = done
             infos["episode"] = {"r": ret, "l": length}

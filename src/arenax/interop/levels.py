@@ -125,6 +125,13 @@ def checked_actions(actions: Any, space: Any, batch: tuple[int, ...], what: str)
     'runner_3'"`). A few vectorised NumPy checks: cheap beside the step."""
     a = np.asarray(actions)
     want = (*batch, *space.shape)
+    if (  # the common case in two reductions; a bad action falls through to the checks below
+        a.dtype.kind in "iu"
+        and a.shape == want
+        and isinstance(space, spaces.Discrete)
+        and (a.size == 0 or (int(a.max()) < space.n and int(a.min()) >= 0))
+    ):
+        return a.astype(np.int32, copy=False)
     if a.shape != want:
         one = " (one per env)" if batch else ""
         raise ValueError(f"actions: expected shape {want}{one}, got {a.shape}")

@@ -62,21 +62,23 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         self._dtypes = {t: action_dtype(env.action_space(t)) for t in env.teams}
         sample = level_sampler(levels, self.env)
 
+        # the batch key is split inside each compiled call: one call per reset / step
         def reset(key):
-            return reset_on_sampled_level(env, sample, key)
+            key, k = jax.random.split(key)
+            return key, *reset_on_sampled_level(env, sample, k)
 
         def step(key, state, actions):
-            state, reward, terminated, truncated, info = env.step_state(key, state, actions)
+            key, k = jax.random.split(key)
+            state, reward, terminated, truncated, info = env.step_state(k, state, actions)
             out = info.get("out", {t: jnp.zeros((env.num_agents(t),), bool) for t in env.teams})
-            return env.observe(state), state, reward, terminated, truncated, out
+            return key, state, (env.observe(state), reward, terminated, truncated, out)
 
         self._reset_fn, self._step_fn = jax.jit(reset), jax.jit(step)
         self._global_state = jax.jit(env.global_state)
-        state = jax.eval_shape(reset, jax.random.key(0))[1]
+        state = jax.eval_shape(reset, jax.random.key(0))[2]
         (size,) = jax.eval_shape(env.global_state, state).shape
         #: the global state's space (`state`)
         self.state_space = gymnasium.spaces.Box(-np.inf, np.inf, (size,), np.float32)
-        self._obs = None
         self._key = seed_key(seed)
         self._state = None
 
@@ -116,9 +118,8 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
         """A new level and episode: `(obs, infos)` for every agent."""
         if seed is not None:
             self._key = seed_key(seed)
-        self._key, k = jax.random.split(self._key)
-        obs, self._state = self._reset_fn(k)
-        self._obs = obs
+        self._key, obs, self._state = self._reset_fn(self._key)
+        obs = jax.device_get(obs)
         self.agents = list(self.possible_agents)
         return self._per_agent(obs, self.agents), {a: {} for a in self.agents}
 
@@ -144,11 +145,8 @@ class ArenaxParallelEnv(ParallelEnv if ParallelEnv is not None else object):
                 rows = [i for i, _, _ in given[t]]
                 a[rows] = self._checked(given[t], space)
             team_actions[t] = a
-        self._key, k = jax.random.split(self._key)
-        obs, self._state, reward, te, tr, out = self._step_fn(
-            k, self._state, {t: jnp.asarray(a) for t, a in team_actions.items()}
-        )
-        self._obs = obs
+        self._key, self._state, results = self._step_fn(self._key, self._state, team_actions)
+        obs, reward, te, tr, out = jax.device_get(results)  # one copy to the host
         live = self.agents
         ended, cut = bool(te), bool(tr)
         gone = self._per_agent(out, live)
