@@ -13,6 +13,7 @@ by agent count). Compile time apart; each timing is the best of `--rounds` round
 the cost of a small `step()`. `--dispatch async` measures JAX's default.
 
     python benchmarks/export_overhead.py [--batches 1 64 1024] [--steps 200] [--dispatch sync]
+        [--tables cartpole breakdown reset-chunk call-cost maze pettingzoo]
 """
 
 import dataclasses
@@ -40,6 +41,14 @@ class Args:
     rounds: int = 5
     """Timed rounds per measurement (the best is reported); arenax's and Gymnasium's
     CartPole alternate round by round."""
+    reset_chunks: tuple[int, ...] = (4, 8, 16, 64)
+    """`reset_chunk` values for the table of µs per step() by envs started per pass of the
+    resets (maze and CartPole)."""
+    tables: tuple[str, ...] = (
+        "cartpole", "breakdown", "reset-chunk", "call-cost", "maze", "pettingzoo"
+    )  # fmt: skip
+    """Which tables, in this order: cartpole (beside Gymnasium), breakdown (where a step()
+    goes), reset-chunk, call-cost (XLA:CPU per call), maze, pettingzoo."""
     dispatch: Literal["sync", "async"] = "sync"
     """JAX's CPU dispatch: `sync` runs each compiled call in the calling thread
     (`jax_cpu_enable_async_dispatch=False`), `async` is JAX's default (a runtime thread
@@ -157,6 +166,32 @@ def breakdown(n: int, steps: int, rounds: int) -> tuple[float, float, float, flo
     return whole * 1e6, program * 1e6, floor * 1e6, (whole - program) * 1e6
 
 
+def reset_chunk_costs(
+    family: str, n: int, chunks: tuple[int, ...], steps: int, rounds: int
+) -> list[float]:
+    """µs per `step()` of `n` exported envs of `family` (`maze`: 13 x 13, 60 walls, new
+    levels from its generator; `cartpole`: DR physics) with each `reset_chunk`, timed in
+    alternation, the best of `rounds`."""
+    env = (
+        arenax.make("maze", height=13, width=13, n_walls=60)
+        if family == "maze"
+        else arenax.make("cartpole", levels="dr")
+    )
+    rng = np.random.default_rng(0)
+    actions = list(rng.integers(0, env.action_space().n, (steps, n)))
+    vecs = []
+    for chunk in chunks:
+        vec = to_gymnasium(env, env.generate, n, reset_chunk=chunk)
+        vec.reset(seed=0)
+        vec.step(actions[0])
+        vecs.append(vec)
+    best = [float("inf")] * len(vecs)
+    for _ in range(rounds):
+        for i, vec in enumerate(vecs):
+            best[i] = min(best[i], per_step(vec.step, actions))
+    return [b * 1e6 for b in best]
+
+
 def cartpole_vs_gymnasium(n: int, steps: int, rounds: int) -> tuple[float, float, float, float]:
     """(compile s, arenax steps/s on Gymnasium's physics, arenax steps/s with physics drawn
     by DR for every episode, Gymnasium steps/s) of `n` CartPoles stepped from Python
@@ -185,12 +220,7 @@ def cartpole_vs_gymnasium(n: int, steps: int, rounds: int) -> tuple[float, float
     return compiles[0], n / best[0], n / best[1], n / best[2]
 
 
-def main(args: Args) -> None:
-    if args.steps < 1 or args.rounds < 1 or not args.batches or min(args.batches) < 1:
-        raise SystemExit("error: --steps, --rounds and every --batches entry must be >= 1")
-    # read when JAX creates its CPU client, so before the first array
-    jax.config.update("jax_cpu_enable_async_dispatch", args.dispatch == "async")
-    mode = f"{args.dispatch} dispatch"
+def cartpole_table(args: Args, mode: str) -> Table:
     cp = Table(title=f"CartPole env steps/s ({jax.devices()[0].device_kind}, {mode}), random "
                "actions, one Python step() per step")  # fmt: skip
     for col in ("envs", "to_gymnasium: compile (s)", "steps/s", "µs per step()",
@@ -201,23 +231,44 @@ def main(args: Args) -> None:
         c, ours, dr, theirs = cartpole_vs_gymnasium(n, args.steps, args.rounds)
         cp.add_row(str(n), f"{c:.1f}", f"{ours:,.0f}", f"{n / ours * 1e6:,.0f}", f"{dr:,.0f}",
                    f"{theirs:,.0f}", f"{n / theirs * 1e6:,.0f}", f"{ours / theirs:.2f}")  # fmt: skip
-    make_console().print(cp)
+    return cp
+
+
+def breakdown_table(args: Args, mode: str) -> Table:
     bd = Table(title=f"where a step() of the exported vector CartPole goes (µs, {mode})")
     for col in ("envs", "step()", "its compiled step, waited for", "a compiled call that only "
                 "adds (same inputs, output size)", "on the host: checks, unpacking, infos"):  # fmt: skip
         bd.add_column(col, justify="right")
     for n in args.batches:
         bd.add_row(str(n), *(f"{us:,.0f}" for us in breakdown(n, args.steps, args.rounds)))
-    make_console().print(bd)
+    return bd
+
+
+def reset_chunk_table(args: Args, mode: str) -> Table:
+    rc = Table(title=f"µs per step() by envs started per pass of the resets (reset_chunk, {mode})")
+    for col in ("env", "envs", *(str(c) for c in args.reset_chunks)):
+        rc.add_column(col, justify="right")
+    for family in ("cartpole", "maze"):
+        for n in args.batches:
+            us = reset_chunk_costs(family, n, args.reset_chunks, args.steps, args.rounds)
+            rc.add_row(family, str(n), *(f"{u:,.0f}" for u in us))
+    return rc
+
+
+def call_cost_table(args: Args, mode: str) -> Table:
     rt = Table(title="XLA:CPU: µs per call of a 10-op elementwise program (waited for), by size")
     sizes = (64, 128, 256, 1024, 4096)
     for col in ("float32s", *map(str, sizes)):
         rt.add_column(col, justify="right")
     rt.add_row("µs", *(f"{call_cost(k, args.steps, args.rounds):.0f}" for k in sizes))
-    make_console().print(rt)
+    return rt
+
+
+def maze_table(args: Args, mode: str) -> Table:
     env = arenax.make("maze", height=13, width=13, n_walls=60)
-    table = Table(title=f"maze env steps/s ({jax.devices()[0].device_kind}), random actions (the "
-                  "scan draws a level for every env every step, the VectorEnv for ended episodes)")  # fmt: skip
+    table = Table(title=f"maze env steps/s ({jax.devices()[0].device_kind}, {mode}), random "
+                  "actions (the scan draws a level for every env every step, the VectorEnv for "
+                  "ended episodes)")  # fmt: skip
     for col in ("envs", "arenax scan: compile (s)", "steps/s", "VectorEnv: compile (s)",
                 "steps/s", "µs per step() call"):  # fmt: skip
         table.add_column(col, justify="right")
@@ -226,17 +277,45 @@ def main(args: Args) -> None:
         c2, s2 = exported(env, n, args.steps)
         table.add_row(str(n), f"{c1:.1f}", f"{s1:,.0f}", f"{c2:.1f}", f"{s2:,.0f}",
                       f"{n / s2 * 1e6:,.0f}")  # fmt: skip
-    make_console().print(table)
+    return table
+
+
+def pettingzoo_table(args: Args, mode: str) -> Table:
     pz = Table(
-        title="PettingZoo ParallelEnv of continuous Tag (2 taggers, K = 10 nearest "
-        "observed), random actions"
+        title=f"PettingZoo ParallelEnv of continuous Tag (2 taggers, K = 10 nearest "
+        f"observed, {mode}), random actions"
     )
     for col in ("agents", "compile (s)", "µs per step() call", "agent steps/s"):
         pz.add_column(col, justify="right")
     for runners in (10, 100, 1000):
         c, us = pettingzoo_step(runners, args.steps)
         pz.add_row(str(runners + 2), f"{c:.1f}", f"{us:,.0f}", f"{(runners + 2) / us * 1e6:,.0f}")
-    make_console().print(pz)
+    return pz
+
+
+TABLES = {
+    "cartpole": cartpole_table,
+    "breakdown": breakdown_table,
+    "reset-chunk": reset_chunk_table,
+    "call-cost": call_cost_table,
+    "maze": maze_table,
+    "pettingzoo": pettingzoo_table,
+}
+
+
+def main(args: Args) -> None:
+    if args.steps < 1 or args.rounds < 1 or not args.batches or min(args.batches) < 1:
+        raise SystemExit("error: --steps, --rounds and every --batches entry must be >= 1")
+    if not args.reset_chunks or min(args.reset_chunks) < 1:
+        raise SystemExit("error: --reset-chunks needs one or more entries, each >= 1")
+    unknown = [t for t in args.tables if t not in TABLES]
+    if unknown:
+        raise SystemExit(f"error: --tables {' '.join(unknown)}: allowed {', '.join(TABLES)}")
+    # read when JAX creates its CPU client, so before the first array
+    jax.config.update("jax_cpu_enable_async_dispatch", args.dispatch == "async")
+    mode = f"{args.dispatch} dispatch"
+    for name in args.tables:
+        make_console().print(TABLES[name](args, mode))
 
 
 def pettingzoo_step(runners: int, steps: int) -> tuple[float, float]:

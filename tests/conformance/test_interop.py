@@ -189,6 +189,8 @@ def test_exports_refuse_actions_outside_their_spaces() -> None:
     with pytest.raises(ValueError, match=r"env 3 has action 18446744073709551615"):
         vec.step(np.array([0, 1, 2, 2**64 - 1], np.uint64))
     vec.step(np.array([0, 1, 2, 3], np.uint8))  # any integer dtype in range
+    with pytest.raises(ValueError, match=r"reset_chunk=0: envs per pass must be an int >= 1"):
+        to_gymnasium(maze, maze.generate, 4, reset_chunk=0)
     with pytest.raises(ValueError, match=r"expected shape \(4,\) \(one per env\), got \(3,\)"):
         vec.step(np.array([0, 1, 2]))
     with pytest.raises(ValueError, match="whole numbers"):
@@ -418,22 +420,30 @@ def test_packing_keeps_every_leaf_bit_for_bit() -> None:
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 def test_vector_resets_drawn_in_passes_equal_drawing_for_every_env(monkeypatch, mode) -> None:
     """The vector export draws new episodes only for the envs that need one, in passes of
-    `RESET_CHUNK` envs (`wrappers.replace_where`): bit for bit what drawing for every env
-    and selecting gives (the path it takes when one pass would cover the batch), here with
-    passes of 4 over 70 CartPoles whose episodes end in bursts."""
+    `reset_chunk` envs (`wrappers.replace_where`): bit for bit what drawing for every env
+    and selecting gives (the export's `replace_where` replaced by exactly that), here with
+    passes of 4, of 8 (the default) and of all 70 CartPoles, whose episodes end in
+    bursts."""
     from arenax.envs import wrappers
+    from arenax.interop import gym as gym_export
 
     env = arenax.make("cartpole")
-    runs = []
-    for chunk in (4, 10_000):
-        monkeypatch.setattr(wrappers, "RESET_CHUNK", chunk)
-        vec = to_gymnasium(env, env.generate, 70, autoreset_mode=mode)
+
+    def rollout(**kwargs) -> list:
+        vec = to_gymnasium(env, env.generate, 70, autoreset_mode=mode, **kwargs)
         rng = np.random.default_rng(1)
         steps = [vec.reset(seed=2)[0]]
         for _ in range(120):
             steps.append(vec.step(rng.integers(0, 2, 70))[:4])
-        runs.append(steps)
-    ends = sum(int(np.sum(s[2] | s[3])) for s in runs[0][1:])
+        return steps
+
+    runs = [rollout(reset_chunk=4), rollout(), rollout(reset_chunk=70)]
+    with monkeypatch.context() as m:
+        m.setattr(gym_export, "replace_where", lambda need, fresh, current, **_: (
+            wrappers._select_rows(need, fresh(None), current)))  # fmt: skip
+        reference = rollout()
+    ends = sum(int(np.sum(s[2] | s[3])) for s in reference[1:])
     assert ends > 70  # many passes of 4 happened
-    for a, b in zip(jax.tree.leaves(runs[0]), jax.tree.leaves(runs[1]), strict=True):
-        np.testing.assert_array_equal(a, b)
+    for run in runs:
+        for a, b in zip(jax.tree.leaves(run), jax.tree.leaves(reference), strict=True):
+            np.testing.assert_array_equal(a, b)

@@ -74,6 +74,32 @@ def test_wrappers_vmap_jit_and_delegate():
     np.testing.assert_array_equal(s.inner.level.walls, levels.walls)
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 5, 64])
+@pytest.mark.parametrize("draw_all_when_small", [True, False])
+def test_replace_where_equals_drawing_every_row_and_selecting(chunk, draw_all_when_small):
+    """`replace_where` in passes (any chunk, the small-batch loop included) gives exactly
+    the rows of drawing for every env and selecting (worked out by hand), with none, some
+    and all rows needed."""
+    n = 5
+    current = {"x": jnp.arange(n, dtype=jnp.float32) * -1.0, "y": jnp.zeros((n, 2), jnp.int32)}
+
+    def fresh(ids):
+        ids = jnp.arange(n) if ids is None else ids
+        return {"x": 100.0 + ids.astype(jnp.float32), "y": jnp.stack([ids, 2 * ids], axis=1)}
+
+    run = jax.jit(lambda need: wrappers.replace_where(
+        need, fresh, current, chunk=chunk, draw_all_when_small=draw_all_when_small))  # fmt: skip
+    for need in ([0, 0, 0, 0, 0], [0, 1, 0, 0, 1], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]):
+        need = jnp.asarray(need, bool)
+        want = {  # by hand: row i is fresh's row for i where need[i], else current's
+            "x": np.where(need, 100.0 + np.arange(n), np.asarray(current["x"])),
+            "y": np.where(need[:, None], np.stack([np.arange(n), 2 * np.arange(n)], 1), 0),
+        }
+        got = run(need)
+        np.testing.assert_array_equal(np.asarray(got["x"]), want["x"])
+        np.testing.assert_array_equal(np.asarray(got["y"]), want["y"])
+
+
 @pytest.mark.parametrize("chunk", [3, 64])
 @pytest.mark.parametrize("kind", ["replay", "batch"])
 def test_batched_auto_reset_equals_vmap_of_step(monkeypatch, kind: str, chunk: int) -> None:

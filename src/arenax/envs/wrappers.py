@@ -45,6 +45,8 @@ def replace_where(
     fresh: Callable[[jax.Array | None], Any],
     current: Any,
     chunk: int | None = None,
+    *,
+    draw_all_when_small: bool = True,
 ) -> Any:
     """`current` (leaves `(N, ...)`) with row `i` replaced by `fresh(ids)`'s row for `i`
     wherever `need[i]`, where `fresh(ids (m,) int32)` returns the new rows of envs `ids`
@@ -54,15 +56,19 @@ def replace_where(
     The same numbers as `_select_rows(need, fresh(None), current)`, but only the rows
     that need it are computed: in passes of `chunk` envs (`fori_loop`, one pass per
     `chunk` rows needed), so a step on which a few of thousands of episodes end draws a
-    few new starts, not thousands. With `N <= chunk`: one draw for every env and a select.
-    `chunk` defaults to `RESET_CHUNK`.
+    few new starts, not thousands. With `N <= chunk`: one draw for every env and a select,
+    unless `draw_all_when_small` is false (then passes of `N`: none on a step where no
+    row needs one; for rows that are dear to draw, such as a generated maze). `chunk`
+    defaults to `RESET_CHUNK`.
     """
     chunk = RESET_CHUNK if chunk is None else chunk
     if chunk < 1:
         raise ValueError(f"replace_where: chunk={chunk}; envs per pass must be >= 1")
     n = need.shape[0]
     if chunk >= n:
-        return _select_rows(need, fresh(None), current)
+        if draw_all_when_small:
+            return _select_rows(need, fresh(None), current)
+        chunk = n
     count = jnp.cumsum(need.astype(jnp.int32))  # count[i]: envs needing one up to i
 
     def one_pass(i: jax.Array, current: Any) -> Any:

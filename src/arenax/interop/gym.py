@@ -54,7 +54,13 @@ def _single(env: Environment) -> SingleAgent:
     return SingleAgent(env, env.teams[0])
 
 
-def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> tuple:
+#: envs a vector export starts per pass of its resets when `reset_chunk` is not given
+EXPORT_RESET_CHUNK = 8
+
+
+def _compiled(
+    env: SingleAgent, sample_level: Any, n: int, next_step: bool, reset_chunk: int
+) -> tuple:
     """`(reset, reset_each, step, carry, out)` over `n` envs, each function compiled once.
 
     What stays on the device between calls, the *carry* `(key, state, ret, length,
@@ -89,7 +95,9 @@ def _compiled(env: SingleAgent, sample_level: Any, n: int, next_step: bool) -> t
             ids = jnp.arange(n) if ids is None else ids
             return jax.vmap(lambda i: reset_one(jax.random.fold_in(k_reset, i)))(ids)
 
-        return replace_where(need, fresh, (obs, state))
+        return replace_where(
+            need, fresh, (obs, state), chunk=reset_chunk, draw_all_when_small=False
+        )
 
     def zeros() -> tuple[jax.Array, jax.Array, jax.Array]:
         return jnp.zeros((n,), jnp.float32), jnp.zeros((n,), jnp.int32), jnp.zeros((n,), bool)
@@ -163,7 +171,10 @@ class ArenaxVectorEnv(VectorEnv):
     `infos["_final_obs"]`) and `infos["episode"] = {"r": return, "l": length}` those
     episodes' totals (valid where `infos["_episode"]`). Observations: a Box space's
     arrays `(n_envs, ...)`, or for a Dict space (the maze) a dict of such arrays.
-    `reset(seed=...)` takes one int for the batch or one per env.
+    `reset(seed=...)` takes one int for the batch or one per env. `reset_chunk`: envs
+    started per pass of a step's resets (default `EXPORT_RESET_CHUNK`, 8); the numbers
+    are the same for any value, only the speed differs (larger for envs whose new
+    episodes are cheap to draw and end often).
 
     Stepped from Python on a CPU, a `step()` costs about half as much with JAX's
     asynchronous CPU dispatch off: `jax.config.update("jax_cpu_enable_async_dispatch",
@@ -177,6 +188,7 @@ class ArenaxVectorEnv(VectorEnv):
         n_envs: int,
         seed: int = 0,
         autoreset_mode: Any = "next_step",
+        reset_chunk: int | None = None,
     ) -> None:
         _require_gymnasium()
         if n_envs < 1:
@@ -198,8 +210,12 @@ class ArenaxVectorEnv(VectorEnv):
         self.render_mode = None
         self._next_step = mode == AutoresetMode.NEXT_STEP
         sample = level_sampler(levels, self.env)
+        chunk = EXPORT_RESET_CHUNK if reset_chunk is None else reset_chunk
+        if not isinstance(chunk, int | np.integer) or chunk < 1:
+            raise ValueError(f"reset_chunk={reset_chunk!r}: envs per pass must be an int >= 1")
+        self.reset_chunk = chunk
         self._reset_fn, self._reset_each_fn, self._step_fn, _, self._out = _compiled(
-            self.env, sample, n_envs, self._next_step
+            self.env, sample, n_envs, self._next_step, chunk
         )
         self._key = seed_key(seed)
         self._carry = None  # key, states, episode totals: one buffer on the device
@@ -297,12 +313,14 @@ def to_gymnasium(
     n_envs: int,
     seed: int = 0,
     autoreset_mode: Any = "next_step",
+    reset_chunk: int | None = None,
 ) -> ArenaxVectorEnv:
     """`n_envs` copies of `env` (one team of one agent) as a Gymnasium `VectorEnv`;
     every episode starts on a level from `levels` (a generator `key -> level` or a
     list / dict of levels); `autoreset_mode`: `"next_step"` (Gymnasium's default) or
-    `"same_step"`. See `ArenaxVectorEnv`."""
-    return ArenaxVectorEnv(env, levels, n_envs, seed, autoreset_mode)
+    `"same_step"`; `reset_chunk`: envs started per pass of a step's resets (default 8).
+    See `ArenaxVectorEnv`."""
+    return ArenaxVectorEnv(env, levels, n_envs, seed, autoreset_mode, reset_chunk)
 
 
 def to_gymnasium_env(env: Environment, levels: LevelSource, seed: int = 0) -> ArenaxGymEnv:
