@@ -17,6 +17,8 @@ the cost of a small `step()`. `--dispatch async` measures JAX's default.
 """
 
 import dataclasses
+import os
+import sys
 import time
 from typing import Literal
 
@@ -43,7 +45,7 @@ class Args:
     CartPole alternate round by round."""
     reset_chunks: tuple[int, ...] = (4, 8, 16, 64)
     """`reset_chunk` values for the table of µs per step() by envs started per pass of the
-    resets (maze and CartPole)."""
+    resets (maze and CartPole), beside the export's default."""
     tables: tuple[str, ...] = (
         "cartpole", "breakdown", "reset-chunk", "call-cost", "maze", "pettingzoo"
     )  # fmt: skip
@@ -167,11 +169,11 @@ def breakdown(n: int, steps: int, rounds: int) -> tuple[float, float, float, flo
 
 
 def reset_chunk_costs(
-    family: str, n: int, chunks: tuple[int, ...], steps: int, rounds: int
-) -> list[float]:
-    """µs per `step()` of `n` exported envs of `family` (`maze`: 13 x 13, 60 walls, new
-    levels from its generator; `cartpole`: DR physics) with each `reset_chunk`, timed in
-    alternation, the best of `rounds`."""
+    family: str, n: int, chunks: tuple[int | None, ...], steps: int, rounds: int
+) -> tuple[int, list[float]]:
+    """(the default `reset_chunk`, µs per `step()` for each of `chunks`; None: the default)
+    of `n` exported envs of `family` (`maze`: 13 x 13, 60 walls, new levels from its
+    generator; `cartpole`: DR physics), timed in alternation, the best of `rounds`."""
     env = (
         arenax.make("maze", height=13, width=13, n_walls=60)
         if family == "maze"
@@ -189,7 +191,7 @@ def reset_chunk_costs(
     for _ in range(rounds):
         for i, vec in enumerate(vecs):
             best[i] = min(best[i], per_step(vec.step, actions))
-    return [b * 1e6 for b in best]
+    return vecs[chunks.index(None)].reset_chunk, [b * 1e6 for b in best]
 
 
 def cartpole_vs_gymnasium(n: int, steps: int, rounds: int) -> tuple[float, float, float, float]:
@@ -246,12 +248,14 @@ def breakdown_table(args: Args, mode: str) -> Table:
 
 def reset_chunk_table(args: Args, mode: str) -> Table:
     rc = Table(title=f"µs per step() by envs started per pass of the resets (reset_chunk, {mode})")
-    for col in ("env", "envs", *(str(c) for c in args.reset_chunks)):
+    for col in ("env", "envs", "default (its value)", *(str(c) for c in args.reset_chunks)):
         rc.add_column(col, justify="right")
     for family in ("cartpole", "maze"):
         for n in args.batches:
-            us = reset_chunk_costs(family, n, args.reset_chunks, args.steps, args.rounds)
-            rc.add_row(family, str(n), *(f"{u:,.0f}" for u in us))
+            default, us = reset_chunk_costs(
+                family, n, (None, *args.reset_chunks), args.steps, args.rounds
+            )
+            rc.add_row(family, str(n), f"{us[0]:,.0f} ({default})", *(f"{u:,.0f}" for u in us[1:]))
     return rc
 
 
@@ -303,19 +307,30 @@ TABLES = {
 }
 
 
+def fail(message: str) -> None:
+    """One `error:` line on stderr, exit status 2 (a bad option)."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main(args: Args) -> None:
     if args.steps < 1 or args.rounds < 1 or not args.batches or min(args.batches) < 1:
-        raise SystemExit("error: --steps, --rounds and every --batches entry must be >= 1")
-    if not args.reset_chunks or min(args.reset_chunks) < 1:
-        raise SystemExit("error: --reset-chunks needs one or more entries, each >= 1")
+        fail("--steps, --rounds and every --batches entry must be >= 1")
+    if min(args.reset_chunks, default=1) < 1:
+        fail("every --reset-chunks entry must be >= 1")
     unknown = [t for t in args.tables if t not in TABLES]
     if unknown:
-        raise SystemExit(f"error: --tables {' '.join(unknown)}: allowed {', '.join(TABLES)}")
+        fail(f"--tables {' '.join(unknown)}: allowed {', '.join(TABLES)}")
     # read when JAX creates its CPU client, so before the first array
     jax.config.update("jax_cpu_enable_async_dispatch", args.dispatch == "async")
     mode = f"{args.dispatch} dispatch"
-    for name in args.tables:
-        make_console().print(TABLES[name](args, mode))
+    try:
+        for name in args.tables:
+            make_console().print(TABLES[name](args, mode))
+    except KeyboardInterrupt:
+        # the tables printed so far stay; straight out, as XLA's threads may still run
+        print("interrupted", file=sys.stderr, flush=True)
+        os._exit(130)
 
 
 def pettingzoo_step(runners: int, steps: int) -> tuple[float, float]:

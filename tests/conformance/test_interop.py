@@ -1,6 +1,7 @@
 """Export to Gymnasium and PettingZoo: their own API checkers, and step-for-step agreement
 with arenax's own environments under random actions."""
 
+import re
 import warnings
 
 import jax
@@ -189,8 +190,11 @@ def test_exports_refuse_actions_outside_their_spaces() -> None:
     with pytest.raises(ValueError, match=r"env 3 has action 18446744073709551615"):
         vec.step(np.array([0, 1, 2, 2**64 - 1], np.uint64))
     vec.step(np.array([0, 1, 2, 3], np.uint8))  # any integer dtype in range
-    with pytest.raises(ValueError, match=r"reset_chunk=0: envs per pass must be an int >= 1"):
-        to_gymnasium(maze, maze.generate, 4, reset_chunk=0)
+    for bad in (0, (8, 2), 2.5):
+        with pytest.raises(
+            ValueError, match=re.escape(f"reset_chunk={bad!r}: envs per pass, an int >= 1")
+        ):
+            to_gymnasium(maze, maze.generate, 4, reset_chunk=bad)
     with pytest.raises(ValueError, match=r"expected shape \(4,\) \(one per env\), got \(3,\)"):
         vec.step(np.array([0, 1, 2]))
     with pytest.raises(ValueError, match="whole numbers"):
@@ -417,12 +421,30 @@ def test_packing_keeps_every_leaf_bit_for_bit() -> None:
         host.unpack_numpy(words[:-1])
 
 
+def test_vector_export_resets_dear_episodes_in_small_passes() -> None:
+    """The default `reset_chunk` follows XLA's estimate of one new episode's cost: the
+    maze's generator is dear (passes of 8), a classic-control env's draw and a maze on
+    fixed levels are cheap (passes of 64); a given value is kept."""
+    from arenax.interop.gym import DEAR_RESET_BYTES, _single, reset_bytes
+    from arenax.interop.levels import level_sampler
+
+    maze = arenax.make("maze", height=13, width=13, n_walls=60)
+    pole = arenax.make("cartpole")
+    fixed = [maze.generate(jax.random.key(i)) for i in range(3)]
+    for env, levels, chunk in ((maze, maze.generate, 8), (pole, pole.generate, 64),
+                               (maze, fixed, 64)):  # fmt: skip
+        cost = reset_bytes(_single(env), level_sampler(levels, _single(env)))
+        assert (cost > DEAR_RESET_BYTES) == (chunk == 8), cost
+        assert to_gymnasium(env, levels, 4).reset_chunk == chunk
+    assert to_gymnasium(maze, fixed, 4, reset_chunk=3).reset_chunk == 3
+
+
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 def test_vector_resets_drawn_in_passes_equal_drawing_for_every_env(monkeypatch, mode) -> None:
     """The vector export draws new episodes only for the envs that need one, in passes of
     `reset_chunk` envs (`wrappers.replace_where`): bit for bit what drawing for every env
     and selecting gives (the export's `replace_where` replaced by exactly that), here with
-    passes of 4, of 8 (the default) and of all 70 CartPoles, whose episodes end in
+    passes of 4, of all 70 CartPoles and of the default (64), whose episodes end in
     bursts."""
     from arenax.envs import wrappers
     from arenax.interop import gym as gym_export
@@ -439,7 +461,7 @@ def test_vector_resets_drawn_in_passes_equal_drawing_for_every_env(monkeypatch, 
 
     runs = [rollout(reset_chunk=4), rollout(), rollout(reset_chunk=70)]
     with monkeypatch.context() as m:
-        m.setattr(gym_export, "replace_where", lambda need, fresh, current, **_: (
+        m.setattr(gym_export, "replace_where", lambda need, fresh, current, *_, **__: (
             wrappers._select_rows(need, fresh(None), current)))  # fmt: skip
         reference = rollout()
     ends = sum(int(np.sum(s[2] | s[3])) for s in reference[1:])

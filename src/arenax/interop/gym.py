@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from arenax.envs import wrappers
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import SingleAgent, replace_where
 from arenax.interop.levels import (
@@ -54,12 +55,35 @@ def _single(env: Environment) -> SingleAgent:
     return SingleAgent(env, env.teams[0])
 
 
-#: envs a vector export starts per pass of its resets when `reset_chunk` is not given
-EXPORT_RESET_CHUNK = 8
+#: XLA's estimate of the bytes one new episode touches (a level drawn, the env reset on
+#: it) above which the export's default starts new episodes in passes of
+#: `DEAR_RESET_CHUNK` envs, drawing none on a step where no episode ended (the maze's
+#: generator: about 300 KB at 13 x 13); below it (classic control: about 10 KB; fixed
+#: levels), in passes of `wrappers.RESET_CHUNK`, for every env at once in a batch no larger
+DEAR_RESET_BYTES = 50_000
+DEAR_RESET_CHUNK = 8
+
+
+def reset_bytes(env: SingleAgent, sample_level: Any) -> float | None:
+    """XLA's estimate (its cost analysis of the lowered program, no compile) of the bytes
+    one new episode touches: a level from `sample_level` and the env's reset on it; None
+    where the backend gives none."""
+    lowered = jax.jit(lambda k: reset_on_sampled_level(env, sample_level, k)).lower(
+        jax.random.key(0)
+    )
+    cost = lowered.cost_analysis()
+    cost = cost[0] if isinstance(cost, list | tuple) and cost else cost
+    value = cost.get("bytes accessed") if isinstance(cost, dict) else None
+    return None if value is None else float(value)
 
 
 def _compiled(
-    env: SingleAgent, sample_level: Any, n: int, next_step: bool, reset_chunk: int
+    env: SingleAgent,
+    sample_level: Any,
+    n: int,
+    next_step: bool,
+    reset_chunk: int,
+    draw_all_when_small: bool,
 ) -> tuple:
     """`(reset, reset_each, step, carry, out)` over `n` envs, each function compiled once.
 
@@ -96,7 +120,7 @@ def _compiled(
             return jax.vmap(lambda i: reset_one(jax.random.fold_in(k_reset, i)))(ids)
 
         return replace_where(
-            need, fresh, (obs, state), chunk=reset_chunk, draw_all_when_small=False
+            need, fresh, (obs, state), reset_chunk, draw_all_when_small=draw_all_when_small
         )
 
     def zeros() -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -171,10 +195,15 @@ class ArenaxVectorEnv(VectorEnv):
     `infos["_final_obs"]`) and `infos["episode"] = {"r": return, "l": length}` those
     episodes' totals (valid where `infos["_episode"]`). Observations: a Box space's
     arrays `(n_envs, ...)`, or for a Dict space (the maze) a dict of such arrays.
-    `reset(seed=...)` takes one int for the batch or one per env. `reset_chunk`: envs
-    started per pass of a step's resets (default `EXPORT_RESET_CHUNK`, 8); the numbers
-    are the same for any value, only the speed differs (larger for envs whose new
-    episodes are cheap to draw and end often).
+    `reset(seed=...)` takes one int for the batch or one per env.
+
+    `reset_chunk`: envs started per pass of a step's resets (no pass on a step where no
+    episode ended). By default it follows XLA's estimate of what one new episode costs
+    (`reset_bytes`): above `DEAR_RESET_BYTES` (the maze's generator), passes of
+    `DEAR_RESET_CHUNK` (8); below it (classic control, fixed levels), passes of
+    `wrappers.RESET_CHUNK` (64), and a batch of at most 64 envs draws for every env and
+    keeps what it needs. The numbers are the same for any value; only the speed differs.
+    `self.reset_chunk` is the value used.
 
     Stepped from Python on a CPU, a `step()` costs about half as much with JAX's
     asynchronous CPU dispatch off: `jax.config.update("jax_cpu_enable_async_dispatch",
@@ -210,12 +239,16 @@ class ArenaxVectorEnv(VectorEnv):
         self.render_mode = None
         self._next_step = mode == AutoresetMode.NEXT_STEP
         sample = level_sampler(levels, self.env)
-        chunk = EXPORT_RESET_CHUNK if reset_chunk is None else reset_chunk
-        if not isinstance(chunk, int | np.integer) or chunk < 1:
-            raise ValueError(f"reset_chunk={reset_chunk!r}: envs per pass must be an int >= 1")
+        if reset_chunk is None:
+            dear = (reset_bytes(self.env, sample) or 0.0) > DEAR_RESET_BYTES
+            chunk = DEAR_RESET_CHUNK if dear else wrappers.RESET_CHUNK
+        elif isinstance(reset_chunk, int | np.integer) and reset_chunk >= 1:
+            chunk, dear = int(reset_chunk), True
+        else:
+            raise ValueError(f"reset_chunk={reset_chunk!r}: envs per pass, an int >= 1")
         self.reset_chunk = chunk
         self._reset_fn, self._reset_each_fn, self._step_fn, _, self._out = _compiled(
-            self.env, sample, n_envs, self._next_step, chunk
+            self.env, sample, n_envs, self._next_step, chunk, draw_all_when_small=not dear
         )
         self._key = seed_key(seed)
         self._carry = None  # key, states, episode totals: one buffer on the device
@@ -318,8 +351,8 @@ def to_gymnasium(
     """`n_envs` copies of `env` (one team of one agent) as a Gymnasium `VectorEnv`;
     every episode starts on a level from `levels` (a generator `key -> level` or a
     list / dict of levels); `autoreset_mode`: `"next_step"` (Gymnasium's default) or
-    `"same_step"`; `reset_chunk`: envs started per pass of a step's resets (default 8).
-    See `ArenaxVectorEnv`."""
+    `"same_step"`; `reset_chunk`: envs started per pass of a step's resets (by default
+    from what a new episode costs). See `ArenaxVectorEnv`."""
     return ArenaxVectorEnv(env, levels, n_envs, seed, autoreset_mode, reset_chunk)
 
 
