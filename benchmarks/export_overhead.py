@@ -25,7 +25,6 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 import numpy as np
-import tyro
 from rich.table import Table
 
 import arenax
@@ -355,4 +354,10 @@ def pettingzoo_step(runners: int, steps: int) -> tuple[float, float]:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from arenax.cli.common import OptionError, parse
+
+    try:
+        parsed = parse(Args, sys.argv[1:], prog="export_overhead.py", description=__doc__)
+    except OptionError as exc:
+        fail(str(exc))
+    main(parsed)

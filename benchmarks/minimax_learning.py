@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import tyro
 
 MAZES = ("SixteenRooms", "Labyrinth", "StandardMaze")
 CONFIGS = {
@@ -329,4 +328,11 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from arenax.cli.common import OptionError, parse
+
+    try:
+        parsed = parse(Args, sys.argv[1:], prog="minimax_learning.py", description=__doc__)
+    except OptionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    main(parsed)
