@@ -2,15 +2,17 @@
 Gymnasium's physics, random actions, auto-reset (arenax: `AutoReplay`'s batched step, a new
 episode on the same level where one ended, as training steps; gymnax: its `step` under `vmap`,
 which draws a reset for every env and keeps it where an episode ended), one compiled scan per batch
-size, compile time apart. Also the same scan without any env (the keys and actions alone),
-the floor every row pays.
+size, compile time apart. Also the same scan without any env (the keys and actions alone,
+each env's key used).
 
 Each scan is timed twice, as two programs: with the per-env keys and random actions drawn
 inside the scan, one batch a step ("each step"), and drawn before it, all steps' in one
 batch ("up front"; inside the same timed program, the same numbers of keys and actions).
 On a CPU, XLA runs each Threefry draw inside a scan as its own loop of five rounds, so
-drawn each step the keys and actions are most of a small env's step at 4,096 envs (the
-floor column) and both envs' rates approach it; up front, the rates are the envs'. The three
+drawn each step the keys and actions are a large part of a small env's step at 4,096 envs
+(the last column). gymnax uses every env's key on every step; arenax's deterministic
+families only those of the envs whose episode ended (XLA drops the other keys' draws), so
+their rate can pass the last column's. The three
 programs of a row are timed in alternation, best of `--rounds`.
 
     python benchmarks/classic_throughput.py [--batches 1024 4096] [--steps 500] [--rounds 5]

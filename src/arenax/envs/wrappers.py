@@ -69,18 +69,22 @@ def replace_where(
         if draw_all_when_small:
             return _select_rows(need, fresh(None), current)
         chunk = n
-    count = jnp.cumsum(need.astype(jnp.int32))  # count[i]: envs needing one up to i
+    need = need.astype(jnp.int32)
 
-    def one_pass(i: jax.Array, current: Any) -> Any:
+    def one_pass(i: jax.Array, carry: tuple[jax.Array, Any]) -> tuple[jax.Array, Any]:
+        count, current = carry
+        # count[k]: envs needing one up to k, worked out in the first pass only, so that a
+        # step on which no episode ends pays for none of it
+        count = jax.lax.cond(i == 0, lambda: jnp.cumsum(need), lambda: count)
         # the pass's envs: the (i·chunk + j)-th env that needs one, for j < chunk (n: none);
         # a search of the running count (jnp.nonzero's scatter costs more on a CPU)
         rank = i * chunk + jnp.arange(chunk, dtype=jnp.int32) + 1
         which = jnp.searchsorted(count, rank, side="left", method="scan_unrolled")
         rows = fresh(jnp.minimum(which, n - 1))
-        return jax.tree.map(lambda a, b: a.at[which].set(b, mode="drop"), current, rows)
+        return count, jax.tree.map(lambda a, b: a.at[which].set(b, mode="drop"), current, rows)
 
-    passes = (count[-1] + chunk - 1) // chunk
-    return jax.lax.fori_loop(0, passes, one_pass, current)
+    passes = (need.sum() + chunk - 1) // chunk
+    return jax.lax.fori_loop(0, passes, one_pass, (jnp.zeros_like(need), current))[1]
 
 
 def _rows(tree: Any, ids: jax.Array | None) -> Any:

@@ -19,6 +19,7 @@ from typing import Annotated, ClassVar, Literal
 import jax
 import jax.numpy as jnp
 
+from arenax import trig
 from arenax.envs import spaces
 from arenax.envs.classic.physics import ClassicEnv, Constant, check_constants
 from arenax.options import NON_NEGATIVE, POSITIVE, POSITIVE_REAL, check_on_init
@@ -104,18 +105,19 @@ class AcrobotEnv(ClassicEnv):
         i1 = i2 = lv.link_moi
         g = lv.gravity
         th1, th2, dth1, dth2 = s
-        d1 = m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * jnp.cos(th2)) + i1 + i2
-        d2 = m2 * (lc2**2 + l1 * lc2 * jnp.cos(th2)) + i2
-        phi2 = m2 * lc2 * g * jnp.cos(th1 + th2 - math.pi / 2.0)
+        sin2, cos2 = trig.sincos(th2)
+        d1 = m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * cos2) + i1 + i2
+        d2 = m2 * (lc2**2 + l1 * lc2 * cos2) + i2
+        phi2 = m2 * lc2 * g * trig.cos(th1 + th2 - math.pi / 2.0)
         phi1 = (
-            -m2 * l1 * lc2 * dth2**2 * jnp.sin(th2)
-            - 2 * m2 * l1 * lc2 * dth2 * dth1 * jnp.sin(th2)
-            + (m1 * lc1 + m2 * l1) * g * jnp.cos(th1 - math.pi / 2)
+            -m2 * l1 * lc2 * dth2**2 * sin2
+            - 2 * m2 * l1 * lc2 * dth2 * dth1 * sin2
+            + (m1 * lc1 + m2 * l1) * g * trig.cos(th1 - math.pi / 2)
             + phi2
         )
         num = torque + d2 / d1 * phi1 - phi2
         if self.book_or_nips == "book":
-            num = num - m2 * l1 * lc2 * dth1**2 * jnp.sin(th2)
+            num = num - m2 * l1 * lc2 * dth1**2 * sin2
         ddth2 = num / (m2 * lc2**2 + i2 - d2**2 / d1)
         ddth1 = -(d2 * ddth2 + phi1) / d1
         return dth1, dth2, ddth1, ddth2
@@ -150,11 +152,12 @@ class AcrobotEnv(ClassicEnv):
                 jnp.clip(ns[3], -MAX_VEL_2, MAX_VEL_2),
             ]
         )
-        terminated = -jnp.cos(ns[0]) - jnp.cos(ns[1] + ns[0]) > 1.0
+        terminated = -trig.cos(ns[0]) - trig.cos(ns[1] + ns[0]) > 1.0
         return ns, jnp.where(terminated, 0.0, -1.0), terminated
 
     def obs(self, s: jax.Array) -> jax.Array:
-        return jnp.stack([jnp.cos(s[0]), jnp.sin(s[0]), jnp.cos(s[1]), jnp.sin(s[1]), s[2], s[3]])
+        (sin1, cos1), (sin2, cos2) = trig.sincos(s[0]), trig.sincos(s[1])
+        return jnp.stack([cos1, sin1, cos2, sin2, s[2], s[3]])
 
 
 check_constants(AcrobotEnv)

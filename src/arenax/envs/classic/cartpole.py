@@ -19,6 +19,7 @@ from typing import Annotated, ClassVar, Literal
 import jax
 import jax.numpy as jnp
 
+from arenax import trig
 from arenax.envs import spaces
 from arenax.envs.classic.physics import ClassicEnv, Constant, check_constants
 from arenax.options import POSITIVE, POSITIVE_REAL, check_on_init
@@ -91,7 +92,7 @@ class CartPoleEnv(ClassicEnv):
     ) -> tuple[jax.Array, jax.Array, jax.Array]:
         x, x_dot, theta, theta_dot = s[0], s[1], s[2], s[3]
         force = jnp.where(action == 1, level.force_mag, -level.force_mag)
-        cos, sin = jnp.cos(theta), jnp.sin(theta)
+        sin, cos = trig.sincos(theta)
         total_mass = level.masspole + level.masscart
         polemass_length = level.masspole * level.length
         temp = (force + polemass_length * theta_dot**2 * sin) / total_mass

@@ -21,6 +21,7 @@ from typing import Annotated, ClassVar
 import jax
 import jax.numpy as jnp
 
+from arenax import trig
 from arenax.envs import spaces
 from arenax.envs.classic.physics import ClassicEnv, Constant, check_constants
 from arenax.options import POSITIVE, POSITIVE_REAL, check_on_init
@@ -52,7 +53,7 @@ class ContinuousMountainCarLevel:
 
 def _move(x: jax.Array, v: jax.Array, push: jax.Array, gravity: jax.Array) -> jax.Array:
     """Gymnasium's update of `(x, v)` given the engine's `push` (velocity change)."""
-    v = jnp.clip(v + push - gravity * jnp.cos(3 * x), -MAX_SPEED, MAX_SPEED)
+    v = jnp.clip(v + push - gravity * trig.cos(3 * x), -MAX_SPEED, MAX_SPEED)
     x = jnp.clip(x + v, MIN_POSITION, MAX_POSITION)
     v = jnp.where((x == MIN_POSITION) & (v < 0), 0.0, v)
     return jnp.stack([x, v])

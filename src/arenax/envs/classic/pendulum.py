@@ -18,6 +18,7 @@ from typing import Annotated, ClassVar
 import jax
 import jax.numpy as jnp
 
+from arenax import trig
 from arenax.envs import spaces
 from arenax.envs.classic.physics import ClassicEnv, Constant, check_constants
 from arenax.options import POSITIVE, POSITIVE_REAL, check_on_init
@@ -89,13 +90,14 @@ class PendulumEnv(ClassicEnv):
         )
         cost = angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * u**2
         g, m, l = level.g, level.m, level.l  # noqa: E741
-        new_thdot = thdot + (3 * g / (2 * l) * jnp.sin(th) + 3.0 / (m * l**2) * u) * self.dt
+        new_thdot = thdot + (3 * g / (2 * l) * trig.sin(th) + 3.0 / (m * l**2) * u) * self.dt
         new_thdot = jnp.clip(new_thdot, -self.max_speed, self.max_speed)
         new_th = th + new_thdot * self.dt
         return jnp.stack([new_th, new_thdot]), -cost, jnp.bool_(False)
 
     def obs(self, s: jax.Array) -> jax.Array:
-        return jnp.stack([jnp.cos(s[0]), jnp.sin(s[0]), s[1]])
+        sin, cos = trig.sincos(s[0])
+        return jnp.stack([cos, sin, s[1]])
 
 
 check_constants(PendulumEnv)
