@@ -105,6 +105,54 @@ def test_lstm_matches_reference_and_resets(seq: tuple) -> None:
     assert not np.allclose(out2[:3, 1], out[:3, 1])
 
 
+def test_lstm_gradient_matches_autodiff_of_the_plain_scan(seq: tuple) -> None:
+    """`lstm_scan`'s written-out gradient (dW_h as one matmul after the reverse loop)
+    against JAX's autodiff of the textbook step in a plain `lax.scan`: the forward bit for
+    bit, every gradient (weights, inputs, initial carry; through the outputs and the final
+    carry, across an episode start) to float32 precision."""
+    x, first = seq
+    first = first.copy()
+    first[0, :2] = 0  # envs 0 and 1 continue from the initial carry (env 1 restarts at t = 3)
+    core = Core("lstm", 8)
+    rng = np.random.default_rng(3)
+    h0 = rng.normal(size=(3, 8)).astype(np.float32)
+    c0 = rng.normal(size=(3, 8)).astype(np.float32)
+    params = core.init(jax.random.key(0), x, first, (h0, c0))
+    weights = rng.normal(size=(6, 3, 8)).astype(np.float32)  # a loss that weighs every output
+
+    def plain(p: dict, x: jax.Array, carry: tuple) -> tuple:
+        p = p["params"]
+        xw = x @ p["input"]["kernel"] + p["input"]["bias"]
+        keep = 1.0 - jnp.asarray(first)[..., None]
+
+        def step(c: tuple, inp: tuple) -> tuple:
+            h, cell = c
+            xw_t, k = inp
+            h, cell = h * k, cell * k
+            i, f, u, o = jnp.split(xw_t + h @ p["recurrent"], 4, axis=-1)
+            cell = jax.nn.sigmoid(f) * cell + jax.nn.sigmoid(i) * jnp.tanh(u)
+            h = jax.nn.sigmoid(o) * jnp.tanh(cell)
+            return (h, cell), h
+
+        return jax.lax.scan(step, carry, (xw, keep))
+
+    def loss(fn):
+        def value(p, x, carry):
+            (h, c), out = fn(p, x, carry)
+            return (out * weights).sum() + (h * h).sum() + 0.5 * c.sum()
+
+        return jax.jit(jax.value_and_grad(value, argnums=(0, 1, 2)))
+
+    (v_ours, g_ours) = loss(lambda p, x, c: core.apply(p, x, first, c))(params, x, (h0, c0))
+    (v_ref, g_ref) = loss(plain)(params, x, (h0, c0))
+    assert v_ours == v_ref  # the same forward, bit for bit
+    for name, a, b in zip(("params", "x", "carry"), g_ours, g_ref, strict=True):
+        for leaf_a, leaf_b in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+            scale = float(np.abs(leaf_b).max())
+            assert scale > 0, name
+            np.testing.assert_allclose(leaf_a, leaf_b, rtol=2e-5, atol=2e-6 * scale, err_msg=name)
+
+
 def test_gru_matches_reference(seq: tuple) -> None:
     x, first = seq
     core = Core("gru", 8)

@@ -73,6 +73,88 @@ def s5_discretise(
     return lam_bar.astype(jnp.complex64), b_bar.astype(jnp.complex64)
 
 
+def _lstm_step(w_h: jax.Array, c: tuple, inp: tuple) -> tuple[tuple, tuple]:
+    """One LSTM step: carry `(h, cell)` each `(B, H)`, `(xw_t (B, 4H), keep_t (B, 1))`
+    -> (new carry, (h_t, what its gradient needs)); `keep_t` zeroes the carry at an
+    episode start."""
+    h, cell = c
+    xw_t, k = inp
+    h, cell = h * k, cell * k
+    g = xw_t + h @ w_h
+    i, f, u, o = jnp.split(g, 4, axis=-1)
+    si, sf, tu, so = jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(u), jax.nn.sigmoid(o)
+    new_cell = sf * cell + si * tu
+    tc = jnp.tanh(new_cell)
+    new_h = so * tc
+    return (new_h, new_cell), (new_h, (h, cell, si, sf, tu, so, tc))
+
+
+@jax.custom_vjp
+def lstm_scan(
+    w_h: jax.Array, xw: jax.Array, keep: jax.Array, carry: tuple[jax.Array, jax.Array]
+) -> tuple[tuple[jax.Array, jax.Array], jax.Array]:
+    """The LSTM's time loop: `w_h (H, 4H)`, the hoisted input projections
+    `xw (T, B, 4H)`, `keep (T, B, 1) float32` (0 at an episode start), carry `(h, c)`
+    each `(B, H)` -> (final carry, outputs `h_t (T, B, H)`).
+
+    Its gradient is written out (`jax.custom_vjp`) rather than left to autodiff of
+    `lax.scan`, which adds each step's `h_{t-1}ᵀ dg_t` into `dW_h` inside the reverse
+    loop: a `(B, H)ᵀ @ (B, 4H)` matmul and a read-modify-write of the whole `(H, 4H)`
+    accumulator every step (at B = 32, H = 256: 1 MB a step, 256 steps, 5 epochs). Here
+    the reverse loop carries only `(dh, dc)` and records `dg_t`; `dW_h` is one
+    `(T·B, H)ᵀ @ (T·B, 4H)` matmul after it. The values are autodiff's up to the order of
+    float sums (`tests/unit/test_nn.py` compares them). `keep` is a constant mask (it
+    comes from the episode starts): its cotangent is zero.
+    """
+    final, (outs, _) = jax.lax.scan(
+        functools.partial(_lstm_step, w_h), carry, (xw, keep), unroll=scan_unroll()
+    )
+    return final, outs
+
+
+def _lstm_scan_fwd(w_h, xw, keep, carry):
+    final, (outs, saved) = jax.lax.scan(
+        functools.partial(_lstm_step, w_h), carry, (xw, keep), unroll=scan_unroll()
+    )
+    return (final, outs), (w_h, keep, saved)
+
+
+def _lstm_scan_bwd(res, cts):
+    w_h, keep, (h_in, c_in, si, sf, tu, so, tc) = res
+    (dh_last, dc_last), douts = cts
+    w_t = w_h.T
+
+    def step(dcarry: tuple, inp: tuple) -> tuple[tuple, jax.Array]:
+        dh, dc = dcarry
+        dout, k, c_prev, si, sf, tu, so, tc = inp
+        dh = dh + dout
+        dc = dc + dh * so * (1.0 - tc * tc)
+        dg = jnp.concatenate(
+            [
+                dc * tu * si * (1.0 - si),  # input gate
+                dc * c_prev * sf * (1.0 - sf),  # forget gate
+                dc * si * (1.0 - tu * tu),  # candidate
+                dh * tc * so * (1.0 - so),  # output gate
+            ],
+            axis=-1,
+        )
+        return ((dg @ w_t) * k, (dc * sf) * k), dg
+
+    (dh0, dc0), dg = jax.lax.scan(
+        step,
+        (dh_last, dc_last),
+        (douts, keep, c_in, si, sf, tu, so, tc),
+        reverse=True,
+        unroll=scan_unroll(),
+    )
+    t, b, h = h_in.shape
+    dw_h = h_in.reshape(t * b, h).T @ dg.reshape(t * b, -1)
+    return dw_h, dg, jnp.zeros_like(keep), (dh0, dc0)
+
+
+lstm_scan.defvjp(_lstm_scan_fwd, _lstm_scan_bwd)
+
+
 def _linear_recurrence(a, b):
     """Associative operator of `s_t = a_t s_{t-1} + b_t`: compose two segments."""
     a1, b1 = a
@@ -120,32 +202,21 @@ class Core(nn.Module):
         keep = 1.0 - first.astype(jnp.float32)[..., None]
 
         if self.kind == "lstm":
+            return lstm_scan(w_h, xw, keep, carry)
+        b_hn = self.param("recurrent_bias_n", nn.initializers.zeros, (h_dim,), jnp.float32)
 
-            def step(c, inp):
-                h, cell = c
-                xw_t, k = inp
-                h, cell = h * k, cell * k
-                g = xw_t + h @ w_h
-                i, f, u, o = jnp.split(g, 4, axis=-1)
-                cell = jax.nn.sigmoid(f) * cell + jax.nn.sigmoid(i) * jnp.tanh(u)
-                h = jax.nn.sigmoid(o) * jnp.tanh(cell)
-                return (h, cell), h
-
-        else:
-            b_hn = self.param("recurrent_bias_n", nn.initializers.zeros, (h_dim,), jnp.float32)
-
-            def step(c, inp):
-                h, cell = c
-                xw_t, k = inp
-                h = h * k
-                hw = h @ w_h
-                xr, xz, xn = jnp.split(xw_t, 3, axis=-1)
-                hr, hz, hn = jnp.split(hw, 3, axis=-1)
-                r = jax.nn.sigmoid(xr + hr)
-                z = jax.nn.sigmoid(xz + hz)
-                n = jnp.tanh(xn + r * (hn + b_hn))
-                h = (1.0 - z) * n + z * h
-                return (h, cell), h
+        def step(c, inp):
+            h, cell = c
+            xw_t, k = inp
+            h = h * k
+            hw = h @ w_h
+            xr, xz, xn = jnp.split(xw_t, 3, axis=-1)
+            hr, hz, hn = jnp.split(hw, 3, axis=-1)
+            r = jax.nn.sigmoid(xr + hr)
+            z = jax.nn.sigmoid(xz + hz)
+            n = jnp.tanh(xn + r * (hn + b_hn))
+            h = (1.0 - z) * n + z * h
+            return (h, cell), h
 
         carry, out = jax.lax.scan(step, carry, (xw, keep), unroll=scan_unroll())
         return carry, out
