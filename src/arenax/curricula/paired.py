@@ -255,8 +255,12 @@ class TeacherCurriculum(Curriculum):
         level = self.editor.decode(self.editor.reset_state(k_env, None))
         obs, _ = self.env.reset(k_env, level)
         example = jax.tree.map(lambda x: x[None], obs[self.me])
-        students = jax.vmap(lambda k: self.students.init(k, example))(
-            jax.random.split(k_students, self.n_students)
+        # one student after another (`lax.map`), not `vmap`: under `vmap` the orthogonal
+        # inits become batched LAPACK QRs, which jaxlib splits over XLA's CPU thread pool
+        # from inside it; two at once on a 2-core machine wait on each other forever
+        # (`maze-paired`'s full-size init hung). The same numbers either way.
+        students = jax.lax.map(
+            lambda k: self.students.init(k, example), jax.random.split(k_students, self.n_students)
         )
         learners = {self.policy: students}
         for i, (t, p) in enumerate(sorted(self.others.items())):
