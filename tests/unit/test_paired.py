@@ -38,3 +38,22 @@ def test_patch_conv_equals_flax_conv() -> None:
     params = pc.init(jax.random.key(1), x)
     want = nn.Conv(5, (3, 3), padding="VALID").apply(params, x)
     np.testing.assert_allclose(pc.apply(params, x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_students_initial_weights_need_no_batched_qr() -> None:
+    """PAIRED's students are initialised one after another: under `vmap` their orthogonal
+    inits became batched LAPACK QRs, which jaxlib spreads over XLA's CPU thread pool from
+    inside it, and two at once on a 2-core machine waited on each other forever (the
+    full-size `maze-paired` init hung). Every QR in the compiled init is of one matrix."""
+    import dataclasses
+    import re
+
+    from arenax.train import PRESETS, tiny
+    from arenax.train.build import make_curriculum
+
+    cfg = dataclasses.replace(tiny(PRESETS["maze-paired"]), devices=1)
+    algo = make_curriculum(cfg)
+    hlo = jax.jit(algo.init).lower(jax.random.key(0)).compile().as_text()
+    qrs = re.findall(r"= \(?(f32\[[\d,]*\])[^=]*custom_call_target=\"lapack_sgeqrf", hlo)
+    assert qrs, "no QR in the init: the check below would be empty"
+    assert all(s.count(",") == 1 for s in qrs), qrs  # (m, n), no batch axis
