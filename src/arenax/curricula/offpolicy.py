@@ -128,8 +128,10 @@ class OffPolicyDR(Curriculum):
         obs = start.obs[self.team][:, 0]
         actor = self.actor.init(k_actor, obs[:1])
         keys = jax.random.split(k_critic, self.config.n_critics)
-        critic = jax.vmap(lambda k: self.critic.init(k, obs[:1], jnp.zeros((1, self.action_dim))))(
-            keys
+        # one critic after another, not under `vmap` (batched QRs can deadlock jaxlib's CPU
+        # LAPACK kernels: see `TeacherCurriculum.init`); the same numbers
+        critic = jax.lax.map(
+            lambda k: self.critic.init(k, obs[:1], jnp.zeros((1, self.action_dim))), keys
         )
         s = ddpg_init(self.config, actor, critic)
         curriculum = {
