@@ -110,15 +110,18 @@ def _check(args: Args) -> str | None:
     return None
 
 
-def _minimax_ok(python: Path | None) -> str | None:
-    """Why minimax cannot be run with `python`, or None."""
+def minimax_problem(python: Path | None) -> str | None:
+    """Why minimax cannot be run with `python`, or None (also `minimax_speed.py`'s check)."""
     if python is None:
         return "no --minimax-python given"
     if not python.exists():
         return f"--minimax-python {python}: no such file"
-    probe = subprocess.run(
-        [str(python), "-c", "import minimax.runners"], capture_output=True, text=True
-    )
+    try:
+        probe = subprocess.run(
+            [str(python), "-c", "import minimax.runners"], capture_output=True, text=True
+        )
+    except OSError as exc:  # a folder, a file that is not a program
+        return f"--minimax-python {python}: cannot run it ({exc.strerror})"
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["?"])[-1]
         return f"{python} cannot import minimax ({last})"
@@ -306,7 +309,7 @@ def main(args: Args) -> None:
         raise SystemExit(2)
     sides = {"both": ("arenax", "minimax"), "report": ()}.get(args.only, (args.only,))
     if "minimax" in sides:
-        why = _minimax_ok(args.minimax_python)
+        why = minimax_problem(args.minimax_python)
         if why:
             print(f"minimax skipped: {why}")
             sides = tuple(x for x in sides if x != "minimax")

@@ -32,13 +32,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+# the driver's path and the check that minimax runs, shared with the learning comparison
+# (scripts run by path: their folder is on sys.path)
+from minimax_learning import DRIVER, minimax_problem
 from rich.console import Console
 from rich.table import Table
 
 from arenax.benchmarking.throughput import TrainBenchArgs, train_throughput
 from arenax.utils import make_console
 
-DRIVER = Path(__file__).with_name("minimax_driver.py")
 COMPILE_TICKS = 2  # minimax compiles its tick twice
 
 
@@ -61,21 +63,6 @@ def fail(message: str) -> None:
     """One `error:` line, exit status 2."""
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(2)
-
-
-def minimax_problem(python: Path | None) -> str | None:
-    """Why minimax cannot be run with `python`, or None."""
-    if python is None:
-        return "no --minimax-python given"
-    if not python.exists():
-        return f"--minimax-python {python}: no such file"
-    probe = subprocess.run(
-        [str(python), "-c", "import minimax.runners"], capture_output=True, text=True
-    )
-    if probe.returncode != 0:
-        last = (probe.stderr.strip().splitlines() or ["?"])[-1]
-        return f"{python} cannot import minimax ({last})"
-    return None
 
 
 def minimax_round(python: Path, ticks: int) -> dict[str, float]:
