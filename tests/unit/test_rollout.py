@@ -10,7 +10,7 @@ import pytest
 from arenax.envs import AutoResetFromBatch, EpisodeStats
 from arenax.envs.maze import MazeEnv, sample_dr_level
 from arenax.nn import StudentPolicy
-from arenax.rl.rollout import RolloutCarry, reset_batch, rollout
+from arenax.rl.rollout import RolloutCarry, reset_batch, rollout, step_keys
 
 
 @pytest.mark.parametrize("unroll", ["1", "3"])  # 3: unrolled, 40 steps leave a remainder
@@ -72,3 +72,21 @@ def test_rollout_matches_replay_and_bootstraps_truncations(unroll: str, monkeypa
                 ret = 0.0
                 s = reset_state(None, jax.tree.map(lambda x, j=j, k=k: x[j, k], levels))
     assert n_trunc > 0
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+@pytest.mark.parametrize("make_key", [jax.random.key, jax.random.PRNGKey])  # typed / raw
+def test_step_keys_are_each_steps_own_draw(parts: int, make_key) -> None:
+    """The batched draw gives step `s` of env `i` the keys a draw inside that step gave:
+    `split(fold_in(fold_in(key, s), env_ids[i]), parts)`, one by one (global env ids, not
+    positions)."""
+    key, ids, t_len = make_key(7), jnp.array([3, 0, 11], jnp.int32), 5
+    got = jax.jit(step_keys, static_argnums=(1, 3))(key, t_len, ids, parts)
+    assert len(got) == parts
+    for s in range(t_len):
+        for i, env_id in enumerate(ids):
+            want = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, s), env_id), parts)
+            for p in range(parts):
+                np.testing.assert_array_equal(
+                    jax.random.key_data(got[p][s, i]), jax.random.key_data(want[p])
+                )

@@ -36,7 +36,7 @@ from arenax.rl.ddpg import (
     gradient_step,
 )
 from arenax.rl.learner import LearnerState
-from arenax.rl.rollout import per_env_keys, start_rollout
+from arenax.rl.rollout import per_env_keys, start_rollout, step_keys
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,12 +183,9 @@ class OffPolicyDR(Curriculum):
         actor_params = state.learner["actor"].params
         n = env_ids.shape[0]
 
-        def step(carry: tuple, t: jax.Array) -> tuple[tuple, dict]:
+        def step(carry: tuple, xs: tuple) -> tuple[tuple, dict]:
             rc, noise = carry
-            k = per_env_keys(jax.random.fold_in(k_roll, t), env_ids)
-            k_noise, k_random, k_env = jnp.moveaxis(
-                jax.vmap(lambda x: jax.random.split(x, 3))(k), 1, 0
-            )
+            t, k_noise, k_random, k_env = xs
             obs = rc.obs[self.team][:, 0]
             noisy, noise = jax.vmap(self._explore)(
                 k_noise, self._actor_fn(actor_params, obs), noise
@@ -221,8 +218,9 @@ class OffPolicyDR(Curriculum):
             )
             return (rc.replace(env_state=env_state, obs=obs2, first=done), noise), out
 
+        keys = step_keys(k_roll, self.n_steps, env_ids, 3)  # noise, random action, env
         (end, noise), (trans, eps) = jax.lax.scan(
-            step, (start, cur["noise"]), jnp.arange(self.n_steps)
+            step, (start, cur["noise"]), (jnp.arange(self.n_steps), *keys)
         )
         flat = jax.tree.map(lambda x: x.reshape((-1, *x.shape[2:])), trans)
         buf = buffer_add(cur["buffer"], flat)

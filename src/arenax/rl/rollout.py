@@ -43,6 +43,27 @@ def per_env_keys(key: jax.Array, env_ids: jax.Array) -> jax.Array:
     return jax.vmap(jax.random.fold_in, (None, 0))(key, env_ids)
 
 
+def step_keys(
+    key: jax.Array, n_steps: int, env_ids: jax.Array, parts: int = 2
+) -> tuple[jax.Array, ...]:
+    """Every step's per-env keys of a rollout, drawn before its time loop: step `s` of env
+    `i` gets `split(fold_in(fold_in(key, s), env_ids[i]), parts)`, returned as `parts`
+    arrays of `(n_steps, N)` keys.
+
+    The keys depend on neither the envs nor the policy, so one batched draw replaces a
+    small one inside every step: on a CPU, XLA runs each Threefry draw as a loop of five
+    rounds, and two such loops in every step of a 256-step rollout cost more than the
+    whole batch at once. The numbers are those of the per-step draw."""
+
+    def at(s: jax.Array) -> jax.Array:
+        return jax.vmap(lambda k: jax.random.split(k, parts))(
+            per_env_keys(jax.random.fold_in(key, s), env_ids)
+        )
+
+    keys = jax.vmap(at)(jnp.arange(n_steps))  # (T, N, parts)
+    return tuple(jnp.moveaxis(keys, 2, 0))
+
+
 def reset_batch(env: Any, key: jax.Array, levels: Any, env_ids: jax.Array) -> tuple[Any, Any]:
     """`vmap`-ed reset of `N` envs (`levels` with leading `N`): `(obs, state)`."""
     return jax.vmap(env.reset)(per_env_keys(key, env_ids), levels)
@@ -166,18 +187,23 @@ def team_rollout(
             for t in which
         }
 
-    def step(c: RolloutCarry, s: jax.Array) -> tuple[RolloutCarry, Any]:
-        keys = per_env_keys(jax.random.fold_in(key, s), env_ids)
-        k_act, k_env = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+    k_act, k_env = step_keys(key, n_steps, env_ids)  # each (T, N)
+    if len(teams) == 1:
+        k_teams = {teams[0]: k_act}
+    else:
+        k_teams = {t: jax.vmap(jax.vmap(jax.random.fold_in, (0, None)), (0, None))(k_act, i)
+                   for i, t in enumerate(teams)}  # fmt: skip
+
+    def step(c: RolloutCarry, xs: tuple) -> tuple[RolloutCarry, Any]:
+        k_team, k_env = xs
         actions, tr, carry = {}, {}, {}
-        for i, t in enumerate(teams):
+        for t in teams:
             o = team_obs(c.obs, t)
             first = rep(c.first, t)
             carry[t], logits, value = policies[t].apply(params[t], o, first[None], c.carry[t])
             logits, value = logits[0], value[0]
             lg = logits.reshape((-1, n_agents[t], logits.shape[-1]))
-            ka = k_act if len(teams) == 1 else jax.vmap(jax.random.fold_in, (0, None))(k_act, i)
-            actions[t] = jax.vmap(dists[t].sample)(ka, lg)  # (N, A) or (N, A, heads)
+            actions[t] = jax.vmap(dists[t].sample)(k_team[t], lg)  # (N, A) or (N, A, heads)
             action = _flat(actions[t])
             tr[t] = dict(
                 obs=jax.tree.map(lambda x: x[0], o),
@@ -226,7 +252,7 @@ def team_rollout(
         out_ = {"traj": tr, "final_value": final_value, "boot": boot, "episodes": episodes}
         return RolloutCarry(env_state, obs, done, carry), out_
 
-    end, out = jax.lax.scan(step, start, jnp.arange(n_steps), unroll=scan_unroll())
+    end, out = jax.lax.scan(step, start, (k_teams, k_env), unroll=scan_unroll())
     last_value = values_of(end.obs, end.first, end.carry)
     trajs = {}
     for t in teams:
