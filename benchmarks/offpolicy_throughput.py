@@ -4,7 +4,7 @@ compiled chunk), by batch of envs and update-to-data ratio, compile time apart; 
 gradient step's FLOP rate next to the machine's matmul rate at the same shapes.
 
     python benchmarks/offpolicy_throughput.py [--cases 1x64:1 4x16:1 16x16:0.25] [--td3]
-        [--cleanrl PATH --cleanrl-python PATH]
+        [--actor-every N] [--cleanrl PATH --cleanrl-python PATH]
 
 A case is `ENVSxSTEPS:UTD` (envs, steps per env a cycle, gradient steps per env step). At
 UTD 1 the steps/s are capped by the gradient steps (batch 256 through two 256-wide MLPs:
@@ -50,10 +50,14 @@ class Args:
     """`ENVSxSTEPS:UTD` per row (`4x16:1` is `pendulum-ddpg`)."""
     td3: bool = False
     """TD3 instead of DDPG."""
+    actor_every: int | None = None
+    """arenax's critic steps per actor step (`--agent.ddpg.actor-every`); `None`: the
+    algorithm's own (DDPG 1, TD3 2). CleanRL's DDPG and TD3 both step the actor every
+    second critic step: `--actor-every 2` compares equal work."""
     cycles: int = 20
     """Cycles per timed chunk."""
-    repeats: int = 3
-    """Timed chunks per case (after one warm-up chunk)."""
+    repeats: int = 5
+    """Timed chunks per case (after one warm-up chunk); the fastest counts."""
     cleanrl: Path | None = None
     """A CleanRL checkout: add its DDPG / TD3 (JAX) on Pendulum-v1 as a row (see above)."""
     cleanrl_python: Path | None = None
@@ -64,6 +68,9 @@ class Args:
     """CleanRL's `--learning-starts` (its default is 25,000: fewer here to keep it short)."""
     cleanrl_warmup: int = 500
     """Learning steps of CleanRL's not timed (its jit compiles on the first ones)."""
+    cleanrl_window: int = 1_000
+    """CleanRL's rate is its fastest stretch of this many env steps (a multiple of 100),
+    as arenax's is its fastest chunk: this machine's speed drifts."""
 
 
 def fail(message: str) -> NoReturn:
@@ -73,9 +80,10 @@ def fail(message: str) -> NoReturn:
 
 
 def cleanrl_rate(args: Args) -> tuple[float, str]:
-    """CleanRL's steady env steps/s and what it ran: `SPS: s` lines printed every 100
-    steps mean `step / elapsed`; between two of them the rate is their difference of steps
-    over their difference of times (`step / SPS`)."""
+    """CleanRL's steady env steps/s and the steps it was measured over: `SPS: s` lines
+    printed every 100 steps mean `step / elapsed`; between two of them the rate is their
+    difference of steps over their difference of times (`step / SPS`). The fastest
+    stretch of `cleanrl_window` steps after the warm-up counts."""
     name = "td3" if args.td3 else "ddpg"
     script = args.cleanrl / "cleanrl" / f"{name}_continuous_action_jax.py"
     cmd = [str(args.cleanrl_python), str(script), "--env-id", "Pendulum-v1",
@@ -92,23 +100,25 @@ def cleanrl_rate(args: Args) -> tuple[float, str]:
     first = (args.cleanrl_learning_starts // 100 + 1) * 100
     points = [(first + 100 * i, v) for i, v in enumerate(sps)]
     timed = [(step, step / v) for step, v in points if step >= first + args.cleanrl_warmup]
-    if len(timed) < 2 or timed[-1][1] <= timed[0][1]:
+    span = args.cleanrl_window // 100
+    windows = [(a, b) for a, b in zip(timed, timed[span:], strict=False) if b[1] > a[1]]
+    if not windows:
         fail(
             f"CleanRL printed {len(sps)} SPS lines: raise --cleanrl-steps above "
-            "--cleanrl-learning-starts + --cleanrl-warmup + 200"
+            "--cleanrl-learning-starts + --cleanrl-warmup + --cleanrl-window + 100"
         )
-    (s0, t0), (s1, t1) = timed[0], timed[-1]
+    (s0, t0), (s1, t1) = max(windows, key=lambda w: (w[1][0] - w[0][0]) / (w[1][1] - w[0][1]))
     return (s1 - s0) / (t1 - t0), f"steps {s0:,}–{s1:,}"
 
 
 def gradient_step_flops(
-    hidden: tuple[int, ...], obs: int, act: int, batch: int, critics: int
+    hidden: tuple[int, ...], obs: int, act: int, batch: int, critics: int, actor_every: int
 ) -> float:
     """Analytic FLOPs of one gradient step: a forward pass of an MLP costs 2 x its weights
     per sample; the critic step runs the target actor and target critics forward and the
     critics forward and backward (≈ 3 forwards); the actor step runs the actor and the
     first critic forward and back (≈ 2 forwards each: the critic's weight gradients are not
-    needed, the actor's input gradient is not either)."""
+    needed, the actor's input gradient is not either), every `actor_every`-th step."""
 
     def weights(inp: int, out: int) -> int:
         sizes = (inp, *hidden, out)
@@ -117,7 +127,7 @@ def gradient_step_flops(
     actor, critic = 2 * weights(obs, act), 2 * weights(obs + act, 1)
     critic_step = actor + critics * critic + critics * 3 * critic
     actor_step = 2 * actor + 2 * critic
-    return float(batch * (critic_step + actor_step))
+    return float(batch * (critic_step + actor_step / actor_every))
 
 
 def chain_matmul_gflops(n: int, k: int, repeats: int = 200) -> float:
@@ -153,16 +163,27 @@ def main(args: Args) -> None:
                 f"cleanrl_python={args.cleanrl_python}: give the Python of CleanRL's virtual "
                 "environment"
             )
-        if args.cleanrl_steps < args.cleanrl_learning_starts + args.cleanrl_warmup + 200:
+        if args.cleanrl_window < 100 or args.cleanrl_window % 100:
+            fail(f"cleanrl_window={args.cleanrl_window}: must be a positive multiple of 100")
+        if (
+            args.cleanrl_steps
+            < args.cleanrl_learning_starts + args.cleanrl_warmup + args.cleanrl_window + 100
+        ):
             fail(
                 f"cleanrl_steps={args.cleanrl_steps}: must be at least "
-                "cleanrl_learning_starts + cleanrl_warmup + 200"
+                "cleanrl_learning_starts + cleanrl_warmup + cleanrl_window + 100"
             )
+    if args.repeats < 1 or args.cycles < 1:
+        fail(f"repeats={args.repeats}, cycles={args.cycles}: both must be at least 1")
+    if args.actor_every is not None and args.actor_every < 1:
+        fail(f"actor_every={args.actor_every}: must be a positive integer")
     base = PRESETS["pendulum-ddpg"]
     team = base.teams["agent"]
     algo_name = "TD3" if args.td3 else "DDPG"
+    every = dataclasses.replace(team.ddpg, td3=args.td3, actor_every=args.actor_every).actor_period
     table = Table(title=f"{algo_name} on Pendulum ({jax.devices()[0].device_kind}), "
-                        f"{args.cycles} cycles a chunk, learning from the first cycle")  # fmt: skip
+                        f"{args.cycles} cycles a chunk, learning from the first cycle; "
+                        f"arenax's actor steps every {every} critic steps (CleanRL's: every 2)")  # fmt: skip
     for col in ("envs x steps", "UTD", "gradient steps a cycle", "compile (s)", "env steps/s",
                 "gradient steps/s", "ms a gradient step"):  # fmt: skip
         table.add_column(col, justify="right")
@@ -171,8 +192,8 @@ def main(args: Args) -> None:
         """CleanRL's row, run before and after arenax's (this machine's speed drifts)."""
         console.print(f"running CleanRL's {algo_name} ({args.cleanrl_steps:,} env steps) ...")
         rate, window = cleanrl_rate(args)
-        # one critic step per env step; CleanRL's DDPG steps its actor every other step
-        # (arenax's DDPG every step, TD3 both every `policy_delay`)
+        # one critic step per env step; CleanRL's DDPG and TD3 step the actor every other
+        # critic step (arenax's: every `actor_every`, by default DDPG 1 and TD3 2)
         table.add_row(f"CleanRL, {when}: 1 x 1 ({window})", "1", "1", "-", f"{rate:,.0f}",
                       f"{rate:,.0f}", f"{1e3 / rate:.2f}")  # fmt: skip
 
@@ -180,7 +201,8 @@ def main(args: Args) -> None:
         cleanrl_row("before")
     mesh = make_mesh(1)
     for envs, steps, utd in cases:
-        ddpg = dataclasses.replace(team.ddpg, td3=args.td3, update_to_data=utd, learning_starts=0)
+        ddpg = dataclasses.replace(team.ddpg, td3=args.td3, actor_every=args.actor_every,
+                                   update_to_data=utd, learning_starts=0)  # fmt: skip
         cfg = dataclasses.replace(base, n_envs=envs, n_steps=steps, teams={"agent": dataclasses.replace(team, ddpg=ddpg)})  # fmt: skip
         algo = make_curriculum(cfg)
         state = place(init_state(algo, [0]), mesh, state_specs(algo, 1))
@@ -191,14 +213,14 @@ def main(args: Args) -> None:
         compile_s = time.perf_counter() - t0
         state, m = compiled(state, n)
         jax.block_until_ready(m)
-        elapsed, env_steps, updates = 0.0, 0, 0
+        elapsed = np.inf
         for _ in range(args.repeats):
             t0 = time.perf_counter()
             state, m = compiled(state, n)
             jax.block_until_ready(m)
-            elapsed += time.perf_counter() - t0
-            env_steps += int(np.asarray(m["env_steps"]).sum())
-            updates += int(np.asarray(m["updates"]).sum())
+            elapsed = min(elapsed, time.perf_counter() - t0)
+        env_steps = int(np.asarray(m["env_steps"]).sum())  # the same every chunk
+        updates = int(np.asarray(m["updates"]).sum())
         table.add_row(f"{envs} x {steps}", f"{utd:g}", f"{algo.updates_per_cycle:,}",
                       f"{compile_s:.1f}", f"{env_steps / elapsed:,.0f}",
                       f"{updates / elapsed:,.0f}", f"{elapsed / updates * 1e3:.2f}")  # fmt: skip
@@ -206,8 +228,8 @@ def main(args: Args) -> None:
         cleanrl_row("after")
     console.print(table)
     c = team.ddpg
-    flops = gradient_step_flops(tuple(c.hidden), 3, 1, c.batch_size, 2 if args.td3 else 1)
-    one = dataclasses.replace(c, td3=args.td3, learning_starts=0)
+    flops = gradient_step_flops(tuple(c.hidden), 3, 1, c.batch_size, 2 if args.td3 else 1, every)
+    one = dataclasses.replace(c, td3=args.td3, actor_every=args.actor_every, learning_starts=0)
     cfg = dataclasses.replace(base, n_envs=1, n_steps=64, teams={"agent": dataclasses.replace(team, ddpg=one)})  # fmt: skip
     algo = make_curriculum(cfg)
     state = place(init_state(algo, [0]), mesh, state_specs(algo, 1))

@@ -104,16 +104,27 @@ def test_actor_step_leaves_the_critic_untouched() -> None:
     )
 
 
-def test_td3_delays_actor_updates() -> None:
-    cfg = Q.DDPGConfig(td3=True, policy_delay=2, actor_lr=0.1)
-    s = state(cfg, 2)
-    actors = [s.actor["w"]]
-    for i in range(4):
+@pytest.mark.parametrize(
+    ("td3", "every", "moved"),
+    [
+        (True, None, [False, True, False, True]),  # TD3's own delay: 2
+        (True, 3, [False, False, True, False, False, True]),
+        (False, None, [True] * 6),  # DDPG's paper: every step
+        (False, 2, [False, True] * 3),  # CleanRL's DDPG
+    ],
+)
+def test_actor_updates_every_actor_every_critic_steps(td3: bool, every, moved) -> None:
+    cfg = Q.DDPGConfig(td3=td3, actor_every=every, actor_lr=0.1)
+    s = state(cfg, 2 if td3 else 1)
+    actors, targets = [s.actor["w"]], [s.critic_target["c"]]
+    for i in range(len(moved)):
         s, st = Q.gradient_step(cfg, actor, critic, s, BATCH, jax.random.key(i), -1.0, 1.0)
         actors.append(s.actor["w"])
-        assert np.isnan(float(st["actor_loss"])) == (i % 2 == 0)
-    moved = [not np.array_equal(a, b) for a, b in itertools.pairwise(actors)]
-    assert moved == [False, True, False, True]
+        targets.append(s.critic_target["c"])
+        assert np.isnan(float(st["actor_loss"])) == (not moved[i])
+    assert [not np.array_equal(a, b) for a, b in itertools.pairwise(actors)] == moved
+    # the targets' Polyak step comes with the actor's
+    assert [not np.array_equal(a, b) for a, b in itertools.pairwise(targets)] == moved
 
 
 def test_update_to_data_sets_the_gradient_steps_of_a_cycle(tmp_path) -> None:
@@ -143,5 +154,13 @@ def test_update_to_data_sets_the_gradient_steps_of_a_cycle(tmp_path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(data))
     old = load_config(tmp_path / "config.json")
     assert old.teams["agent"].ddpg.update_to_data == 0.25
+    # saved when `policy_delay` was TD3's alone (DDPG stepped its actor every step)
+    for td3, delay, every in ((False, 2, None), (True, 3, 3)):
+        data = to_dict(cfg)
+        ddpg = data["teams"]["agent"]["ddpg"]
+        del ddpg["actor_every"]
+        ddpg.update(td3=td3, policy_delay=delay)
+        (tmp_path / "config.json").write_text(json.dumps(data))
+        assert load_config(tmp_path / "config.json").teams["agent"].ddpg.actor_every == every
     save_config(cfg, tmp_path / "new.json")
     assert load_config(tmp_path / "new.json") == dataclasses.replace(cfg, resume=None)

@@ -10,7 +10,8 @@ One gradient step (`gradient_step`):
 
 1. critic: `y = r + γ (1 - terminated) min_i Q'_i(s', μ'(s') [+ clipped noise: TD3])`;
    loss `mean_i (Q_i(s, a) - y)²`; only the critic's parameters change.
-2. actor (every step for DDPG, every `policy_delay`-th for TD3): loss `-Q_1(s, μ(s))`,
+2. actor (every `actor_every`-th step: by default every step for DDPG, as its paper
+   does, every second for TD3, its delayed policy update): loss `-Q_1(s, μ(s))`,
    differentiated with respect to the actor's parameters only — the critic's parameters
    are not touched by this step (the reference GPU framework's DDPG lets the actor loss
    move its critic; `tests/unit/test_ddpg.py` checks that here it does not).
@@ -28,7 +29,7 @@ import jax.numpy as jnp
 import optax
 
 from arenax.envs import spaces
-from arenax.options import NON_NEGATIVE, POSITIVE, UNIT, In, Problem
+from arenax.options import NON_NEGATIVE, POSITIVE, UNIT, In, OrNone, Problem
 from arenax.struct import pytree_dataclass
 
 Actor = Callable[[Any, jax.Array], jax.Array]
@@ -70,8 +71,10 @@ class DDPGConfig:
     """TD3: target-policy smoothing noise (fraction of the half-width)."""
     noise_clip: Annotated[float, NON_NEGATIVE] = 0.5
     """TD3: clip of the smoothing noise (fraction of the half-width)."""
-    policy_delay: Annotated[int, POSITIVE] = 2
-    """TD3: one actor and target update per this many critic updates."""
+    actor_every: Annotated[int | None, OrNone(POSITIVE)] = None
+    """One actor and target update per this many critic updates (TD3's policy delay);
+    `None`: the algorithm's own, 1 for DDPG (its paper) and 2 for TD3. CleanRL's DDPG
+    uses 2."""
     hidden: tuple[int, ...] = (256, 256)
     """Hidden layers (ReLU) of the actor and of each critic."""
 
@@ -111,6 +114,14 @@ class DDPGConfig:
                 self.update_to_data,
                 f"x n_envs={run.n_envs} x n_steps={run.n_steps} = {n:g} gradient steps a cycle: must be a whole number, at least 1",
             )
+
+    @property
+    def actor_period(self) -> int:
+        """Critic updates per actor (and target) update: `actor_every`, or the
+        algorithm's own (DDPG 1, TD3 2)."""
+        if self.actor_every is not None:
+            return self.actor_every
+        return 2 if self.td3 else 1
 
     @property
     def n_critics(self) -> int:
@@ -311,16 +322,17 @@ def gradient_step(
     low: float,
     high: float,
 ) -> tuple[DDPGState, dict[str, jax.Array]]:
-    """A critic step, then (every `policy_delay`-th step for TD3) an actor step with the
-    targets' Polyak step."""
+    """A critic step, then (every `actor_period`-th step: every step for DDPG, every
+    second for TD3, unless `actor_every` says otherwise) an actor step with the targets'
+    Polyak step."""
     state, stats = critic_step(cfg, actor, critic, state, batch, key, low, high)
 
     def act(s: DDPGState) -> tuple[DDPGState, jax.Array]:
         return actor_step(cfg, actor, critic, s, batch["obs"])
 
-    if cfg.td3:
+    if cfg.actor_period > 1:
         state, a_loss = jax.lax.cond(
-            state.steps % cfg.policy_delay == 0, act, lambda s: (s, jnp.float32(jnp.nan)), state
+            state.steps % cfg.actor_period == 0, act, lambda s: (s, jnp.float32(jnp.nan)), state
         )
     else:
         state, a_loss = act(state)

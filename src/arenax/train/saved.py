@@ -102,12 +102,15 @@ def save_config(cfg: TrainConfig, path: Path) -> None:
 
 def load_config(path: Path) -> TrainConfig:
     data = json.loads(Path(path).read_text())
-    for team in data.get("teams", {}).values():  # saved before DDPG's UTD option
+    for team in data.get("teams", {}).values():
         ddpg = team.get("ddpg") or {}
-        if "updates_per_cycle" in ddpg:
+        if "updates_per_cycle" in ddpg:  # saved before DDPG's UTD option
             ddpg["update_to_data"] = ddpg.pop("updates_per_cycle") / (
                 data["n_envs"] * data["n_steps"]
             )
+        if "policy_delay" in ddpg:  # saved when the delay was TD3's alone
+            delay = ddpg.pop("policy_delay")
+            ddpg["actor_every"] = delay if ddpg.get("td3") else None
     return from_dict(TrainConfig, data)
 
 
