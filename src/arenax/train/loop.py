@@ -141,7 +141,7 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
     def build() -> Any:
         run.print(
             f"compiling a chunk of up to {cfg.chunk} cycles (the first run of a configuration "
-            "takes roughly 10-40 s on a 2-core CPU; later runs load it from the compilation "
+            "takes roughly 2-20 s on a 2-core CPU; later runs load it from the compilation "
             "cache) ..."
         )
         fn = make_chunk(run.algorithm, run.mesh, cfg.n_envs, cfg.chunk, seeds, up_to=True)
