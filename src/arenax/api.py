@@ -73,6 +73,7 @@ def configure(preset: Any, **options: Any) -> Any:
     """A `TrainConfig` from a preset (a name or a config) and options
     named as on the command line (see the module docstring), checked."""
     from arenax.train import all_presets, validate
+    from arenax.train.parallel import request_cpu_devices
 
     if isinstance(preset, str):
         presets = all_presets()
@@ -119,6 +120,8 @@ def configure(preset: Any, **options: Any) -> Any:
     for team, v in groups.items():
         teams[team] = _changed(teams[team], v, team)
     cfg = dataclasses.replace(cfg, teams=teams)
+    if not cfg.launch.distributed:  # (a multi-process run's launcher sets its devices)
+        request_cpu_devices(cfg.devices)  # before validating reads JAX's backend
     validate(cfg)
     return cfg
 

@@ -85,3 +85,48 @@ def test_preset_help_shows_only_its_options(preset: str, shown: list, hidden: li
         assert opt in r.stdout, opt
     for opt in hidden:
         assert opt not in r.stdout, opt
+
+
+def test_devices_on_a_cpu_need_no_xla_flags(tmp_path) -> None:
+    """`--devices 2` on a CPU that JAX would show as one device: the command asks JAX for
+    two CPU devices before its first use, and the run trains on both."""
+    from helpers import xla_flags_without
+
+    env = {**os.environ, "XLA_FLAGS": " ".join(xla_flags_without("device_count"))}
+    r = subprocess.run(
+        [sys.executable, "-m", "arenax.cli", "train", "cartpole-dr", "--devices", "2",
+         "--total-updates", "1", "--n-envs", "8", "--n-steps", "8", "--out-dir", str(tmp_path)],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    (run_dir,) = tmp_path.iterdir()
+    assert '"devices": 2' in (run_dir / "config.json").read_text()
+    # the same from Python, in a fresh process
+    code = (
+        "import arenax, jax\n"
+        "arenax.train('cartpole-dr', quiet=True, devices=2, total_updates=1, n_envs=8, "
+        f"n_steps=8, out_dir={str(tmp_path / 'api')!r})\n"
+        "print(jax.device_count())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split("\n")[-2] == "2"
+
+
+def test_request_cpu_devices_only_before_jax_starts() -> None:
+    """`request_cpu_devices` sets the count before JAX's first use, and leaves it alone for
+    one device, after JAX started, and where `XLA_FLAGS` sets it."""
+    from helpers import xla_flags_without
+
+    code = (
+        "import jax\n"
+        "from arenax.train.parallel import request_cpu_devices as r\n"
+        "print(r(1), r(3), jax.device_count(), r(2), jax.device_count())\n"
+    )
+    flags = xla_flags_without("device_count")
+    for extra, want in (([], "False True 3 False 3"),
+                        (["--xla_force_host_platform_device_count=2"], "False False 2 False 2")):  # fmt: skip
+        env = {**os.environ, "XLA_FLAGS": " ".join(flags + extra)}
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.split("\n")[-2] == want

@@ -234,9 +234,11 @@ def start(cfg: TrainConfig) -> TrainConfig:
 
     from arenax.train import distributed
     from arenax.train.config import validate
+    from arenax.train.parallel import request_cpu_devices
 
     check(cfg.launch)  # the launch options, before the runtime starts
     distributed.initialize(cfg.launch)  # (once the mesh's devices count)
+    request_cpu_devices(cfg.devices)  # before the first use of a device
     n_envs = cfg.n_envs
     if n_envs == "auto":
         cfg = dataclasses.replace(cfg, n_envs=cfg.devices)

@@ -487,7 +487,7 @@ def validate(cfg: TrainConfig, available_devices: int | None = None) -> TrainCon
     if available_devices is not None and isinstance(d, int) and d > available_devices:
         raise ConfigError(
             f"devices={d!r}: only {available_devices} available (on CPU set "
-            f"XLA_FLAGS=--xla_force_host_platform_device_count={d})"
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={d} before JAX starts)"
         )
     check(cfg)
     try:  # $ARENAX_SCAN_UNROLL, read later when the programs are traced

@@ -27,7 +27,7 @@ from arenax.train import distributed, programs
 from arenax.train.config import TrainConfig
 from arenax.train.hooks import Hook, default_hooks
 from arenax.train.memory import OutOfMemory, check_compiled_memory
-from arenax.train.parallel import make_chunk
+from arenax.train.parallel import make_chunk, request_cpu_devices
 from arenax.train.prepare import prepare_run_dir
 from arenax.train.run import (
     NothingToDo,
@@ -331,6 +331,7 @@ def train(
     """
     started = time.perf_counter()
     distributed.initialize(cfg.launch)
+    request_cpu_devices(cfg.devices)  # before the first use of a device
     if distributed.is_main():
         console = console or make_console()
     else:  # process 0 reports the run; errors still reach every process's stderr
