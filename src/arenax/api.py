@@ -71,7 +71,9 @@ def _changed(obj: Any, changes: Mapping[str, Any], where: str) -> Any:
 
 def configure(preset: Any, **options: Any) -> Any:
     """A `TrainConfig` from a preset (a name or a config) and options
-    named as on the command line (see the module docstring), checked."""
+    named as on the command line (see the module docstring), checked. With `devices=N`
+    in a process that has not used JAX yet, it also asks JAX for N CPU devices
+    (`arenax.train.parallel.request_cpu_devices`; accelerators are not affected)."""
     from arenax.train import all_presets, validate
     from arenax.train.parallel import request_cpu_devices
 
