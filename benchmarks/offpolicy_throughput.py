@@ -15,8 +15,10 @@ UTD 1 the steps/s are capped by the gradient steps (batch 256 through two 256-wi
 written on Pendulum-v1 by `--cleanrl-python` (the interpreter of a virtual environment
 that has CleanRL's own dependencies: its jax, flax, optax, gymnasium 0.29, torch, tyro and
 tensorboard; see docs/classic.md). One env, one critic step per env step, batch 256, the
-same networks: its steady rate is taken between two of its `SPS:` lines after
-`--cleanrl-warmup` learning steps (its compile), so its start-up is not counted.
+same networks: its rate is its fastest stretch of `--cleanrl-window` steps between its
+`SPS:` lines after `--cleanrl-warmup` learning steps (its compile), as arenax's is its
+fastest chunk, so neither side's start-up counts. CleanRL steps its actor every second
+critic step; `--actor-every 2` makes arenax's DDPG do the same work.
 """
 
 from __future__ import annotations
