@@ -6,9 +6,11 @@ mean over the last ``--window`` cycles that ended episodes), and the final zero-
     python benchmarks/classic_learning.py                    # cartpole-dr, pendulum-ppo
     python benchmarks/classic_learning.py --presets pendulum-ddpg --seeds 0 1 2
     python benchmarks/classic_learning.py --presets pendulum-ddpg --target -200 --utd 1 0.5 0.25
+    python benchmarks/classic_learning.py --presets pendulum-ddpg --target -200 --actor-every 1 2
 
 Targets: CartPole the maximum return 500; Pendulum −250 (mean over the window); `--target`
-sets another. `--utd`: one row per update-to-data ratio of a DDPG preset.
+sets another. `--utd`: one row per update-to-data ratio of a DDPG preset; `--actor-every`:
+one row per actor delay (`--agent.ddpg.actor-every`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class Args:
     """Return to reach (default: the family's, above)."""
     utd: tuple[float, ...] = ()
     """DDPG presets: train once per update-to-data ratio (default: the preset's)."""
+    actor_every: tuple[int, ...] = ()
+    """DDPG presets: train once per actor delay (critic steps per actor step; default: the
+    preset's)."""
 
 
 def first_reach(rows: list[dict], target: float, window: int) -> tuple[int | None, float | None]:
@@ -63,7 +68,7 @@ def main(args: Args) -> None:
     console = Console(width=max(Console().width, 120))
     table = Table(title="classic control: steps and time to the target, zero-shot return on "
                         "Gymnasium's physics")  # fmt: skip
-    for col in ("preset", "UTD", "seed", "target", "steps to target", "time to target (s)",
+    for col in ("preset", "UTD", "actor every", "seed", "target", "steps to target", "time to target (s)",
                 "budget", "train s", "default return"):  # fmt: skip
         table.add_column(col, justify="right")
     for name in args.presets:
@@ -73,11 +78,18 @@ def main(args: Args) -> None:
                              f"of {', '.join(TARGETS)}")  # fmt: skip
         target = TARGETS[base.family.name] if args.target is None else args.target
         team = next(iter(base.teams.values()))
-        if args.utd and team.ddpg is None:
-            raise SystemExit(f"--utd: {name!r} does not learn with DDPG")
-        for utd, seed in itertools.product(args.utd or (None,), args.seeds):
-            if utd is not None:
-                ddpg = dataclasses.replace(team.ddpg, update_to_data=utd)
+        if (args.utd or args.actor_every) and team.ddpg is None:
+            raise SystemExit(f"--utd / --actor-every: {name!r} does not learn with DDPG")
+        if any(n < 1 for n in args.actor_every):
+            raise SystemExit(f"--actor-every {args.actor_every}: must be positive integers")
+        grid = itertools.product(args.utd or (None,), args.actor_every or (None,), args.seeds)
+        for utd, every, seed in grid:
+            if team.ddpg is not None:
+                ddpg = team.ddpg
+                if utd is not None:
+                    ddpg = dataclasses.replace(ddpg, update_to_data=utd)
+                if every is not None:
+                    ddpg = dataclasses.replace(ddpg, actor_every=every)
                 base = dataclasses.replace(base, teams={"agent": dataclasses.replace(team, ddpg=ddpg)})  # fmt: skip
             with tempfile.TemporaryDirectory() as tmp:
                 cfg = dataclasses.replace(base, seed=seed, out_dir=Path(tmp), name="run",
@@ -89,13 +101,11 @@ def main(args: Args) -> None:
             algo = make_curriculum(cfg)
             policy, params = algo.team_policies()["agent"], algo.team_params(res.state)["agent"]
             r = evaluate_levels(make_env(cfg), policy, params, 100, jax.random.key(seed))[0]
-            utd_shown = (
-                "-"
-                if team.ddpg is None
-                else f"{next(iter(cfg.teams.values())).ddpg.update_to_data:g}"
-            )
+            ddpg_used = next(iter(cfg.teams.values())).ddpg
+            utd_shown = "-" if ddpg_used is None else f"{ddpg_used.update_to_data:g}"
+            every_shown = "-" if ddpg_used is None else str(ddpg_used.actor_period)
             table.add_row(
-                name, utd_shown, str(seed), f"{target:g}", f"{steps:,}" if steps else "not reached",
+                name, utd_shown, every_shown, str(seed), f"{target:g}", f"{steps:,}" if steps else "not reached",
                 f"{wall:.0f}" if wall else "-", f"{res.rows[-1]['env_steps']:,}", f"{secs:.0f}",
                 f"{r.ret:.1f} ±{r.ret_hi - r.ret:.1f}",
             )  # fmt: skip
