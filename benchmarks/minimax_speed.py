@@ -13,9 +13,12 @@ compiled chunk `train` runs, `--chunk` cycles per call, best of the timed calls'
 
 The two sides alternate `--rounds` times (a shared machine's slow spells hit both); the
 best round of each counts. Without `--minimax-python` (or when that Python cannot import
-minimax) the script says so and prints arenax's row only.
+minimax) the script says so and prints arenax's row only. `--devices 1 2` adds an arenax
+row on two devices: on a CPU, two XLA devices of the same cores, each running half of the
+batch (`arenax train --devices 2` does the same).
 
     python benchmarks/minimax_speed.py --minimax-python /tmp/mmx/bin/python [--ticks 12]
+        [--devices 1 2]
 
 The replay presets are left out: minimax counts a tick's rollout whether or not the
 student trains on it, arenax counts every rollout of a cycle (mutation evaluation too), so
@@ -32,6 +35,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
+
 # the driver's path and the check that minimax runs, shared with the learning comparison
 # (scripts run by path: their folder is on sys.path)
 from minimax_learning import DRIVER, minimax_problem
@@ -39,6 +44,8 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.benchmarking.throughput import TrainBenchArgs, train_throughput
+from arenax.train import PRESETS
+from arenax.train.parallel import request_cpu_devices
 from arenax.utils import make_console
 
 COMPILE_TICKS = 2  # minimax compiles its tick twice
@@ -57,6 +64,8 @@ class Args:
     """arenax: timed calls per round, after a warm-up call."""
     rounds: int = 1
     """Rounds of both sides, alternating; the best round of each counts."""
+    devices: tuple[int, ...] = (1,)
+    """arenax: a row per device count (on a CPU, XLA devices of the same cores)."""
 
 
 def fail(message: str) -> None:
@@ -83,13 +92,22 @@ def minimax_round(python: Path, ticks: int) -> dict[str, float]:
     }
 
 
-def arenax_round(args: Args) -> dict[str, float]:
-    """`train_throughput`'s row for `maze-dr` on one device (its own table not printed)."""
+def arenax_round(args: Args, devices: int) -> dict[str, float]:
+    """`train_throughput`'s row for `maze-dr` on `devices` devices (its own table not
+    printed)."""
     bench = TrainBenchArgs(
-        presets=("maze-dr",), devices=(1,), chunk=args.chunk, repeats=args.repeats, flops=False
+        presets=("maze-dr",),
+        devices=(devices,),
+        chunk=args.chunk,
+        repeats=args.repeats,
+        flops=False,
     )
     (row,) = train_throughput(bench, Console(file=io.StringIO()))
     return {"compile_s": row["compile_s"], "sps": row["sps"]}
+
+
+def side_name(devices: int) -> str:
+    return "arenax" if devices == 1 else f"arenax, {devices} devices"
 
 
 def main(args: Args) -> None:
@@ -98,20 +116,26 @@ def main(args: Args) -> None:
             fail(f"--{name} {getattr(args, name)}: must be at least 1")
     if args.ticks <= COMPILE_TICKS:
         fail(f"--ticks {args.ticks}: more than the {COMPILE_TICKS} that compile")
+    n_envs = PRESETS["maze-dr"].n_envs
+    if not args.devices or any(d < 1 or n_envs % d for d in args.devices):
+        fail(f"--devices {' '.join(map(str, args.devices))}: divisors of maze-dr's {n_envs} envs")
+    request_cpu_devices(max(args.devices))  # before JAX starts (a CPU's devices)
+    if max(args.devices) > len(jax.devices()):
+        fail(f"--devices {max(args.devices)}: only {len(jax.devices())} available")
     why = minimax_problem(args.minimax_python)
     if why:
         print(f"minimax skipped: {why}", flush=True)
     best: dict[str, dict[str, float]] = {}
     try:
         for i in range(args.rounds):
-            sides = ("arenax",) if why else ("minimax", "arenax")
+            sides = ([] if why else ["minimax"]) + [side_name(d) for d in args.devices]
             for side in sides:
                 print(f"round {i + 1}/{args.rounds}: {side} …", flush=True)
                 if side == "minimax":
                     assert args.minimax_python is not None
                     got = minimax_round(args.minimax_python, args.ticks)
                 else:
-                    got = arenax_round(args)
+                    got = arenax_round(args, args.devices[sides.index(side) - (not why)])
                 if side not in best or got["sps"] > best[side]["sps"]:
                     best[side] = got
     except KeyboardInterrupt:
@@ -132,11 +156,11 @@ def print_table(best: dict[str, dict[str, float]], args: Args) -> None:
     table = Table(title=f"maze-dr training beside minimax (best of {args.rounds} round(s))")
     for col in ("library", "compile (s)", "env steps/s", "arenax / minimax"):
         table.add_column(col, justify="right")
-    for side in ("minimax", "arenax"):
+    for side in ("minimax", *(side_name(d) for d in args.devices)):
         if side in best:
             ratio = ""
-            if side == "arenax" and "minimax" in best:
-                ratio = f"{best['arenax']['sps'] / best['minimax']['sps']:.2f}×"
+            if side != "minimax" and "minimax" in best:
+                ratio = f"{best[side]['sps'] / best['minimax']['sps']:.2f}×"
             table.add_row(
                 side, f"{best[side]['compile_s']:.1f}", f"{best[side]['sps']:,.0f}", ratio
             )
