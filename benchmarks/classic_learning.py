@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import jax
 import numpy as np
-import tyro
 from rich.console import Console
 from rich.table import Table
 
@@ -51,6 +53,12 @@ class Args:
     preset's)."""
 
 
+def fail(message: str) -> NoReturn:
+    """One `error:` line on stderr, exit status 2 (a bad option)."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def first_reach(rows: list[dict], target: float, window: int) -> tuple[int | None, float | None]:
     """Env steps and wall time at the first cycle where the mean return of the last
     ``window`` cycles that ended episodes reaches the target."""
@@ -74,14 +82,14 @@ def main(args: Args) -> None:
     for name in args.presets:
         base = PRESETS[name]
         if base.family.name not in TARGETS:
-            raise SystemExit(f"--presets: {name!r} has no target; choose among classic presets "
-                             f"of {', '.join(TARGETS)}")  # fmt: skip
+            fail(f"--presets: {name!r} has no target; choose among classic presets "
+                 f"of {', '.join(TARGETS)}")  # fmt: skip
         target = TARGETS[base.family.name] if args.target is None else args.target
         team = next(iter(base.teams.values()))
         if (args.utd or args.actor_every) and team.ddpg is None:
-            raise SystemExit(f"--utd / --actor-every: {name!r} does not learn with DDPG")
+            fail(f"--utd / --actor-every: {name!r} does not learn with DDPG")
         if any(n < 1 for n in args.actor_every):
-            raise SystemExit(f"--actor-every {args.actor_every}: must be positive integers")
+            fail(f"--actor-every {' '.join(map(str, args.actor_every))}: positive integers")
         grid = itertools.product(args.utd or (None,), args.actor_every or (None,), args.seeds)
         for utd, every, seed in grid:
             if team.ddpg is not None:
@@ -113,4 +121,18 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from arenax.cli.common import OptionError, parse
+
+    try:
+        parsed = parse(Args, sys.argv[1:], prog="classic_learning.py", description=__doc__)
+    except OptionError as exc:
+        fail(str(exc))
+    from arenax.train.signals import Interrupted
+
+    try:
+        main(parsed)
+    except (KeyboardInterrupt, Interrupted):  # (`train` turns Ctrl-C into `Interrupted`)
+        # straight out: XLA's threads may still run, and tearing the interpreter down under
+        # them crashes
+        print("interrupted", file=sys.stderr, flush=True)
+        os._exit(130)

@@ -37,7 +37,6 @@ from typing import NoReturn
 import jax
 import jax.numpy as jnp
 import numpy as np
-import tyro
 from rich.table import Table
 
 from arenax.train import PRESETS
@@ -253,7 +252,15 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    args = tyro.cli(Args)
+    from arenax.cli.common import OptionError
+    from arenax.cli.common import parse as parse_options  # (`parse` reads a case here)
+
+    try:
+        args = parse_options(
+            Args, sys.argv[1:], prog="offpolicy_throughput.py", description=__doc__
+        )
+    except OptionError as exc:
+        fail(str(exc))
     try:
         main(args)
     except KeyboardInterrupt:
