@@ -6,9 +6,8 @@ folded into a checksum (XLA cannot drop them); auto-reset levels are pre-sampled
     python benchmarks/env_throughput.py [--batches 1 1024 4096] [--reset replay]
 """
 
-import tyro
-
 from arenax.benchmarking import EnvBenchArgs, env_throughput
+from arenax.cli.common import script_main
 
 if __name__ == "__main__":
-    env_throughput(tyro.cli(EnvBenchArgs))
+    script_main(EnvBenchArgs, env_throughput, "env_throughput.py", __doc__)

@@ -16,7 +16,7 @@ from rich.table import Table
 
 import arenax
 from arenax.envs import AutoReplay, AutoResetFromBatch
-from arenax.options import IntIn, PositiveInts, Problem, check
+from arenax.options import ConfigError, IntIn, PositiveInts, Problem, check
 from arenax.utils import make_console
 
 
@@ -195,6 +195,31 @@ class TrainBenchArgs:
     """Runs stacked in one program (`--seeds`), one row each: env steps/s are summed
     over the seeds."""
 
+    def problems(self) -> Iterator[Problem]:
+        from arenax.train.presets import PRESETS
+
+        unknown = [name for name in self.presets if name not in PRESETS]
+        if not self.presets or unknown:
+            yield Problem("presets", self.presets, f"allowed: {', '.join(PRESETS)}")
+        bad_cells = [c for c in self.cells if c not in ("lstm", "gru", "ff", "s5")]
+        if bad_cells:
+            yield Problem("cells", self.cells, "allowed: lstm, gru, ff, s5")
+        for name in ("chunk", "repeats"):
+            if getattr(self, name) < 1:
+                yield Problem(name, getattr(self, name), "must be at least 1")
+        if any(n < 1 for n in self.seeds) or not self.seeds:
+            yield Problem("seeds", self.seeds, "each at least 1")
+        if any(d < 1 for d in self.devices):
+            yield Problem("devices", self.devices, "each at least 1")
+        else:
+            for name in self.presets:
+                n_envs = PRESETS[name].n_envs if name in PRESETS else 1
+                if any(n_envs % d for d in self.devices):
+                    yield Problem(
+                        "devices", self.devices, f"each must divide {name}'s {n_envs} envs"
+                    )
+                    break
+
 
 def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
     """Measured float32 matmul rate of the default device (GFLOP/s)."""
@@ -280,6 +305,13 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     from arenax.train.presets import PRESETS
     from arenax.train.variants import with_cell
 
+    check(args)
+    if max(args.devices, default=1) > len(jax.devices()):
+        raise ConfigError(
+            f"devices={args.devices!r}: only {len(jax.devices())} available "
+            "(a CPU's count is fixed once JAX starts, or by XLA_FLAGS: "
+            "`request_cpu_devices` before that)"
+        )
     console = console or make_console()
     counts = args.devices or tuple(sorted({1, len(jax.devices())}))
     rows = []
@@ -299,12 +331,8 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
         table.add_column(col, justify="right")
     cases = []
     for name in args.presets:
-        if name not in PRESETS:
-            raise ValueError(f"preset {name!r}: allowed {', '.join(PRESETS)}")
         first = next(iter(PRESETS[name].teams.values()))  # the maze's agent, Tag's taggers
         for cell in args.cells or (getattr(first.network, "cell", "-"),):
-            if cell not in ("lstm", "gru", "ff", "s5", "-"):
-                raise ValueError(f"cell {cell!r}: allowed lstm, gru, ff, s5")
             cfg = PRESETS[name] if cell == "-" else with_cell(PRESETS[name], cell)
             cases.append((name, cell, cfg))
     for (name, cell, cfg), n_seeds, d in itertools.product(cases, args.seeds, counts):

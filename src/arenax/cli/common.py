@@ -141,3 +141,30 @@ def run_config(run_dir: Path) -> Any:
 def debug() -> bool:
     """`ARENAX_DEBUG=1`: show the traceback behind an error line."""
     return bool(os.environ.get("ARENAX_DEBUG"))
+
+
+def script_main(
+    cls: type[T],
+    run: typing.Callable[[T], Any],
+    prog: str,
+    description: str | None = None,
+    argv: Sequence[str] | None = None,
+) -> None:
+    """A benchmark script's entry point: options `cls` parsed from `argv` (default: the
+    command line) and checked, then `run(options)`. A bad value (parsing, or a
+    `ConfigError` from `run`'s own checks) is one `error:` line, exit 2; Ctrl-C prints
+    `interrupted` and leaves with status 130 at once (`os._exit`: XLA's threads may still
+    run, and tearing the interpreter down under them can crash)."""
+    import sys
+
+    try:
+        run(checked(parse(cls, sys.argv[1:] if argv is None else argv, prog, None, description)))
+    except ConfigError as exc:
+        if debug():
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        print("interrupted", file=sys.stderr, flush=True)
+        os._exit(130)
