@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import tyro
 from rich.console import Console
 
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
@@ -150,4 +149,6 @@ def _plot(results: dict, args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from arenax.cli.common import script_main
+
+    script_main(Args, main, "arena_learning.py", __doc__)

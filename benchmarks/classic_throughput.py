@@ -29,7 +29,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import tyro
 from rich.table import Table
 
 from arenax.envs import spaces
@@ -222,4 +221,6 @@ def add_rows(args: Args, table: Table, key: jax.Array, have_gymnax: bool) -> Non
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from arenax.cli.common import script_main
+
+    script_main(Args, main, "classic_throughput.py", __doc__)

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import jax
 import numpy as np
-import tyro
 from rich.console import Console
 
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
@@ -203,4 +202,6 @@ def _plot(results: dict, args: Args, drivers: tuple[str, ...]) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from arenax.cli.common import script_main
+
+    script_main(Args, main, "coplayer_learning.py", __doc__)

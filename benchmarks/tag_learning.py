@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import jax
-import tyro
 from rich.console import Console
 from rich.table import Table
 
@@ -126,4 +125,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from arenax.cli.common import script_main
+
+    script_main(Args, main, "tag_learning.py", __doc__)

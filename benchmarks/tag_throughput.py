@@ -18,7 +18,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import tyro
 from rich.console import Console
 from rich.table import Table
 
@@ -203,4 +202,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    from arenax.cli.common import script_main
+
+    script_main(Args, main, "tag_throughput.py", __doc__)

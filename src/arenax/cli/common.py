@@ -152,10 +152,13 @@ def script_main(
 ) -> None:
     """A benchmark script's entry point: options `cls` parsed from `argv` (default: the
     command line) and checked, then `run(options)`. A bad value (parsing, or a
-    `ConfigError` from `run`'s own checks) is one `error:` line, exit 2; Ctrl-C prints
-    `interrupted` and leaves with status 130 at once (`os._exit`: XLA's threads may still
-    run, and tearing the interpreter down under them can crash)."""
+    `ConfigError` from `run`'s own checks) is one `error:` line, exit 2; Ctrl-C (or
+    SIGTERM, which a training run inside turns into `Interrupted` after its chunk) prints
+    `interrupted` and leaves with status 130 (143) at once (`os._exit`: XLA's threads may
+    still run, and tearing the interpreter down under them can crash)."""
     import sys
+
+    from arenax.train.signals import Interrupted
 
     try:
         run(checked(parse(cls, sys.argv[1:] if argv is None else argv, prog, None, description)))
@@ -164,7 +167,7 @@ def script_main(
             raise
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted) as exc:
         sys.stdout.flush()
         print("interrupted", file=sys.stderr, flush=True)
-        os._exit(130)
+        os._exit(getattr(exc, "exit_code", 130))
