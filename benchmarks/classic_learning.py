@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import os
 import sys
 import tempfile
 import time
@@ -121,18 +120,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    from arenax.cli.common import OptionError, parse
+    from arenax.cli.common import script_main
 
-    try:
-        parsed = parse(Args, sys.argv[1:], prog="classic_learning.py", description=__doc__)
-    except OptionError as exc:
-        fail(str(exc))
-    from arenax.train.signals import Interrupted
-
-    try:
-        main(parsed)
-    except (KeyboardInterrupt, Interrupted):  # (`train` turns Ctrl-C into `Interrupted`)
-        # straight out: XLA's threads may still run, and tearing the interpreter down under
-        # them crashes
-        print("interrupted", file=sys.stderr, flush=True)
-        os._exit(130)
+    script_main(Args, main, "classic_learning.py", __doc__)

@@ -20,7 +20,6 @@ import jax
 import numpy as np
 from rich.table import Table
 
-from arenax.cli.common import OptionError, parse
 from arenax.train import parallel
 from arenax.train.build import make_curriculum
 from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
@@ -157,8 +156,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        parsed = parse(Args, sys.argv[1:], prog="compile_options.py", description=__doc__)
-    except OptionError as exc:
-        fail(str(exc))
-    main(parsed)
+    from arenax.cli.common import script_main
+
+    script_main(Args, main, "compile_options.py", __doc__)

@@ -354,10 +354,6 @@ def pettingzoo_step(runners: int, steps: int) -> tuple[float, float]:
 
 
 if __name__ == "__main__":
-    from arenax.cli.common import OptionError, parse
+    from arenax.cli.common import script_main
 
-    try:
-        parsed = parse(Args, sys.argv[1:], prog="export_overhead.py", description=__doc__)
-    except OptionError as exc:
-        fail(str(exc))
-    main(parsed)
+    script_main(Args, main, "export_overhead.py", __doc__)

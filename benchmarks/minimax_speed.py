@@ -202,10 +202,6 @@ def print_table(best: dict[tuple[str, int], dict[str, float]], args: Args) -> No
 
 
 if __name__ == "__main__":
-    from arenax.cli.common import OptionError, parse
+    from arenax.cli.common import script_main
 
-    try:
-        parsed = parse(Args, sys.argv[1:], prog="minimax_speed.py", description=__doc__)
-    except OptionError as exc:
-        fail(str(exc))
-    main(parsed)
+    script_main(Args, main, "minimax_speed.py", __doc__)

@@ -252,19 +252,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    from arenax.cli.common import OptionError
-    from arenax.cli.common import parse as parse_options  # (`parse` reads a case here)
+    from arenax.cli.common import script_main
 
-    try:
-        args = parse_options(
-            Args, sys.argv[1:], prog="offpolicy_throughput.py", description=__doc__
-        )
-    except OptionError as exc:
-        fail(str(exc))
-    try:
-        main(args)
-    except KeyboardInterrupt:
-        # straight out (CleanRL's process is killed by `subprocess.run`): XLA's compile
-        # threads may still run, and tearing the interpreter down under them crashes
-        print("interrupted", file=sys.stderr, flush=True)
-        os._exit(130)
+    script_main(Args, main, "offpolicy_throughput.py", __doc__)
