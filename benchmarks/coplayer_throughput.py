@@ -8,21 +8,11 @@ env steps/s, replay curricula timed once their buffers are warm.
     python benchmarks/coplayer_throughput.py [--devices 1 2] [--repeats 3] [--only NAME ...]
 """
 
-import os
-
-# one host device per core on CPU (no effect on accelerators); must precede importing JAX
-if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (
-        os.environ.get("XLA_FLAGS", "")
-        + f" --xla_force_host_platform_device_count={os.cpu_count() or 1}"
-    ).strip()
-
 import dataclasses
-import sys
-
-import tyro
 
 from arenax.benchmarking import TrainBenchArgs, train_throughput
+from arenax.options import ConfigError
+from arenax.train.parallel import request_cpu_devices
 from arenax.train.presets import PRESETS
 
 
@@ -38,8 +28,8 @@ class Args:
     """Measure only these rows (names as in the table; default: every row)."""
 
 
-if __name__ == "__main__":
-    args = tyro.cli(Args)
+def main(args: Args) -> None:
+    request_cpu_devices(max(args.devices))  # on a CPU, before JAX starts
     r = dataclasses.replace
     maestro, plr = PRESETS["tag-grid-maestro"], PRESETS["tag-grid-plr"]
     never_robust = lambda c: r(c, curriculum=r(c.curriculum, robust=False))  # noqa: E731
@@ -57,8 +47,13 @@ if __name__ == "__main__":
     names = (*extra, "tag-grid-maestro", "tag-grid-pfsp", "tag-grid-fsp", "tag-grid-sp")
     unknown = [n for n in args.only if n not in names]
     if unknown:
-        print(f"error: only={unknown}: no such rows; allowed: {', '.join(names)}", file=sys.stderr)
-        sys.exit(2)
+        raise ConfigError(f"only={unknown}: no such rows; allowed: {', '.join(names)}")
     names = tuple(n for n in names if not args.only or n in args.only)
     train_throughput(TrainBenchArgs(presets=names, devices=args.devices, repeats=args.repeats,
                                     chunk=args.chunk, flops=False))  # fmt: skip
+
+
+if __name__ == "__main__":
+    from arenax.cli.common import script_main
+
+    script_main(Args, main, "coplayer_throughput.py", __doc__)

@@ -37,7 +37,6 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from arenax.cli.common import OptionError, parse
 from arenax.envs.maze.env import MazeEnv, MazeObs
 from arenax.envs.maze.evaluation import evaluate
 from arenax.envs.maze.level import MazeLevel
@@ -232,9 +231,6 @@ def compare(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        parsed = parse(Args, sys.argv[1:], prog="minimax_crosseval.py", description=__doc__)
-    except OptionError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    main(parsed)
+    from arenax.cli.common import script_main
+
+    script_main(Args, main, "minimax_crosseval.py", __doc__)

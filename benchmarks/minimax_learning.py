@@ -331,11 +331,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    from arenax.cli.common import OptionError, parse
+    from arenax.cli.common import script_main
 
-    try:
-        parsed = parse(Args, sys.argv[1:], prog="minimax_learning.py", description=__doc__)
-    except OptionError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    main(parsed)
+    script_main(Args, main, "minimax_learning.py", __doc__)

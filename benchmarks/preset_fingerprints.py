@@ -32,12 +32,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import tyro
-
 from arenax.curricula import SFLConfig
 from arenax.train import PRESETS, TrainConfig, tiny, train, with_compat
 from arenax.train.loop import TIMING_COLUMNS
-from arenax.train.signals import Interrupted
 
 
 def variants() -> dict[str, TrainConfig]:
@@ -163,8 +160,8 @@ def main(args: Args) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(tyro.cli(Args)))
-    except (KeyboardInterrupt, Interrupted):  # Ctrl-C: a run stops after its chunk
-        print("interrupted: no fingerprints written or compared", file=sys.stderr)
-        sys.exit(130)
+    from arenax.cli.common import script_main
+
+    # Ctrl-C: a run stops after its chunk
+    script_main(Args, main, "preset_fingerprints.py", __doc__,
+                interrupted="interrupted: no fingerprints written or compared")  # fmt: skip

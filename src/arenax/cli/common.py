@@ -149,19 +149,23 @@ def script_main(
     prog: str,
     description: str | None = None,
     argv: Sequence[str] | None = None,
+    interrupted: str = "interrupted",
 ) -> None:
     """A benchmark script's entry point: options `cls` parsed from `argv` (default: the
-    command line) and checked, then `run(options)`. A bad value (parsing, or a
+    command line) and checked, then `run(options)`; an `int` that `run` returns is the
+    exit status. A bad value (parsing, or a
     `ConfigError` from `run`'s own checks) is one `error:` line, exit 2; Ctrl-C (or
     SIGTERM, which a training run inside turns into `Interrupted` after its chunk) prints
-    `interrupted` and leaves with status 130 (143) at once (`os._exit`: XLA's threads may
+    `interrupted` (the line) and leaves with status 130 (143) at once (`os._exit`: XLA's threads may
     still run, and tearing the interpreter down under them can crash)."""
     import sys
 
     from arenax.train.signals import Interrupted
 
     try:
-        run(checked(parse(cls, sys.argv[1:] if argv is None else argv, prog, None, description)))
+        status = run(
+            checked(parse(cls, sys.argv[1:] if argv is None else argv, prog, None, description))
+        )
     except ConfigError as exc:
         if debug():
             raise
@@ -169,5 +173,7 @@ def script_main(
         raise SystemExit(2) from None
     except (KeyboardInterrupt, Interrupted) as exc:
         sys.stdout.flush()
-        print("interrupted", file=sys.stderr, flush=True)
+        print(interrupted, file=sys.stderr, flush=True)
         os._exit(getattr(exc, "exit_code", 130))
+    if isinstance(status, int) and not isinstance(status, bool):
+        raise SystemExit(status)
