@@ -49,3 +49,10 @@ def test_good_options_reach_the_run_and_a_config_error_in_it_is_one_line(capsys)
         script_main(TrainBenchArgs, refuse, "bench.py", argv=[])
     assert stop.value.code == 2
     assert capsys.readouterr().err.strip() == "error: devices=(4,): only 1 available"
+
+
+def test_an_int_the_run_returns_is_the_exit_status() -> None:
+    with pytest.raises(SystemExit) as stop:
+        script_main(TrainBenchArgs, lambda _: 1, "bench.py", argv=[])
+    assert stop.value.code == 1
+    script_main(TrainBenchArgs, lambda _: [{"rows": 1}], "bench.py", argv=[])  # not a status
