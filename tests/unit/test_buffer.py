@@ -115,6 +115,56 @@ def test_insert_fills_dedupes_and_replaces_lowest_probability() -> None:
     assert slots.tolist() == [1, -1] and buf4.scores[1] == pytest.approx(0.7)
 
 
+def np_ranks(values: np.ndarray) -> np.ndarray:
+    """NumPy's stable sort of the negated values (NaN last, -0.0 equal to 0.0)."""
+    order = np.argsort(-values, kind="stable")
+    ranks = np.empty(len(values), np.int32)
+    ranks[order] = np.arange(1, len(values) + 1)
+    return ranks
+
+
+def test_ranks_kept_up_to_date_equal_a_fresh_sort() -> None:
+    """`rerank` (one slot's value changed, O(C)) against NumPy's stable sort after every
+    change, over values with ties, -0.0 and 0.0, -inf (empty slots) and NaN."""
+    rng = np.random.default_rng(0)
+    pool = np.array([-np.inf, np.nan, -0.0, 0.0, 0.5, 0.5, 1.0, 2.0, -1.0], np.float32)
+    values = rng.choice(pool, 12)
+    buf = B.create(LEVEL, 12).replace(scores=jnp.asarray(values), filled=jnp.ones(12, bool))
+    ranks = B.score_ranks(buf)
+    np.testing.assert_array_equal(np.asarray(ranks), np_ranks(values))
+    rerank = jax.jit(B.rerank)
+    for _ in range(300):
+        slot, new = int(rng.integers(12)), rng.choice(pool)
+        ranks = rerank(ranks, jnp.asarray(values), jnp.int32(slot), jnp.float32(new))
+        values[slot] = new
+        np.testing.assert_array_equal(np.asarray(ranks), np_ranks(values))
+
+
+def test_a_batch_inserts_as_its_levels_one_by_one() -> None:
+    """`insert` keeps the rank prioritisation's ranks up to date through a batch instead
+    of sorting the buffer for every level: a batch of distinct levels (new ones, copies of
+    stored ones, tied scores, no score) leaves the buffer it leaves inserted one by one,
+    each insert sorting afresh."""
+    rng = np.random.default_rng(1)
+    for trial in range(4):
+        cap = 6
+        buf = filled_buffer(
+            rng.choice([0.1, 0.2, 0.2, 0.5], cap).tolist(), rng.integers(0, 5, cap).tolist(),
+            clock=8, capacity=cap,
+        )  # fmt: skip
+        vals = rng.permutation(np.arange(3, 12))[:7].tolist()  # distinct; 3..5: stored copies
+        sc = rng.choice([0.05, 0.1, 0.2, 0.3, 0.5, 0.9, -np.inf], 7).astype(np.float32)
+        args = (0.3, 0.5, "rank", 1, None, None, trial % 2 == 1)
+        batch, slots = B.insert(buf, levels_of(vals), jnp.asarray(sc), jnp.asarray(sc), *args)
+        one, each = buf, []
+        for v, x in zip(vals, sc, strict=True):
+            one, slot = B.insert(one, levels_of([v]), jnp.asarray([x]), jnp.asarray([x]), *args)
+            each.append(int(slot[0]))
+        assert slots.tolist() == each
+        for a, b in zip(jax.tree.leaves(batch), jax.tree.leaves(one), strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 def test_update_scores_keeps_old_on_nonfinite_and_best_never_decreases() -> None:
     buf = filled_buffer([1.0, 2.0], [0, 0], clock=2, capacity=2).replace(
         max_returns=jnp.array([0.5, 0.8], jnp.float32)

@@ -100,16 +100,55 @@ def _normalise(w: jax.Array, filled: jax.Array) -> jax.Array:
     return jnp.where(total > 0, w / jnp.where(total > 0, total, 1.0), uniform)
 
 
+def _ranked(buf: LevelBuffer) -> jax.Array:
+    """The values the rank prioritisation orders: `(C,) float32`, the scores of filled
+    slots and `-inf` for empty ones."""
+    return jnp.where(buf.filled, buf.scores, -jnp.inf)
+
+
+def score_ranks(buf: LevelBuffer) -> jax.Array:
+    """`(C,) int32` ranks `1 … C`: 1 is the highest score, ties in slot order, empty slots
+    after the filled ones (a stable sort of the negated scores; a NaN score last)."""
+    s = _ranked(buf)
+    order = jnp.argsort(-s, stable=True)  # highest score first
+    return jnp.empty_like(order).at[order].set(jnp.arange(1, s.shape[0] + 1, dtype=order.dtype))
+
+
+def _comes_before(a: jax.Array, i: jax.Array, b: jax.Array, j: jax.Array) -> jax.Array:
+    """Whether value `a` of slot `i` is ranked before value `b` of slot `j` in
+    `score_ranks`' order (higher first, NaN last, ties and NaNs in slot order)."""
+    nan_a, nan_b = jnp.isnan(a), jnp.isnan(b)
+    tie = (a == b) | (nan_a & nan_b)
+    return ((a > b) & ~nan_b) | (~nan_a & nan_b) | (tie & (i < j))
+
+
+def rerank(ranks: jax.Array, values: jax.Array, slot: jax.Array, new: jax.Array) -> jax.Array:
+    """`score_ranks`' ranks `(C,) int32` of the ranked `values (C,)` after
+    `values[slot]` becomes `new`, in `O(C)` rather than a sort: every other slot moves by
+    whether `slot` came before it then and does now, and `slot`'s rank is one more than
+    the count of slots before it."""
+    c = values.shape[0]
+    j = jnp.arange(c, dtype=ranks.dtype)
+    old = values[slot]
+    moved = _comes_before(new, slot, values, j).astype(ranks.dtype) - _comes_before(
+        old, slot, values, j
+    ).astype(ranks.dtype)
+    ahead = _comes_before(values, j, new, slot) & (j != slot)
+    return (ranks + moved).at[slot].set(1 + jnp.sum(ahead, dtype=ranks.dtype))
+
+
 def score_weights(
-    buf: LevelBuffer, temperature: float, prioritization: str = "rank", topk: int = 1
+    buf: LevelBuffer,
+    temperature: float,
+    prioritization: str = "rank",
+    topk: int = 1,
+    ranks: jax.Array | None = None,
 ) -> jax.Array:
-    """`P_S`: `(C,) float32`, zero on empty slots."""
-    s = jnp.where(buf.filled, buf.scores, -jnp.inf)
+    """`P_S`: `(C,) float32`, zero on empty slots. `ranks`: `score_ranks(buf)` where the
+    caller keeps them (rank prioritisation), else they are computed."""
+    s = _ranked(buf)
     if prioritization == "rank":
-        order = jnp.argsort(-s, stable=True)  # highest score first
-        ranks = (
-            jnp.empty_like(order).at[order].set(jnp.arange(1, s.shape[0] + 1, dtype=order.dtype))
-        )
+        ranks = score_ranks(buf) if ranks is None else ranks
         w = (1.0 / ranks.astype(jnp.float32)) ** (1.0 / temperature)
     elif prioritization == "proportional":
         w = jnp.maximum(jnp.where(buf.filled, buf.scores, 0.0), 0.0) ** (1.0 / temperature)
@@ -135,9 +174,11 @@ def replay_probs(
     temperature: float,
     prioritization: str = "rank",
     topk: int = 1,
+    ranks: jax.Array | None = None,
 ) -> jax.Array:
-    """The replay distribution `P` over slots `(C,) float32` (zero on empty slots)."""
-    p_score = score_weights(buf, temperature, prioritization, topk)
+    """The replay distribution `P` over slots `(C,) float32` (zero on empty slots);
+    `ranks` as for `score_weights`."""
+    p_score = score_weights(buf, temperature, prioritization, topk, ranks)
     return (1.0 - staleness_coef) * p_score + staleness_coef * staleness_weights(buf, p_score)
 
 
@@ -349,7 +390,12 @@ def insert(
     mutations = jnp.zeros((n,), jnp.int32) if mutations is None else mutations
     parents = jnp.full((n,), -1, jnp.int32) if parents is None else parents
 
-    def one(b: LevelBuffer, x: tuple) -> tuple[LevelBuffer, jax.Array]:
+    # the rank prioritisation's ranks, sorted once and then kept up to date level by level
+    # (a sort of the whole buffer for every inserted level cost more than the rest)
+    by_rank = prioritization == "rank"
+
+    def one(carry: tuple, x: tuple) -> tuple[tuple, jax.Array]:
+        b, ranks = carry
         i, level, score, best, mut, parent = x
         # a copy of this level earlier in the batch that has a score took its place
         earlier = _equal(levels, level, ignore) & (jnp.arange(n) < i) & jnp.isfinite(scores)
@@ -359,7 +405,7 @@ def insert(
         dup_slot = jnp.argmax(dup)
         free_slot = jnp.argmin(b.filled)  # first empty slot
         full = jnp.all(b.filled)
-        p = replay_probs(b, staleness_coef, temperature, prioritization, topk)
+        p = replay_probs(b, staleness_coef, temperature, prioritization, topk, ranks)
         worst = jnp.argmin(jnp.where(b.filled, p, jnp.inf))
         replace_ok = score >= b.scores[worst]
         slot = jnp.where(is_dup, dup_slot, jnp.where(full, worst, free_slot))
@@ -370,6 +416,7 @@ def insert(
         seen = clock
         if inherit_staleness:  # an occupied slot (or a duplicate) keeps its staleness
             seen = jnp.where(is_dup | full, b.last_seen[slot], clock)
+        before = b
         b = b.replace(
             levels=jax.tree.map(
                 lambda a, v: a.at[slot].set(jnp.where(write & ~is_dup, v, a[slot])), b.levels, level
@@ -382,10 +429,13 @@ def insert(
             filled=put(b.filled, True),
             clock=clock,
         )
-        return b, jnp.where(write, slot, -1).astype(jnp.int32)
+        if by_rank:
+            ranks = rerank(ranks, _ranked(before), slot, _ranked(b)[slot])
+        return (b, ranks), jnp.where(write, slot, -1).astype(jnp.int32)
 
     xs = (jnp.arange(n), levels, scores, max_returns, mutations, parents)
-    return jax.lax.scan(one, buf, xs)
+    (buf, _), slots = jax.lax.scan(one, (buf, score_ranks(buf) if by_rank else None), xs)
+    return buf, slots
 
 
 def buffer_metrics(buf: LevelBuffer, probs: jax.Array) -> dict[str, jax.Array]:
