@@ -153,11 +153,11 @@ def script_main(
 ) -> None:
     """A benchmark script's entry point: options `cls` parsed from `argv` (default: the
     command line) and checked, then `run(options)`; an `int` that `run` returns is the
-    exit status. A bad value (parsing, or a
-    `ConfigError` from `run`'s own checks) is one `error:` line, exit 2; Ctrl-C (or
-    SIGTERM, which a training run inside turns into `Interrupted` after its chunk) prints
-    `interrupted` (the line) and leaves with status 130 (143) at once (`os._exit`: XLA's threads may
-    still run, and tearing the interpreter down under them can crash)."""
+    exit status. A bad value (parsing, or a `ConfigError` from `run`'s own checks) is one
+    `error:` line, exit 2. Ctrl-C (or SIGTERM, which a training run inside turns into
+    `Interrupted` after its chunk) prints the line `interrupted` and leaves with status
+    130 (143) at once (`os._exit`: XLA's threads may still run, and tearing the
+    interpreter down under them can crash)."""
     import sys
 
     from arenax.train.signals import Interrupted
