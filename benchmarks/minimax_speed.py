@@ -14,7 +14,10 @@ first tick that updates the student: the replay presets make no update until hal
 their 4,000-level buffer is filled (the warm-up; minimax's parallel forms then replay and
 update on every tick). arenax's row is `benchmarks/train_throughput.py`'s measurement of
 the same preset: the compiled chunk `train` runs, `--chunk` cycles per call, after the
-same warm-up, best of the timed calls' total.
+same warm-up, best of the timed calls' total. The warm-up column is what each side ran
+before its timed stretch, compile apart: minimax's ticks up to the end of its first
+updating one (none for DR), arenax's untimed chunks (for DR, the one call that warms its
+caches).
 
 Both count every env step of a rollout (new, replayed and child levels alike), so the
 env steps/s of a replay preset are 2× / 3× its student steps/s (the samples of the PPO
