@@ -16,13 +16,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 from rich.console import Console
 
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
+from arenax.envs.tag.evaluation import DRIVERS
 from arenax.eval.report import evaluate_run
+from arenax.options import Problem
 from arenax.stats import mean_ci
 from arenax.train import PRESETS, train
 from arenax.train.logging import read_jsonl
@@ -45,6 +48,16 @@ class Args:
     """Runner drivers the trained taggers meet."""
     out: Path = Path("outputs/arena_learning")
     """Folder for the runs, the PNG and results.json."""
+
+    def problems(self) -> Iterator[Problem]:
+        known = ["dr", *(n[len("tag-grid-") :] for n in PRESETS if n.startswith("tag-grid-"))]
+        if not self.methods or any(m not in known for m in self.methods):
+            yield Problem("methods", self.methods, f"allowed: {', '.join(known)}")
+        if not self.opponents or any(o not in DRIVERS for o in self.opponents):
+            yield Problem("opponents", self.opponents, f"allowed: {', '.join(DRIVERS)}")
+        for name in ("steps", "episodes"):
+            if getattr(self, name) < 1:
+                yield Problem(name, getattr(self, name), "must be at least 1")
 
 
 def config(method: str, args: Args):

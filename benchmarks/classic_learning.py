@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 
 import jax
 import numpy as np
@@ -29,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.envs.evaluation import evaluate_levels
+from arenax.options import Problem
 from arenax.train import PRESETS, train
 from arenax.train.build import make_curriculum, make_env
 
@@ -51,11 +51,29 @@ class Args:
     """DDPG presets: train once per actor delay (critic steps per actor step; default: the
     preset's)."""
 
-
-def fail(message: str) -> NoReturn:
-    """One `error:` line on stderr, exit status 2 (a bad option)."""
-    print(f"error: {message}", file=sys.stderr)
-    raise SystemExit(2)
+    def problems(self) -> Iterator[Problem]:
+        classic = [n for n, c in PRESETS.items() if c.family.name in TARGETS]
+        unknown = [n for n in self.presets if n not in classic]
+        if not self.presets or unknown:
+            yield Problem(
+                "presets", self.presets, f"classic presets with a target: {', '.join(classic)}"
+            )
+        elif self.utd or self.actor_every:
+            no_ddpg = [
+                n for n in self.presets if next(iter(PRESETS[n].teams.values())).ddpg is None
+            ]
+            if no_ddpg:
+                yield Problem(
+                    "presets",
+                    self.presets,
+                    f"--utd / --actor-every: {', '.join(no_ddpg)} do not learn with DDPG",
+                )
+        if any(n < 1 for n in self.actor_every):
+            yield Problem("actor_every", self.actor_every, "each must be a positive integer")
+        if not self.seeds:
+            yield Problem("seeds", self.seeds, "at least one seed")
+        if self.window < 1:
+            yield Problem("window", self.window, "must be at least 1")
 
 
 def first_reach(rows: list[dict], target: float, window: int) -> tuple[int | None, float | None]:
@@ -80,15 +98,8 @@ def main(args: Args) -> None:
         table.add_column(col, justify="right")
     for name in args.presets:
         base = PRESETS[name]
-        if base.family.name not in TARGETS:
-            fail(f"--presets: {name!r} has no target; choose among classic presets "
-                 f"of {', '.join(TARGETS)}")  # fmt: skip
         target = TARGETS[base.family.name] if args.target is None else args.target
         team = next(iter(base.teams.values()))
-        if (args.utd or args.actor_every) and team.ddpg is None:
-            fail(f"--utd / --actor-every: {name!r} does not learn with DDPG")
-        if any(n < 1 for n in args.actor_every):
-            fail(f"--actor-every {' '.join(map(str, args.actor_every))}: positive integers")
         grid = itertools.product(args.utd or (None,), args.actor_every or (None,), args.seeds)
         for utd, every, seed in grid:
             if team.ddpg is not None:

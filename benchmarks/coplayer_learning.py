@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import jax
@@ -25,6 +26,7 @@ from rich.console import Console
 
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
 from arenax.eval.report import evaluate_run
+from arenax.options import Problem
 from arenax.stats import mean_ci
 from arenax.train import PRESETS, train
 from arenax.train.logging import read_jsonl
@@ -49,6 +51,15 @@ class Args:
     reuse: bool = False
     """Reuse the runs an earlier call left in `out` (its results.json): train only the
     methods it lacks, then evaluate every method."""
+
+    def problems(self) -> Iterator[Problem]:
+        known = [n[len("tag-grid-") :] for n in PRESETS if n.startswith("tag-grid-")]
+        known += ["plr-sp", "maestro-g1", "maestro-par", "maestro-uniform"]
+        if not self.methods or any(m not in known for m in self.methods):
+            yield Problem("methods", self.methods, f"allowed: {', '.join(known)}")
+        for name in ("updates", "seeds", "episodes"):
+            if getattr(self, name) < 1:
+                yield Problem(name, getattr(self, name), "must be at least 1")
 
 
 def config(method: str, args: Args):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import jax
@@ -26,6 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.envs.tag.evaluation import evaluate_matchup
+from arenax.options import Problem
 from arenax.train import PRESETS, train
 from arenax.train.build import make_curriculum
 
@@ -46,6 +48,18 @@ class Args:
     """Override the preset's number of envs."""
     grid_size: int | None = None
     """Override grid Tag's size L (cells 0..L)."""
+
+    def problems(self) -> Iterator[Problem]:
+        tag = [n for n, c in PRESETS.items() if c.family.name in ("tag", "grid-tag")]
+        if self.preset not in tag:
+            yield Problem("preset", self.preset, f"a Tag preset: {', '.join(tag)}")
+        bad = [v for v in self.variants if v != "default" and v not in VARIANTS]
+        if not self.variants or bad:
+            yield Problem("variants", self.variants, f"allowed: default, {', '.join(VARIANTS)}")
+        for name in ("steps", "episodes", "n_envs", "grid_size"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                yield Problem(name, value, "must be at least 1")
 
 
 VARIANTS = {
@@ -92,9 +106,6 @@ def main(args: Args) -> None:
     setup += f", L = {args.grid_size}" if args.grid_size else ""
     table = Table(title=f"{args.preset}{setup}: trained taggers vs random runners, "
                         f"{args.steps:,} env steps per run, {args.episodes} held-out starts")  # fmt: skip
-    bad = [v for v in args.variants if v != "default" and v not in VARIANTS]
-    if bad:
-        raise SystemExit(f"--variants: unknown {bad}; choose from default, {', '.join(VARIANTS)}")
     for col in ("variant", "seed", "taggers", "tags/ep", "P(tag)", "train s"):
         table.add_column(col, justify="right")
     with tempfile.TemporaryDirectory() as tmp:
