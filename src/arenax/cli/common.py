@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import typing
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -158,8 +159,6 @@ def script_main(
     `Interrupted` after its chunk) prints the line `interrupted` and leaves with status
     130 (143) at once (`os._exit`: XLA's threads may still run, and tearing the
     interpreter down under them can crash)."""
-    import sys
-
     from arenax.train.signals import Interrupted
 
     try:

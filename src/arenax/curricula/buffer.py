@@ -430,7 +430,8 @@ def insert(
             clock=clock,
         )
         if by_rank:
-            ranks = rerank(ranks, _ranked(before), slot, _ranked(b)[slot])
+            new_value = jnp.where(b.filled[slot], b.scores[slot], -jnp.inf)  # _ranked's
+            ranks = rerank(ranks, _ranked(before), slot, new_value)
         return (b, ranks), jnp.where(write, slot, -1).astype(jnp.int32)
 
     xs = (jnp.arange(n), levels, scores, max_returns, mutations, parents)
