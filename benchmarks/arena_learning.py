@@ -58,6 +58,9 @@ class Args:
         for name in ("steps", "episodes"):
             if getattr(self, name) < 1:
                 yield Problem(name, getattr(self, name), "must be at least 1")
+        from arenax.cli.common import dir_problem
+
+        yield from dir_problem(self.out, "out")  # before hours of training, not after
 
 
 def config(method: str, args: Args):
