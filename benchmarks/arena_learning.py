@@ -18,6 +18,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 from rich.console import Console
@@ -25,7 +26,7 @@ from rich.console import Console
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
 from arenax.envs.tag.evaluation import DRIVERS
 from arenax.eval.report import evaluate_run
-from arenax.options import Problem
+from arenax.options import POSITIVE, Problem
 from arenax.stats import mean_ci
 from arenax.train import PRESETS, train
 from arenax.train.logging import read_jsonl
@@ -33,7 +34,7 @@ from arenax.train.logging import read_jsonl
 
 @dataclasses.dataclass(frozen=True)
 class Args:
-    steps: int = 1_000_000
+    steps: Annotated[int, POSITIVE] = 1_000_000
     """Env steps per seed and method."""
     updates: int | None = None
     """Budget in PPO updates per seed and method instead of env steps (every method makes
@@ -42,7 +43,7 @@ class Args:
     """Seeds per method (0 .. seeds − 1, trained together)."""
     methods: tuple[str, ...] = ("dr", "plr", "accel", "sfl")
     """Curricula: dr, plr (PLR⊥), accel, sfl."""
-    episodes: int = 100
+    episodes: Annotated[int, POSITIVE] = 100
     """Evaluation episodes per arena and matchup."""
     opponents: tuple[str, ...] = ("scripted", "random")
     """Runner drivers the trained taggers meet."""
@@ -55,9 +56,6 @@ class Args:
             yield Problem("methods", self.methods, f"allowed: {', '.join(known)}")
         if not self.opponents or any(o not in DRIVERS for o in self.opponents):
             yield Problem("opponents", self.opponents, f"allowed: {', '.join(DRIVERS)}")
-        for name in ("steps", "episodes"):
-            if getattr(self, name) < 1:
-                yield Problem(name, getattr(self, name), "must be at least 1")
         from arenax.cli.common import dir_problem
 
         yield from dir_problem(self.out, "out")  # before hours of training, not after

@@ -21,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated
 
 import jax
 import numpy as np
@@ -28,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.envs.evaluation import evaluate_levels
-from arenax.options import Problem
+from arenax.options import POSITIVE, Problem
 from arenax.train import PRESETS, train
 from arenax.train.build import make_curriculum, make_env
 
@@ -41,7 +42,7 @@ class Args:
     """Classic-control presets."""
     seeds: tuple[int, ...] = (0, 1, 2)
     """Training seeds."""
-    window: int = 5
+    window: Annotated[int, POSITIVE] = 5
     """Cycles (that ended episodes) in the moving mean of the training return."""
     target: float | None = None
     """Return to reach (default: the family's, above)."""
@@ -72,8 +73,6 @@ class Args:
             yield Problem("actor_every", self.actor_every, "each must be a positive integer")
         if not self.seeds:
             yield Problem("seeds", self.seeds, "at least one seed")
-        if self.window < 1:
-            yield Problem("window", self.window, "must be at least 1")
 
 
 def first_reach(rows: list[dict], target: float, window: int) -> tuple[int | None, float | None]:

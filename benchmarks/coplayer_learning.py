@@ -19,6 +19,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated
 
 import jax
 import numpy as np
@@ -26,7 +27,7 @@ from rich.console import Console
 
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
 from arenax.eval.report import evaluate_run
-from arenax.options import Problem
+from arenax.options import POSITIVE, Problem
 from arenax.stats import mean_ci
 from arenax.train import PRESETS, train
 from arenax.train.logging import read_jsonl
@@ -34,17 +35,17 @@ from arenax.train.logging import read_jsonl
 
 @dataclasses.dataclass(frozen=True)
 class Args:
-    updates: int = 100
+    updates: Annotated[int, POSITIVE] = 100
     """PPO updates of the taggers per seed and method (the replay curricula use more env
     steps for them: PLR⊥ and MAESTRO do not update on new arenas)."""
-    seeds: int = 2
+    seeds: Annotated[int, POSITIVE] = 2
     """Seeds per method (0 .. seeds − 1, trained together)."""
     methods: tuple[str, ...] = ("sp", "fsp", "pfsp", "plr-sp", "maestro", "maestro-g1")
     """sp, fsp, pfsp (DR arenas), plr-sp (PLR⊥ arenas, self-play), maestro, maestro-g1
     (MAESTRO with one co-player a cycle, so every update trains on the whole batch),
     maestro-uniform (MAESTRO's per-co-player buffers, co-players drawn uniformly),
     maestro-par (MAESTRO∥: a new and a replay block each cycle, trained on the replay block)."""
-    episodes: int = 50
+    episodes: Annotated[int, POSITIVE] = 50
     """Evaluation episodes per arena and matchup."""
     out: Path = Path("outputs/coplayer_learning")
     """Folder for the runs, the PNGs and results.json."""
@@ -57,9 +58,6 @@ class Args:
         known += ["plr-sp", "maestro-g1", "maestro-par", "maestro-uniform"]
         if not self.methods or any(m not in known for m in self.methods):
             yield Problem("methods", self.methods, f"allowed: {', '.join(known)}")
-        for name in ("updates", "seeds", "episodes"):
-            if getattr(self, name) < 1:
-                yield Problem(name, getattr(self, name), "must be at least 1")
         from arenax.cli.common import dir_problem
 
         yield from dir_problem(self.out, "out")  # before hours of training, not after

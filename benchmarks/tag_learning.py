@@ -21,13 +21,14 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated
 
 import jax
 from rich.console import Console
 from rich.table import Table
 
 from arenax.envs.tag.evaluation import evaluate_matchup
-from arenax.options import Problem
+from arenax.options import POSITIVE, OrNone, Problem
 from arenax.train import PRESETS, train
 from arenax.train.build import make_curriculum
 
@@ -36,17 +37,17 @@ from arenax.train.build import make_curriculum
 class Args:
     preset: str = "tag-grid"
     """A Tag preset."""
-    steps: int = 2_000_000
+    steps: Annotated[int, POSITIVE] = 2_000_000
     """Env steps per variant."""
     variants: tuple[str, ...] = ("clipped", "unclipped", "scaled", "unclipped-scaled")
     """PPO variants of every team: default, clipped, unclipped, scaled, unclipped-scaled."""
-    episodes: int = 400
+    episodes: Annotated[int, POSITIVE] = 400
     """Held-out start levels per evaluation."""
     seeds: tuple[int, ...] = (0,)
     """Training seeds (evaluation levels come from another key)."""
-    n_envs: int | None = None
+    n_envs: Annotated[int | None, OrNone(POSITIVE)] = None
     """Override the preset's number of envs."""
-    grid_size: int | None = None
+    grid_size: Annotated[int | None, OrNone(POSITIVE)] = None
     """Override grid Tag's size L (cells 0..L)."""
 
     def problems(self) -> Iterator[Problem]:
@@ -56,10 +57,6 @@ class Args:
         bad = [v for v in self.variants if v != "default" and v not in VARIANTS]
         if not self.variants or bad:
             yield Problem("variants", self.variants, f"allowed: default, {', '.join(VARIANTS)}")
-        for name in ("steps", "episodes", "n_envs", "grid_size"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                yield Problem(name, value, "must be at least 1")
 
 
 VARIANTS = {

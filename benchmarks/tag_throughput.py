@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.envs import AutoReplay
-from arenax.options import Problem
+from arenax.options import POSITIVE, Problem
 from arenax.rl.rollout import team_rollout
 from arenax.train import PRESETS, TrainConfig
 from arenax.train.build import make_curriculum, make_env
@@ -78,9 +78,9 @@ class Args:
     """Which configurations to measure."""
     modes: tuple[str, ...] = MODES
     """env: env step only; rollout: with policies; train: rollout + PPO (end to end)."""
-    env_steps: int = 100
+    env_steps: Annotated[int, POSITIVE] = 100
     """Steps per timed env-only rollout (the other modes use the case's n_steps)."""
-    repeats: int = 3
+    repeats: Annotated[int, POSITIVE] = 3
     """Timed calls after the compiling one (best reported)."""
 
     def problems(self) -> Iterator[Problem]:
@@ -88,9 +88,6 @@ class Args:
             yield Problem("cases", self.cases, f"allowed: {', '.join(CASES)}")
         if not self.modes or any(m not in MODES for m in self.modes):
             yield Problem("modes", self.modes, f"allowed: {', '.join(MODES)}")
-        for name in ("env_steps", "repeats"):
-            if getattr(self, name) < 1:
-                yield Problem(name, getattr(self, name), "must be at least 1")
 
 
 def _time(compiled: Callable, state: Any, repeats: int) -> tuple[Any, float]:
