@@ -47,6 +47,9 @@ def test_coplayer_presets_train_and_count_their_steps(
     assert rows[0]["coplayers/snapshots"] == 1 and rows[-1]["coplayers/snapshots"] == 2
     if preset == "tag-grid-sp":
         assert all(r["coplayers/latest_share"] == 1.0 and r["coplayers/age"] == 0 for r in rows)
+    if preset == "tag-grid-pfsp":  # PFSP reads the taggers' win (tag) rate per co-player
+        rates = [r["coplayers/worst_win_rate"] for r in rows]
+        assert all(0.0 <= x <= 1.0 or x == np.inf for x in rates) and min(rates) <= 1.0
     if preset == "tag-grid-pfsp":  # the trained taggers meet each snapshot of the runners
         monkeypatch.setattr("sys.argv", ["arenax", "eval", str(cfg.run_dir), "--snapshots",
                                          "--episodes", "2", "--opponents", "scripted"])  # fmt: skip

@@ -15,7 +15,8 @@ on device in the train state (checkpointed and resumed with it). A cycle of the 
     rollout  <- every team acts; in each group the co-player team is driven by its slot
     update   <- the learners on every environment; the live co-player only on the groups
                 it played (the others' co-player steps are masked out)
-    results  <- the learners' mean episode return against each slot (running average)
+    results  <- the learners' result against each slot (running average): their mean
+                episode return, or their win rate (`result="win"`)
     snapshot <- every `snapshot_every` co-player updates, the live policy joins the population
 
 Sampling rules over the slots (the live policy is one of them; `latest_prob` of the mass
@@ -23,11 +24,17 @@ is kept for it in every rule):
 
     latest   self-play: the live policy only
     uniform  fictitious self-play: uniform over the live policy and the filled snapshots
-    pfsp     prioritised FSP: P(c) ∝ (1 - x_c)^p, x_c the learners' return against c
-             scaled to [0, 1] over the slots played so far (0 for a slot never played:
-             new snapshots come first); Vinyals et al. (2019)'s f_hard with the return in
-             place of a win rate (Tag has no win or loss)
-    regret   MAESTRO: by the regret of each slot's level buffer (`arenax.curricula.maestro`)
+    pfsp     prioritised FSP (Vinyals et al. 2019's f_hard): P(c) ∝ (1 - x_c)^p with x_c
+             the learners' win rate against c (`result="win"`: the family's
+             `team_success`; Tag: the taggers' tag), or their return against c scaled to
+             [0, 1] over the slots played so far (`result="return"`); 0 for a slot never
+             played (new snapshots come first); mixed with `pfsp_floor` of uniform mass
+             so that no co-player's probability is 0 (a co-player never played would
+             never update its result: MAESTRO's PFSP baseline smooths the same way)
+    regret   MAESTRO, arenax's rule: by the rank of the best score each slot's level
+             buffer holds (`arenax.curricula.maestro`)
+    max_regret MAESTRO, the paper's rule: the slot whose buffer holds the highest-scored
+             level (ties shared), every slot floored at λ / N (`coplayer_floor` λ)
 
 Groups and devices: environment `i` (global index) is in group `i // (n_envs / groups)`;
 on each device the co-player team's policy runs once per local block of environments
@@ -38,7 +45,8 @@ batched forward pass per step whatever the population size.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import jax
@@ -75,8 +83,13 @@ class CoplayerOptions:
     the co-player team learns only where its live policy plays, so the population keeps
     growing stronger (self-play samples the live policy only)."""
     result_ema: Annotated[float, UNIT] = 0.1
-    """Weight of a cycle in the running average of the learners' return against each
+    """Weight of a cycle in the running average of the learners' result against each
     co-player (what PFSP prioritises by)."""
+
+    @property
+    def records_wins(self) -> bool:
+        """The running result against each co-player is a win rate (else a return)."""
+        return False
 
     def coplayer_problems(self, run: Any, game: Any, kind: str) -> Iterator[Problem]:
         """Rules over the run (`run`: the training config, duck-typed) and its game."""
@@ -147,8 +160,9 @@ class Population:
         born: `(P,) int32`, the co-player's update count when the snapshot was taken.
         next: `() int32`, the slot the next snapshot takes.
         updates: `() int32`, the live co-player policy's updates so far.
-        returns: `(P + 1,) float32`, running average of the learners' mean episode
-            return against each slot.
+        returns: `(P + 1,) float32`, running average of the learners' result against
+            each slot: their mean episode return, or their win rate where the options
+            record wins (`PopulationConfig.result`).
         played: `(P + 1,) bool`, slots the learners have finished an episode against.
     """
 
@@ -196,26 +210,49 @@ def slot_probs(
     latest_prob: float = 0.0,
     power: float = 2.0,
     priority: jax.Array | None = None,
+    floor: float = 0.0,
+    win_rates: bool = False,
 ) -> jax.Array:
-    """The distribution over the `P + 1` slots (see the module docstring); `priority
-    (P + 1,)` are the `regret` rule's weights (zero on empty slots)."""
+    """The distribution over the `P + 1` slots (see the module docstring).
+
+    Args:
+        priority: `(P + 1,)` weights of the `regret` / `max_regret` rules (MAESTRO's).
+        floor: PFSP and `max_regret`: the share of the rule's mass spread uniformly over
+            the slots that hold a policy (none then has probability 0).
+        win_rates: PFSP's `x` is the running result itself, a win rate in [0, 1]
+            (AlphaStar's f_hard), not the running return scaled over the slots played.
+    """
     ok = available(pop)
     latest = jnp.zeros((pop.size + 1,), jnp.float32).at[-1].set(1.0)
+    uniform = _normalise(jnp.ones_like(latest), ok)
     if sampling == "latest":
         return latest
     if sampling == "uniform":
-        p = _normalise(jnp.ones_like(latest), ok)
+        p = uniform
     elif sampling == "pfsp":
-        seen = ok & pop.played
-        lo = jnp.min(jnp.where(seen, pop.returns, jnp.inf))
-        hi = jnp.max(jnp.where(seen, pop.returns, -jnp.inf))
-        x = jnp.where(seen & (hi > lo), (pop.returns - lo) / jnp.where(hi > lo, hi - lo, 1.0), 0.0)
-        p = _normalise((1.0 - x) ** power, ok)
+        p = _normalise((1.0 - pfsp_x(pop, win_rates)) ** power, ok)
+        p = (1.0 - floor) * p + floor * uniform
     elif sampling == "regret":
         p = _normalise(priority, ok)
+    elif sampling == "max_regret":
+        p = (1.0 - floor) * _normalise(priority, ok) + floor * uniform
     else:
-        raise ValueError(f"sampling={sampling!r}: allowed latest, uniform, pfsp, regret")
+        raise ValueError(
+            f"sampling={sampling!r}: allowed latest, uniform, pfsp, regret, max_regret"
+        )
     return latest_prob * latest + (1.0 - latest_prob) * p
+
+
+def pfsp_x(pop: Population, win_rates: bool = False) -> jax.Array:
+    """PFSP's `x (P + 1,)` in [0, 1], how well the learners do against each slot: their
+    running win rate (`win_rates`), or their running return scaled to [0, 1] over the
+    slots played so far; 0 (the hardest) for a slot not played yet."""
+    seen = available(pop) & pop.played
+    if win_rates:
+        return jnp.where(seen, jnp.clip(pop.returns, 0.0, 1.0), 0.0)
+    lo = jnp.min(jnp.where(seen, pop.returns, jnp.inf))
+    hi = jnp.max(jnp.where(seen, pop.returns, -jnp.inf))
+    return jnp.where(seen & (hi > lo), (pop.returns - lo) / jnp.where(hi > lo, hi - lo, 1.0), 0.0)
 
 
 def record(
@@ -267,10 +304,13 @@ def with_live(pop: Population, live: Any) -> Any:
     return jax.tree.map(lambda s, x: jnp.concatenate([s, x[None]]), pop.params, live)
 
 
-def population_metrics(pop: Population, slots: jax.Array) -> dict[str, jax.Array]:
+def population_metrics(
+    pop: Population, slots: jax.Array, wins: bool = False
+) -> dict[str, jax.Array]:
     """`coplayers/`: snapshots held, the share of groups the live policy played, the age
     of the co-players played (updates since their snapshot; 0 for the live one), and the
-    learners' lowest running return against a co-player played so far."""
+    learners' lowest running result against a co-player played so far (`worst_return`,
+    or `worst_win_rate` where the results are `wins`)."""
     live = slots == pop.size
     born = jnp.concatenate([pop.born, pop.updates[None]])
     seen = available(pop) & pop.played
@@ -278,7 +318,9 @@ def population_metrics(pop: Population, slots: jax.Array) -> dict[str, jax.Array
         "coplayers/snapshots": jnp.sum(pop.filled).astype(jnp.float32),
         "coplayers/latest_share": jnp.mean(live.astype(jnp.float32)),
         "coplayers/age": jnp.mean((pop.updates - born[slots]).astype(jnp.float32)),
-        "coplayers/worst_return": jnp.min(jnp.where(seen, pop.returns, jnp.inf)),
+        f"coplayers/worst_{'win_rate' if wins else 'return'}": jnp.min(
+            jnp.where(seen, pop.returns, jnp.inf)
+        ),
     }
 
 
@@ -328,12 +370,16 @@ class Coplayers:
         team: the co-player team.
         options: the population's options.
         n_envs: environments of a cycle (global).
+        wins: `episodes -> (T, N)` the learners' win of the episodes ending at each step,
+            in [0, 1] (the family's `team_success`): the result recorded against each
+            slot; `None`: their mean episode return.
     """
 
     players: Players
     team: str
     options: CoplayerOptions
     n_envs: int
+    wins: Callable[[dict[str, Any]], jax.Array] | None = None
 
     @property
     def policy(self) -> str:
@@ -421,9 +467,8 @@ class Coplayers:
         co-player when due. Returns the population and the slot taken (`-1`: none)."""
         scorer = self.players.scorer if self.players.scorer in self.learners else self.learners[0]
         ep = played.episodes
-        pop = record(
-            pop, env_slot, ep["done"], ep["returns"][scorer], self.options.result_ema, axis_name
-        )
+        result = ep["returns"][scorer] if self.wins is None else self.wins(ep)
+        pop = record(pop, env_slot, ep["done"], result, self.options.result_ema, axis_name)
         return snapshot(
             pop, learners[self.policy].params, live_trained, self.options.snapshot_every
         )
@@ -437,4 +482,9 @@ def coplayers_of(s: Setup, options: CoplayerOptions) -> tuple[Players, Coplayers
     if not players.score_team:
         first = next(t for t in players.teams if t != team)
         players = dataclasses.replace(players, score_team=first)
-    return players, Coplayers(players, team, options, s.n_envs)
+    wins = None
+    if options.records_wins:  # the first learning team's (the team scoring levels)
+        learners = [t for t in players.teams if t != team]
+        scorer = players.scorer if players.scorer in learners else learners[0]
+        wins = functools.partial(s.family.success, players.env, scorer)
+    return players, Coplayers(players, team, options, s.n_envs, wins)

@@ -5,8 +5,10 @@ snapshots) gives every co-player slot its own level buffer (PLR's buffer: rank o
 proportional scores, temperature, staleness). One cycle, the sequential (robust) form:
 
     slots   <- one co-player per group, by the regret its buffer holds: rank of its
-               highest level score, temperature beta (a slot whose buffer is empty counts
-               as the highest: its regret is unknown)
+               highest level score, temperature beta (`coplayer_sampling="regret"`), or
+               the paper's rule: the co-player whose buffer holds the highest score, each
+               floored at λ / N (`"max_regret"`); a slot whose buffer is empty counts as
+               the highest (its regret is unknown); `latest_prob` kept for the live one
     levels  <- per group: if its co-player's buffer is warm and coin(replay_prob), levels
                sampled from that buffer, else fresh levels from the generator
     rollout <- every team plays; the co-player team by each group's slot
@@ -14,8 +16,8 @@ proportional scores, temperature, staleness). One cycle, the sequential (robust)
                played with (MaxMC, positive value loss, ...)
     update  <- the learners on the replayed groups only (robust; every group without
                `robust`); the live co-player on the groups it played
-    buffers <- rescore each replayed level in its co-player's buffer; insert the new levels
-               into the buffer of the co-player they were played with
+    buffers <- rescore each replayed level in its co-player's buffer; then insert the new
+               levels into the buffer of the co-player they were played with
     edits   <- (`edits`, ACCEL-style) mutate the replayed levels, play the children with the
                updated learners against the same co-player, insert them in its buffer
     snapshot<- every `snapshot_every` co-player updates the live policy joins the
@@ -56,7 +58,7 @@ from arenax.curricula.coplayers import (
 from arenax.curricula.players import Played, Players
 from arenax.curricula.plr import ACCELConfig
 from arenax.curricula.slot_buffers import buffer_priority
-from arenax.options import POSITIVE, Problem
+from arenax.options import POSITIVE, UNIT, Problem
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,10 +71,16 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
     played by the updated learners against the same co-player, in that co-player's buffer."""
     n_edits: Annotated[int, POSITIVE] = 5
     """Edits per mutation (with `edits`)."""
-    coplayer_sampling: Literal["regret", "uniform"] = "regret"
-    """How a group's co-player is drawn: MAESTRO's rule (by the rank of the best score its
-    buffer holds), or uniformly over the population — an ablation that keeps the
-    per-co-player buffers without the joint choice. `latest_prob` applies to both."""
+    coplayer_sampling: Literal["regret", "max_regret", "uniform"] = "regret"
+    """How a group's co-player is drawn: by the rank of the best score its buffer holds
+    (`regret`, temperature β: arenax's rule), the paper's rule (`max_regret`: the co-player
+    whose buffer holds the highest-scored level, every co-player floored at
+    `coplayer_floor` / N), or uniformly over the population — an ablation that keeps the
+    per-co-player buffers without the joint choice. `latest_prob` applies to each (the
+    paper has no live co-player: set it to 0 for the paper's rule alone)."""
+    coplayer_floor: Annotated[float, UNIT] = 0.1
+    """λ of the paper's rule (`max_regret`): the share of the mass spread uniformly over
+    the co-players."""
 
     KIND: ClassVar[str] = "maestro"
 
@@ -96,6 +104,13 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
 
     def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
         yield from self.coplayer_problems(run, game, self.KIND)
+        paper = self.coplayer_sampling == "max_regret"
+        if paper and self.coplayer_floor == 0 and self.latest_prob == 0:
+            yield Problem(
+                "maestro.coplayer_floor",
+                0.0,
+                "with latest_prob=0 the paper's rule without a floor plays only the co-player of the highest-scored buffer; the live one may never play, train or take a snapshot: set coplayer_floor > 0 (the paper's 0.1) or latest_prob > 0",
+            )
         if self.parallel and self.edits:
             yield Problem(
                 "maestro.edits",
@@ -177,14 +192,16 @@ class MaestroCurriculum(Curriculum):
         replay: jax.Array,
         idx: jax.Array,
         levels: Any,
+        parent_mutations: jax.Array,
         key: jax.Array,
         env_ids: jax.Array,
         axis_name: str | None,
     ) -> B.LevelBuffer:
         """ACCEL-style edits: children of every replayed level `levels (g, q, ...)` (slots
-        `idx (g, q)` of their groups' co-players' buffers), played by the updated
-        `learners` against the same co-players, inserted in those buffers (the children of
-        groups that did not replay are dropped)."""
+        `idx (g, q)` of their groups' co-players' buffers as sampled, holding
+        `parent_mutations (g, q)` mutations then), played by the updated `learners` against
+        the same co-players, inserted in those buffers (the children of groups that did
+        not replay are dropped)."""
         c, plan, p = self.config, self.plan, self.players
         g, q = c.groups, plan.group_size
         k_mutate, k_play = jax.random.split(key)
@@ -201,7 +218,7 @@ class MaestroCurriculum(Curriculum):
         scores, best = all_gather((scores, best), axis_name)
         scores = jnp.where(jnp.repeat(replay, q), scores, jnp.nan).reshape((g, q))
         per = c.n_edits if c.mutation_count == "edits" else 1
-        mutations = bufs.mutations[slots[:, None], idx] + per
+        mutations = parent_mutations + per
         return SB.insert_children(
             c, bufs, slots, kids, scores, best.reshape((g, q)), mutations, idx
         )
@@ -223,10 +240,14 @@ class MaestroCurriculum(Curriculum):
         `(pick, coin, sample)`. Returns `(slots (g,), replay (g,), bufs, idx)`."""
         c, plan = self.config, self.plan
         k_pick, k_coin, k_sample = keys
-        priority = buffer_priority(bufs, c.temperature)
-        slots = plan.draw(
-            k_pick, slot_probs(pop, c.coplayer_sampling, c.latest_prob, priority=priority)
+        if c.coplayer_sampling == "max_regret":
+            priority = SB.highest(bufs)
+        else:
+            priority = buffer_priority(bufs, c.temperature)
+        probs = slot_probs(
+            pop, c.coplayer_sampling, c.latest_prob, priority=priority, floor=c.coplayer_floor
         )
+        slots = plan.draw(k_pick, probs)
         replay = (jax.vmap(B.fill_ratio)(bufs) >= c.min_fill)[slots]
         if coin:
             replay = replay & (jax.random.uniform(k_coin, (c.groups,)) < c.replay_prob)
@@ -350,17 +371,18 @@ class MaestroCurriculum(Curriculum):
         )
 
         # 5. each buffer: rescore its replayed levels, insert the new ones played against it
-        bufs = SB.rescore_or_insert(
+        # (the parents' mutation counts as sampled: a new level may take a replayed slot)
+        parent_mutations = bufs.mutations[slots[:, None], idx]
+        bufs = SB.rescore_then_insert(
             c, bufs, slots, replay, idx, levels, grouped(scores), grouped(best)
         )
         edited = jnp.bool_(False)
         if c.edits:  # ACCEL-style children of the replayed levels, against the same co-players
             edited = jnp.any(replay)
+            edit = (slots, replay, idx, levels, parent_mutations, k_edit, env_ids, axis_name)
             bufs = jax.lax.cond(
                 edited,
-                lambda b: self._edit(
-                    b, state, learners, pop, slots, replay, idx, levels, k_edit, env_ids, axis_name
-                ),
+                lambda b: self._edit(b, state, learners, pop, *edit),
                 lambda b: b,
                 bufs,
             )

@@ -20,7 +20,7 @@ from arenax.curricula.coplayers import (
     slot_probs,
 )
 from arenax.curricula.players import Players
-from arenax.options import POSITIVE_REAL, Problem
+from arenax.options import POSITIVE_REAL, UNIT, Problem
 from arenax.rl.rollout import per_env_keys
 
 
@@ -33,8 +33,21 @@ class PopulationConfig(CoplayerOptions):
     the live one (FSP), or by the learners' results against each (PFSP)."""
     pfsp_power: Annotated[float, POSITIVE_REAL] = 2.0
     """p of PFSP's weight (1 - x)^p."""
+    pfsp_floor: Annotated[float, UNIT] = 0.1
+    """Share of PFSP's mass spread uniformly over the co-players, so that none has
+    probability 0 (a co-player never played never updates its result; MAESTRO's PFSP
+    baseline smooths with 0.1-0.2)."""
+    result: Literal["win", "return"] = "win"
+    """The learners' running result against each co-player, PFSP's x: their win rate
+    (AlphaStar's; a win is the family's `team_success`, Tag: the taggers' tag — grid Tag's
+    runner tagged, continuous Tag's share of runners tagged), or their episode return
+    scaled to [0, 1] over the co-players played."""
 
     KIND: ClassVar[str] = "population"
+
+    @property
+    def records_wins(self) -> bool:
+        return self.result == "win"
 
     def curriculum(self, s: Setup) -> PopulationCurriculum:
         players, plan = coplayers_of(s, self)
@@ -44,6 +57,12 @@ class PopulationConfig(CoplayerOptions):
 
     def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
         yield from self.coplayer_problems(run, game, self.KIND)
+        if self.sampling == "pfsp" and self.pfsp_floor == 0 and self.latest_prob == 0:
+            yield Problem(
+                "population.pfsp_floor",
+                self.pfsp_floor,
+                "with latest_prob=0 PFSP can give the live co-player probability 0 (the one the learners do best against); it then never plays, trains or takes a snapshot and the population freezes: set pfsp_floor > 0 or latest_prob > 0",
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +101,15 @@ class PopulationCurriculum(Curriculum):
         pop = state.curriculum["population"]
 
         # 1. one co-player per group; one fresh arena per environment
-        slots = plan.draw(k_pick, slot_probs(pop, c.sampling, c.latest_prob, c.pfsp_power))
+        probs = slot_probs(
+            pop,
+            c.sampling,
+            c.latest_prob,
+            c.pfsp_power,
+            floor=c.pfsp_floor,
+            win_rates=c.records_wins,
+        )
+        slots = plan.draw(k_pick, probs)
         env_slot = plan.env_slots(slots, env_ids)
         levels = jax.vmap(self.generator)(per_env_keys(k_levels, env_ids))
 
@@ -110,7 +137,7 @@ class PopulationCurriculum(Curriculum):
             **stats,
             **level_batch_metrics(self.level_metrics, levels, axis_name),
             **p.agent_steps(played.traj, self.n_envs, self.n_steps, axis_name),
-            **population_metrics(pop, slots),
+            **population_metrics(pop, slots, c.records_wins),
             "env_steps": steps,
             "student_steps": steps,
             "updates": jnp.int32(1),

@@ -42,6 +42,16 @@ def buffer_priority(bufs: B.LevelBuffer, temperature: float) -> jax.Array:
     return jnp.where(empty, 1.0, w)
 
 
+def highest(bufs: B.LevelBuffer) -> jax.Array:
+    """The paper's co-player weights `(P + 1,)`: 1 for the buffers that hold the
+    highest-scored level of all (ties share it) and for empty buffers (their regret is
+    unknown), 0 for the others."""
+    top = jnp.max(jnp.where(bufs.filled, bufs.scores, -jnp.inf), axis=1)
+    empty = ~jnp.any(bufs.filled, axis=1)
+    best = jnp.max(jnp.where(empty, -jnp.inf, top))
+    return jnp.where(empty | (top == best), 1.0, 0.0)
+
+
 def stored_best(options: Any, bufs: B.LevelBuffer, slots: jax.Array, levels: Any) -> jax.Array:
     """`(g, q)`: the best return each group's co-player's buffer holds for each of the
     group's `levels` (leaves `(g, q, ...)`), `-inf` for a level not in it."""
@@ -65,7 +75,7 @@ def sample(
     return jax.lax.scan(draw, bufs, (slots, replay, jax.random.split(key, slots.shape[0])))
 
 
-def rescore_or_insert(
+def rescore_then_insert(
     options: Any,
     bufs: B.LevelBuffer,
     slots: jax.Array,
@@ -75,20 +85,30 @@ def rescore_or_insert(
     scores: jax.Array,
     best: jax.Array,
 ) -> B.LevelBuffer:
-    """The sequential cycle's write: per group, rescore its replayed slots `idx (g, q)`,
-    or insert its new `levels` (leaves `(g, q, ...)`; `scores`, `best` `(g, q)`)."""
+    """The sequential cycle's write: first every replaying group rescores its replayed
+    slots `idx (g, q)`, then every other group inserts its new `levels` (leaves
+    `(g, q, ...)`; `scores`, `best` `(g, q)`), each in its co-player's buffer.
 
-    def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
-        slot, rep, i, lv, s, b = xs
+    Rescoring first keeps each score with its level: had a group inserted its new levels
+    before a later group with the same co-player rescored the slots it had sampled, a new
+    level that took one of those slots would be given the replayed level's score and best
+    return. (As if the replaying groups' episodes ended first; the parallel form's
+    `buffer.write_blocks` skips such slots instead.)"""
+
+    def rescore(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
+        slot, rep, i, s, b = xs
+        buf = jax.lax.cond(rep, lambda u: B.update_scores(u, i, s, b), lambda u: u, get(bufs, slot))
+        return put(bufs, slot, buf), None
+
+    def insert(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
+        slot, rep, lv, s, b = xs
         buf = jax.lax.cond(
-            rep,
-            lambda u: B.update_scores(u, i, s, b),
-            lambda u: options.insert_levels(u, lv, s, b),
-            get(bufs, slot),
+            rep, lambda u: u, lambda u: options.insert_levels(u, lv, s, b), get(bufs, slot)
         )
         return put(bufs, slot, buf), None
 
-    return jax.lax.scan(write, bufs, (slots, replay, idx, levels, scores, best))[0]
+    bufs = jax.lax.scan(rescore, bufs, (slots, replay, idx, scores, best))[0]
+    return jax.lax.scan(insert, bufs, (slots, replay, levels, scores, best))[0]
 
 
 def insert_blocks(

@@ -111,6 +111,10 @@ def load_config(path: Path) -> TrainConfig:
         if "policy_delay" in ddpg:  # saved when the delay was TD3's alone
             delay = ddpg.pop("policy_delay")
             ddpg["actor_every"] = delay if ddpg.get("td3") else None
+    cur = data.get("curriculum") or {}
+    if cur.get("kind") == "population" and "pfsp_floor" not in cur:
+        # saved before PFSP's floor and win rates: PFSP as it ran (returns, no floor)
+        cur.update(pfsp_floor=0.0, result="return")
     return from_dict(TrainConfig, data)
 
 
