@@ -12,8 +12,8 @@ replays the ones with high regret estimates, ACCEL edits them.
 
 Importing this module registers the family ``corridor``, its generator ``corridor/dr``,
 mutator ``corridor/edits`` and held-out suite ``corridor/heldout``; with
-``ARENAX_PLUGINS=examples.corridor`` the command line gains the presets ``corridor-dr`` and
-``corridor-plr``. See ``docs/extending.md``.
+``ARENAX_PLUGINS=examples.corridor`` the command line gains its presets ``corridor-dr`` and
+``corridor-plr`` (``PRESETS`` below). See ``docs/extending.md``.
 """
 
 from __future__ import annotations
@@ -154,10 +154,32 @@ class Corridor(Environment[CorridorLevel, CorridorState]):
         return {"agent": x[None]}
 
 
+# --- presets: what `arenax train corridor-*` runs (a run's config.json, less the defaults) --
+AGENT = {
+    "network": {"kind": "mlp", "hidden": [64, 64]},
+    "ppo": {"lr": 3e-4, "gamma": 0.99, "gae_lambda": 0.95, "ent_coef": 0.0, "epochs": 4,
+            "minibatches": 4, "clip_value": False},
+}  # fmt: skip
+RUN = {"total_steps": 2_000_000, "chunk": 10, "checkpoint_every": 100, "archive_every": 0,
+       "eval": {"every": 0}}  # fmt: skip
+PRESETS = {
+    "corridor-dr": arenax.Preset(
+        "Slippery corridors, domain randomisation (examples/corridor.py): an MLP agent, PPO.",
+        {"teams": {"agent": AGENT}, "curriculum": {"kind": "dr", "episodes": "continue"},
+         "n_envs": 16, "n_steps": 128, **RUN},
+    ),
+    "corridor-plr": arenax.Preset(
+        "Slippery corridors, robust PLR (PLR⊥) on MaxMC (examples/corridor.py).",
+        {"teams": {"agent": AGENT}, "curriculum": {"kind": "plr", "buffer_size": 512},
+         "n_envs": 4, "n_steps": 512, **RUN},
+    ),
+}  # fmt: skip
+
+
 def _register() -> None:
     if "corridor" in arenax.list_envs():  # imported twice (e.g. as a plugin and by a test)
         return
-    arenax.register("corridor", Corridor)
+    arenax.register("corridor", Corridor, presets=PRESETS)
     arenax.register_generator("corridor/dr", lambda key, **p: Corridor(**p).generate(key))
     arenax.register_mutator("corridor/edits", lambda key, level, n_edits=1, **p:
                             Corridor(**p).mutate(key, level, n_edits))  # fmt: skip

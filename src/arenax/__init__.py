@@ -3,6 +3,7 @@
 Environments, agents, curricula and learners in one compiled JAX program.
 """
 
+from arenax.envs.family import Preset
 from arenax.registry import (
     list_envs,
     list_generators,
@@ -22,8 +23,10 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """`arenax.train` (callable: train a preset), `arenax.load_run`, `arenax.configure`
-    and `arenax.Run` are imported on first use (the training stack is heavy to import)."""
+    """`arenax.train` (callable: train a preset), `arenax.load_run`, `arenax.configure`,
+    `arenax.Run` and the curriculum registry (`arenax.register_curriculum`,
+    `arenax.register_score`, `arenax.CurriculumOptions`, `arenax.ScoreInputs`) are
+    imported on first use (the training stack is heavy to import)."""
     if name == "train":
         import arenax.train
 
@@ -32,12 +35,19 @@ def __getattr__(name: str) -> object:
         from arenax import api
 
         return getattr(api, name)
+    if name in ("register_curriculum", "register_score", "CurriculumOptions", "ScoreInputs"):
+        import arenax.curricula
+
+        return getattr(arenax.curricula, name)
     raise AttributeError(f"module 'arenax' has no attribute {name!r}")
 
 
 __all__ = [
     "Actor",
+    "CurriculumOptions",
+    "Preset",
     "Run",
+    "ScoreInputs",
     "__version__",
     "configure",
     "list_envs",
@@ -49,8 +59,10 @@ __all__ = [
     "make_generator",
     "make_mutator",
     "register",
+    "register_curriculum",
     "register_generator",
     "register_mutator",
+    "register_score",
     "register_suite",
     "suite_levels",
     "train",

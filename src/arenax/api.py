@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from rich.console import Console
 
+from arenax.curricula.registry import CURRICULA
 from arenax.options import ConfigError
 
 
@@ -94,8 +95,10 @@ def configure(preset: Any, **options: Any) -> Any:
         cfg = with_compat(cfg, compat)
     groups: dict[str, Any] = {}
     run: dict[str, Any] = {}
+    if "curriculum" in options:  # another curriculum: its options, then the others
+        cfg = dataclasses.replace(cfg, curriculum=_curriculum(options.pop("curriculum")))
     kind = getattr(type(cfg.curriculum), "KIND", "")
-    kinds = {"dr", "plr", "accel", "sfl", "paired", "ddpg"}
+    kinds = set(CURRICULA)
     given = set(options)
     if "total_steps" in given and "total_updates" not in given:
         options = {**options, "total_updates": None}  # the budget given is the budget
@@ -107,10 +110,8 @@ def configure(preset: Any, **options: Any) -> Any:
         elif k in kinds:
             raise ConfigError(
                 f"{k}={v!r}: this preset's curriculum is {kind!r} (its options: {kind}={{...}}); "
-                "pass curriculum=<a config> to change the curriculum"
+                f"pass curriculum={k!r} to change the curriculum"
             )
-        elif k == "curriculum" and not isinstance(v, Mapping):
-            run[k] = v  # a whole curriculum config
         else:
             run[k] = v
     cfg = _changed(cfg, run, "options") if run else cfg
@@ -126,6 +127,20 @@ def configure(preset: Any, **options: Any) -> Any:
         request_cpu_devices(cfg.devices)  # before validating reads JAX's backend
     validate(cfg)
     return cfg
+
+
+def _curriculum(value: Any) -> Any:
+    """A curriculum given to `configure`: a registered curriculum's name (its default
+    options), a dict with its `kind` and options, or its options object."""
+    if isinstance(value, str):
+        value = {"kind": value}
+    if isinstance(value, Mapping):
+        options = dict(value)
+        kind = options.pop("kind", None)
+        if kind not in CURRICULA:
+            raise ConfigError(f"curriculum={kind!r}: curricula: {', '.join(CURRICULA)}")
+        return _changed(CURRICULA[kind](), options, kind)
+    return value
 
 
 @dataclasses.dataclass

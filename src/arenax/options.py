@@ -151,6 +151,18 @@ class PositiveInts(Rule):
         return None if ok else "must be one or more positive integers"
 
 
+@dataclasses.dataclass(frozen=True)
+class Registered(Rule):
+    """A name in a registry (`names()`: the names registered when the value is checked,
+    plugins' included)."""
+
+    names: typing.Callable[[], typing.Iterable[str]]
+
+    def __call__(self, v: Any) -> str | None:
+        allowed = list(self.names())
+        return None if v in allowed else "allowed: " + ", ".join(allowed)
+
+
 POSITIVE = Positive()
 SEED = IntIn(0, 2**32 - 1)
 UNIT = In(0.0, 1.0)  # probabilities, discounts, fractions

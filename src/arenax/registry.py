@@ -22,12 +22,13 @@ import inspect
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from arenax.envs.classic import presets as classic_presets
 from arenax.envs.classic.family import CLASSIC
 from arenax.envs.core import Environment
-from arenax.envs.family import Family, heldout_from_levels
+from arenax.envs.family import Family, Preset, heldout_from_levels
 from arenax.envs.maze import suites as maze_suites
 from arenax.envs.maze.editor import MazeEditor
 from arenax.envs.maze.family import MAZE
@@ -52,11 +53,14 @@ def _check_new(kind: str, name: str, known: dict[str, Any], overwrite: bool) -> 
         raise ValueError(f"{kind} {name!r} is already registered (pass overwrite=True)")
 
 
-def family_of(name: str, cls: Callable[..., Environment]) -> Family:
+def family_of(
+    name: str, cls: Callable[..., Environment], presets: Mapping[str, Preset] | None = None
+) -> Family:
     """A record for an environment class (or factory) `cls`: its options are its fields
     (a dataclass), and its methods fill in the optional parts — `mutate(key, level,
     n_edits)` (ACCEL), `default_level()` (ACCEL's new levels: the default with one edit),
-    `heldout_levels()` and `in_range(level)` (evaluation)."""
+    `heldout_levels()` and `in_range(level)` (evaluation). Its `presets`, or by default
+    `generic_presets(name)`."""
     if not callable(cls):
         raise TypeError(f"register({name!r}, ...): family must be a class or a factory")
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
@@ -94,22 +98,40 @@ def family_of(name: str, cls: Callable[..., Environment]) -> Family:
             return {n: dataclasses.replace(h, in_range=in_range(levels[n])) for n, h in out.items()}
 
     doc = (inspect.getdoc(kind) or "").split("\n")[0]
-    return Family(name, make, options, doc, empty=empty, mutator=mutator, heldout=heldout)
+    presets = generic_presets(name) if presets is None else dict(presets)
+    return Family(
+        name, make, options, doc, empty=empty, mutator=mutator, heldout=heldout, presets=presets
+    )
+
+
+def generic_presets(name: str) -> dict[str, Preset]:
+    """`<name>-dr` and `<name>-plr`, what a family registered from its class gets unless it
+    declares its own: classic control's recipe (one team `"agent"`, an MLP and PPO; DR with
+    episodes continued across cycles, or PLR⊥), for vector observations."""
+    summary = f"the {name} family (registered from its class): an MLP agent and PPO, "
+    return {
+        f"{name}-dr": classic_presets.dr(summary + "domain randomisation."),
+        f"{name}-plr": classic_presets.plr(summary + "robust PLR (PLR⊥)."),
+    }
 
 
 def register(
-    family: Family | str, cls: Callable[..., Environment] | None = None, overwrite: bool = False
+    family: Family | str,
+    cls: Callable[..., Environment] | None = None,
+    overwrite: bool = False,
+    presets: Mapping[str, Preset] | None = None,
 ) -> Family:
-    """Register an environment family: a `Family` record, or a
-    name and an environment class (see `family_of`). `arenax.make(name, **options)`
-    then builds it, `TrainConfig(env=<its options>)` trains on it and `arenax eval`
-    evaluates it. Built-in families cannot be replaced. Returns the record."""
+    """Register an environment family: a `Family` record, or a name and an environment
+    class with its `presets` (see `family_of`). `arenax.make(name, **options)` then builds
+    it, `arenax train <preset>` and `TrainConfig(env=<its options>)` train on it and
+    `arenax eval` evaluates it. Built-in families cannot be replaced, and a preset name
+    belongs to one family. Returns the record."""
     if isinstance(family, str):
         if cls is None:
             raise TypeError(f"register({family!r}): pass the environment class too")
-        family = family_of(family, cls)
-    elif cls is not None:
-        raise TypeError("register(record): a record carries its own environment")
+        family = family_of(family, cls, presets)
+    elif cls is not None or presets is not None:
+        raise TypeError("register(record): a record carries its own environment and presets")
     if not isinstance(family.name, str) or not re.fullmatch(
         r"[A-Za-z0-9][A-Za-z0-9_.-]*", family.name
     ):
@@ -126,6 +148,10 @@ def register(
     ):
         for n in names:
             _check_new(kind, n, known, overwrite)
+    for n in family.presets:
+        owner = next((f.name for f in FAMILIES.values() if n in f.presets), family.name)
+        if owner != family.name:
+            raise ValueError(f"preset {n!r} belongs to family {owner!r}; choose another name")
     FAMILIES[family.name] = family
     GENERATORS.update(family.generators)
     MUTATORS.update(family.mutators)

@@ -260,12 +260,12 @@ def update_flop_rate(cfg) -> tuple[float, float]:
     """`(GFLOP per PPO update, achieved GFLOP/s)` of one cycle's update alone (1 device)."""
     import dataclasses as dc
 
-    from arenax.curricula import DRConfig
+    from arenax.curricula.registry import curriculum_options
     from arenax.envs import AutoResetFromBatch, EpisodeStats
     from arenax.rl.rollout import rollout, start_rollout
     from arenax.train.build import make_curriculum
 
-    algo = make_curriculum(dc.replace(cfg, curriculum=DRConfig()))
+    algo = make_curriculum(dc.replace(cfg, curriculum=curriculum_options("dr")))
     learner = algo.players.learner("agent")
     student = jax.jit(algo.init)(jax.random.key(0)).learner["agent"]
     env = EpisodeStats(AutoResetFromBatch(algo.env))
@@ -299,7 +299,6 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     device count (replay curricula are timed once their buffer is warm)."""
     import dataclasses as dc
 
-    from arenax.curricula import PairedConfig
     from arenax.train.build import make_curriculum
     from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
     from arenax.train.presets import PRESETS
@@ -339,7 +338,9 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
         algo = make_curriculum(dc.replace(cfg, devices=d))
         mesh = make_mesh(d)
         state = place(init_state(algo, list(range(n_seeds))), mesh, state_specs(algo, n_seeds))
-        chunk = 1 if isinstance(cfg.curriculum, PairedConfig) else args.chunk
+        # a cycle with more than its blocks' rollouts (a teacher's: PAIRED) is long: one a chunk
+        extra_rollouts = cfg.steps_per_cycle > cfg.blocks * cfg.n_envs * cfg.n_steps
+        chunk = 1 if extra_rollouts else args.chunk
         # the program `train` runs (`up_to`: its chunks' length an argument), `chunk` cycles
         fn = make_chunk(algo, mesh, cfg.n_envs, chunk, n_seeds, up_to=True)
         every = () if n_seeds == 1 else (np.ones(n_seeds, bool),)  # every seed trains

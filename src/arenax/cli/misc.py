@@ -45,7 +45,8 @@ def plot_command(argv: Sequence[str]) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class ListArgs:
-    """List registered environments, generators, mutators, held-out suites and presets."""
+    """List registered environments, generators, mutators, held-out suites, curricula, level
+    scores and presets."""
 
 
 def list_command(argv: Sequence[str]) -> None:
@@ -67,6 +68,12 @@ def list_command(argv: Sequence[str]) -> None:
             table.add_row(f"suite {label}", ", ".join(levels))
     for name, levels in arenax.registry.USER_SUITES.items():
         table.add_row(f"suite {name}", ", ".join(levels))
+    from arenax.curricula.registry import CURRICULA, SCORES
+
+    for kind, options in CURRICULA.items():
+        table.add_row(f"curriculum {kind}", options.SUMMARY)
+    for name, score in SCORES.items():
+        table.add_row(f"level score {name}", score.summary)
     table.add_row("presets", ", ".join(all_presets()))
     console.print(table)
 

@@ -68,7 +68,7 @@ def _team_type(preset: str, team: Any) -> type:
 
 def preset_type(name: str, preset: TrainConfig, extra: Sequence[tuple] = ()) -> type:
     """`TrainConfig` as `arenax train <name>` shows it (see the module docstring)."""
-    from arenax.train.presets import PRESET_DOCS
+    from arenax.train.presets import preset_summaries
 
     team_cls = _team_type(name, next(iter(preset.teams.values())))
     teams_cls = dataclasses.make_dataclass(
@@ -119,7 +119,7 @@ def preset_type(name: str, preset: TrainConfig, extra: Sequence[tuple] = ()) -> 
         ),
         *extra,
     ]
-    doc = f"{PRESET_DOCS.get(name, name)}\n\n{TrainConfig.__doc__}"
+    doc = f"{preset_summaries().get(name, name)}\n\n{TrainConfig.__doc__}"
     cls = dataclasses.make_dataclass(
         f"TrainConfig_{name.replace('-', '_')}",
         fields,
@@ -144,14 +144,33 @@ def as_train_config(value: Any) -> TrainConfig:
     )
 
 
+def _option(args: Sequence[str], name: str, default: str) -> str:
+    """The value of `--<name>` among the arguments (the last one given)."""
+    value = default
+    for i, a in enumerate(args):
+        if a == f"--{name}" and i + 1 < len(args):
+            value = args[i + 1]
+        elif a.startswith(f"--{name}="):
+            value = a.split("=", 1)[1]
+    return value
+
+
+def _without(args: Sequence[str], name: str) -> list[str]:
+    """The arguments without `--<name> VALUE` (or `--<name>=VALUE`)."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == f"--{name}":
+            skip = True
+        elif not a.startswith(f"--{name}="):
+            out.append(a)
+    return out
+
+
 def _compat(args: Sequence[str]) -> str:
     """The `--compat` value among the arguments (the preset's defaults follow it)."""
-    for i, a in enumerate(args):
-        if a == "--compat" and i + 1 < len(args):
-            return args[i + 1]
-        if a.startswith("--compat="):
-            return a.split("=", 1)[1]
-    return "arenax"
+    return _option(args, "compat", "arenax")
 
 
 def presets() -> dict[str, TrainConfig]:
@@ -161,15 +180,36 @@ def presets() -> dict[str, TrainConfig]:
 
 
 def _preset_help() -> str:
-    from arenax.train.presets import PRESET_DOCS
+    from arenax.curricula.registry import CURRICULA
+    from arenax.train.presets import preset_summaries
 
     lines = [
-        "usage: arenax train PRESET [OPTIONS]   (arenax train PRESET --help: its options)",
+        "usage: arenax train PRESET [--curriculum KIND] [OPTIONS]   "
+        "(arenax train PRESET --help: its options)",
         "",
         "presets:",
     ]
-    lines += [f"  {n:<18} {PRESET_DOCS.get(n, '')}" for n in presets()]
+    summaries = preset_summaries()
+    lines += [f"  {n:<18} {summaries.get(n, '')}" for n in presets()]
+    lines += [
+        "",
+        "curricula (--curriculum KIND trains the preset with another one, at its defaults;",
+        "its options are then --KIND.*):",
+    ]
+    lines += [f"  {k:<18} {c.SUMMARY}" for k, c in CURRICULA.items()]
     return "\n".join(lines)
+
+
+def with_curriculum(preset: TrainConfig, kind: str) -> TrainConfig:
+    """`preset` trained with the registered curriculum `kind` at its defaults (the
+    preset's own when it is that curriculum already)."""
+    from arenax.curricula.registry import CURRICULA
+
+    if kind not in CURRICULA:
+        error(f"--curriculum {kind}: unknown; curricula: {', '.join(CURRICULA)}")
+    if type(preset.curriculum) is CURRICULA[kind]:
+        return preset
+    return dataclasses.replace(preset, curriculum=CURRICULA[kind]())
 
 
 def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ()) -> tuple[str, Any]:
@@ -179,12 +219,16 @@ def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ())
     if not args or args[0] in ("-h", "--help"):
         console.print(_preset_help(), highlight=False)
         raise SystemExit(0)
-    name, rest = args[0], args[1:]
+    name, rest = args[0], list(args[1:])
     known = presets()
     if name not in known:
         error(f"unknown preset {name!r}; presets: {', '.join(known)}")
+    preset = known[name]
+    kind = _option(rest, "curriculum", "")
+    if kind:
+        preset, rest = with_curriculum(preset, kind), _without(rest, "curriculum")
     compat = _compat(rest)
-    preset = known[name] if compat not in ("minimax",) else with_compat(known[name], compat)
+    preset = preset if compat not in ("minimax",) else with_compat(preset, compat)
     cls = preset_type(name, preset, extra)
     own = {f.name: getattr(preset, f.name) for f in dataclasses.fields(TrainConfig) if f.init}
     value = parse(cls, rest, f"arenax {command} {name}", cls(**{**own, "teams": cls().teams}))

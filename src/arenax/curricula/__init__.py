@@ -1,35 +1,43 @@
 """Curricula: which levels the players train on — DR, PLR / PLR⊥ / ACCEL and their
 parallel forms, SFL, PAIRED and its relatives — and whom they play (a population of
 co-players: self-play, FSP, PFSP, and MAESTRO over both), each written once over
-`Players`, and the options that choose them."""
+`Players`, and the options that choose them. Every curriculum and level score is
+registered (`arenax.curricula.registry`), the built-ins here as a plugin's would be."""
 
-from arenax.curricula.common import Curriculum, Setup, TrainState
+from arenax.curricula.common import Curriculum, CurriculumOptions, Setup, TrainState
 from arenax.curricula.dr import DomainRandomisation, DRConfig
 from arenax.curricula.maestro import MaestroConfig, MaestroCurriculum
 from arenax.curricula.paired import PairedConfig, TeacherConfig, TeacherCurriculum
 from arenax.curricula.players import Players, TeamConfig
 from arenax.curricula.plr import ACCELConfig, PLRConfig, ReplayCurriculum
 from arenax.curricula.population import PopulationConfig, PopulationCurriculum
+from arenax.curricula.registry import (
+    CURRICULA,
+    SCORES,
+    curriculum_options,
+    register_curriculum,
+    register_score,
+)
+from arenax.curricula.scores import ScoreInputs
 from arenax.curricula.sfl import SFLConfig, SFLCurriculum
 
-#: the curricula a run chooses from (`TrainConfig.curriculum`), by name
-CURRICULA: dict[str, type] = {
-    c.KIND: c
-    for c in (
-        DRConfig,
-        PLRConfig,
-        ACCELConfig,
-        SFLConfig,
-        PairedConfig,
-        PopulationConfig,
-        MaestroConfig,
-    )
-}
+for _options in (
+    DRConfig,
+    PLRConfig,
+    ACCELConfig,
+    SFLConfig,
+    PairedConfig,
+    PopulationConfig,
+    MaestroConfig,
+):
+    register_curriculum(_options)
 
 __all__ = [
     "CURRICULA",
+    "SCORES",
     "ACCELConfig",
     "Curriculum",
+    "CurriculumOptions",
     "DRConfig",
     "DomainRandomisation",
     "MaestroConfig",
@@ -42,9 +50,13 @@ __all__ = [
     "ReplayCurriculum",
     "SFLConfig",
     "SFLCurriculum",
+    "ScoreInputs",
     "Setup",
     "TeacherConfig",
     "TeacherCurriculum",
     "TeamConfig",
     "TrainState",
+    "curriculum_options",
+    "register_curriculum",
+    "register_score",
 ]

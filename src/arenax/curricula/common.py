@@ -9,16 +9,19 @@ mesh and the cycle keys and calls `cycle` inside `jax.shard_map`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Protocol
+from collections.abc import Iterator
+from typing import Any, ClassVar, Protocol
 
 import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
 from arenax.collectives import psum
+from arenax.curricula.scores import level_score
 from arenax.envs.core import Environment
 from arenax.envs.family import Family
 from arenax.envs.wrappers import AutoReplay, EpisodeStats
+from arenax.options import Problem
 from arenax.rl.learner import LearnerState
 from arenax.rl.rollout import start_rollout
 from arenax.struct import pytree_dataclass
@@ -89,6 +92,110 @@ class Setup:
         f = self.family.level_metrics
         return None if f is None else f(self.game)
 
+    def score_parts(self, score: str, option: str) -> dict[str, Any]:
+        """`{part: level -> ()}`: the family parts the registered level score `score`
+        needs (`optimal_return` for the oracle regret), for this game; a part the family
+        lacks is a one-line error naming the `option` that chose the score."""
+        return {
+            part: self.family.need(part, f"{option}={score!r}")(self.game)
+            for part in level_score(score).needs
+        }
+
+
+def level_values(parts: dict[str, Any], levels: Any) -> dict[str, jax.Array]:
+    """`{part: (n,)}`: each part of `Setup.score_parts` on a batch of `levels` (leading
+    `n`): what a level score reads of the levels."""
+    return {k: jax.vmap(fn)(levels) for k, fn in parts.items()}
+
+
+class CurriculumOptions:
+    """The curriculum protocol: what arenax asks of a curriculum's options class.
+
+    A curriculum is its options: a frozen dataclass (`--<KIND>.*`; each field with its
+    docstring and rules) that subclasses this one, builds the compiled curriculum, and
+    says what it needs of a run. Registered with `arenax.register_curriculum`, built-ins
+    and plugins alike; every method but `curriculum` has a default.
+    """
+
+    #: the curriculum's name: its option prefix (`--plr.*`), its `kind` in saved configs
+    KIND: ClassVar[str] = ""
+    #: one line for lists (`arenax train --help`, `arenax list`)
+    SUMMARY: ClassVar[str] = ""
+    #: rollouts may start from the recurrent state the previous cycle ended in (a team
+    #: learner's `carry_over`, the reference library's rule for DR and PAIRED)
+    carries_over: ClassVar[bool] = False
+
+    def curriculum(self, setup: Setup) -> Curriculum:
+        """The compiled curriculum over `setup`'s game and players."""
+        raise NotImplementedError(f"{type(self).__name__}.curriculum(setup)")
+
+    @property
+    def blocks(self) -> int:
+        """Level blocks rolled out side by side per cycle (the parallel forms: 2 or 3)."""
+        return 1
+
+    def steps_per_cycle(self, run: Any) -> int:
+        """Env steps of one cycle at least (`run`: the training config), every step
+        counted: the budget in env steps is spent in cycles of at least this many."""
+        return self.blocks * run.n_envs * run.n_steps
+
+    def run_problems(self, run: Any, game: Any) -> Iterator[Any]:
+        """The rules this curriculum sets on the run (`run`: the training config) and its
+        game, as `arenax.options.Problem`s named by their paths (its own fields' rules
+        are checked by their annotations and `problems()`)."""
+        return iter(())
+
+    def warm_up(self, run: Any) -> tuple[int, int] | None:
+        """`(levels, cycles)`: a curriculum that trains no policy until it has gathered
+        `levels` levels (robust replay's warm buffer), and the cycles that takes at least;
+        `None`: it trains from the first cycle."""
+        return None
+
+    def tiny(self) -> Any:
+        """These options at the smallest sizes that still run every part of a cycle (the
+        tests' and the fingerprints' shapes: `arenax.train.variants.tiny`)."""
+        return self
+
+    def reference_rules(self) -> Any:
+        """These options with the reference UED library's (minimax's) rules where arenax's
+        default differs (`--compat minimax`)."""
+        return self
+
+    def with_cell(self, cell: str) -> Any:
+        """These options with recurrent core `cell` in the networks they hold (a
+        teacher's)."""
+        return self
+
+    def replay_distribution(self, state: Any) -> tuple[Any, jax.Array] | None:
+        """`(level buffer, replay probabilities (C,))` of the curriculum state `state`
+        (the buffer gallery), or `None` for a curriculum without one level buffer."""
+        return None
+
+
+def score_team_problems(
+    kind: str, score_team: str, run: Any, trains_first: bool = True
+) -> Iterator[Problem]:
+    """The rules of a curriculum that scores levels by a team's results (`score_team`;
+    `""`: the first team): a team of the game (or `both`) that acts by a policy, whose
+    value estimates the scores read; `trains_first`: with no score team set, the first
+    team is the one trained, so it must not be scripted."""
+    scripted = run.scripted_teams
+    teams = tuple(run.teams)
+    if score_team and score_team not in (*teams, "both"):
+        yield Problem(f"{kind}.score_team", score_team, f"allowed: {', '.join((*teams, 'both'))}")
+    elif score_team and ({score_team} & set(scripted) or (score_team == "both" and scripted)):
+        yield Problem(
+            f"{kind}.score_team",
+            score_team,
+            f"scores need the team's value estimates; {', '.join(scripted)} are scripted",
+        )
+    elif not score_team and trains_first and teams[0] in scripted:
+        yield Problem(
+            f"{teams[0]}.scripted",
+            True,
+            f"{kind} trains the {teams[0]}s (it scores levels by their results): they act by a policy",
+        )
+
 
 def cycle_key(state: TrainState) -> jax.Array:
     """The key of the current cycle."""
@@ -146,6 +253,11 @@ class Curriculum(Protocol):
         """`{team: the parameters that drive it}` of a train state (what evaluation
         plays; PAIRED: the protagonist's)."""
         return self.players.params(state.learner)
+
+    def designed_levels(self, state: TrainState, key: jax.Array, n: int) -> Any:
+        """`n` levels a teacher of the train state builds (leaves `(n, ...)`: the teacher
+        gallery), or `None` for a curriculum without a teacher."""
+        return None
 
 
 def ended_means(

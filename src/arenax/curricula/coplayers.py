@@ -91,6 +91,10 @@ class CoplayerOptions:
         """The running result against each co-player is a win rate (else a return)."""
         return False
 
+    def tiny_population(self) -> dict[str, Any]:
+        """The population's options at the tests' sizes (`CurriculumOptions.tiny`)."""
+        return {"population": 2, "snapshot_every": 1, "groups": 2}
+
     def coplayer_problems(self, run: Any, game: Any, kind: str) -> Iterator[Problem]:
         """Rules over the run (`run`: the training config, duck-typed) and its game."""
         teams = tuple(game.teams)
@@ -486,5 +490,5 @@ def coplayers_of(s: Setup, options: CoplayerOptions) -> tuple[Players, Coplayers
     if options.records_wins:  # the first learning team's (the team scoring levels)
         learners = [t for t in players.teams if t != team]
         scorer = players.scorer if players.scorer in learners else learners[0]
-        wins = functools.partial(s.family.success, players.env, scorer)
+        wins = functools.partial(players.success, scorer)
     return players, Coplayers(players, team, options, s.n_envs, wins)

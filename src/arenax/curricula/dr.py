@@ -31,7 +31,13 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec
 
-from arenax.curricula.common import Curriculum, Setup, TrainState, level_batch_metrics
+from arenax.curricula.common import (
+    Curriculum,
+    CurriculumOptions,
+    Setup,
+    TrainState,
+    level_batch_metrics,
+)
 from arenax.curricula.players import Players
 from arenax.envs.wrappers import (
     AutoReplay,
@@ -43,7 +49,7 @@ from arenax.rl.rollout import per_env_keys, start_rollout
 
 
 @dataclasses.dataclass(frozen=True)
-class DRConfig:
+class DRConfig(CurriculumOptions):
     """Options of domain randomisation (`--dr.*`)."""
 
     episodes: Literal["restart", "continue"] = "restart"
@@ -51,6 +57,8 @@ class DRConfig:
     continue across cycles (episodes longer than a cycle: Tag, classic control)."""
 
     KIND: ClassVar[str] = "dr"
+    SUMMARY: ClassVar[str] = "domain randomisation: fresh levels from the family's generator"
+    carries_over: ClassVar[bool] = True
 
     def curriculum(self, s: Setup) -> DomainRandomisation:
         """DR over the game's generator."""

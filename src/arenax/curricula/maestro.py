@@ -47,7 +47,14 @@ from arenax.collectives import all_gather
 from arenax.curricula import buffer as B
 from arenax.curricula import slot_buffers as SB
 from arenax.curricula.blocks import Blocks
-from arenax.curricula.common import Curriculum, Setup, TrainState, level_batch_metrics
+from arenax.curricula.common import (
+    Curriculum,
+    Setup,
+    TrainState,
+    level_batch_metrics,
+    level_values,
+    score_team_problems,
+)
 from arenax.curricula.coplayers import (
     CoplayerOptions,
     Coplayers,
@@ -83,6 +90,7 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
     the co-players."""
 
     KIND: ClassVar[str] = "maestro"
+    SUMMARY: ClassVar[str] = "MAESTRO: arenas and co-players chosen jointly by the learners' regret"
 
     @property
     def accel(self) -> bool:
@@ -94,15 +102,18 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
         generator = game.generate
         if self.new_levels == "empty":
             generator = f.need("empty", f"{self.KIND}.new_levels='empty'")(game)
-        optimal = None
-        if self.score == "oracle_regret":
-            optimal = f.need("optimal_return", f"{self.KIND}.score='oracle_regret'")(game)
+        parts = s.score_parts(self.score, f"{self.KIND}.score")
         mutator = f.need("mutator", "maestro.edits")(game, self.n_edits) if self.edits else None
         return MaestroCurriculum(
-            players, s.n_envs, s.n_steps, self, plan, generator, s.level_metrics(), optimal, mutator
+            players, s.n_envs, s.n_steps, self, plan, generator, s.level_metrics(), parts, mutator
         )
 
+    def tiny(self) -> MaestroConfig:
+        return dataclasses.replace(super().tiny(), **self.tiny_population())
+
     def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
+        yield from self.family_problems(run)
+        yield from score_team_problems(self.KIND, self.score_team, run, trains_first=False)
         yield from self.coplayer_problems(run, game, self.KIND)
         paper = self.coplayer_sampling == "max_regret"
         if paper and self.coplayer_floor == 0 and self.latest_prob == 0:
@@ -157,7 +168,8 @@ class MaestroCurriculum(Curriculum):
         plan: how the population is played.
         generator: `key -> level` for new levels.
         level_metrics: optional `level -> dict` of family metrics to log.
-        optimal_return: `level -> ()` best achievable return (oracle regret only).
+        score_parts: `{part: level -> ()}`, the family parts the level score reads
+            (`optimal_return`: the oracle regret).
         mutator: `(key, level) -> level` applying `config.n_edits` edits (`edits` only).
     """
 
@@ -168,7 +180,7 @@ class MaestroCurriculum(Curriculum):
     plan: Coplayers
     generator: Callable[[jax.Array], Any]
     level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
-    optimal_return: Callable[[Any], jax.Array] | None = None
+    score_parts: dict[str, Callable[[Any], jax.Array]] = dataclasses.field(default_factory=dict)
     mutator: Callable[[jax.Array, Any], Any] | None = None
 
     def init(self, key: jax.Array) -> TrainState:
@@ -213,8 +225,8 @@ class MaestroCurriculum(Curriculum):
         played = plan.rollout(
             state.replace(learner=learners), pop, slots, k_play, local, env_ids, self.n_steps
         )
-        optimal = None if self.optimal_return is None else jax.vmap(self.optimal_return)(local)
-        scores, best = p.level_scores(c.score, played, best_before[env_ids], optimal)
+        parts = level_values(self.score_parts, local)
+        scores, best = p.level_scores(c.score, played, best_before[env_ids], parts)
         scores, best = all_gather((scores, best), axis_name)
         scores = jnp.where(jnp.repeat(replay, q), scores, jnp.nan).reshape((g, q))
         per = c.n_edits if c.mutation_count == "edits" else 1
@@ -361,8 +373,8 @@ class MaestroCurriculum(Curriculum):
         played = plan.rollout(state, pop, slots, k_play, local, env_ids, self.n_steps)
 
         # 3. each level's regret estimate against its co-player
-        optimal = None if self.optimal_return is None else jax.vmap(self.optimal_return)(local)
-        scores, best = p.level_scores(c.score, played, flat(best_before)[env_ids], optimal)
+        parts = level_values(self.score_parts, local)
+        scores, best = p.level_scores(c.score, played, flat(best_before)[env_ids], parts)
         scores, best = all_gather((scores, best), axis_name)
 
         # 4. the learners on the replayed groups (robust), the live co-player where it played
@@ -444,9 +456,9 @@ class MaestroCurriculum(Curriculum):
         played = both.rollout(state, pop, both_slots, k_play, local, both_ids, self.n_steps)
 
         # 3. each level's regret estimate against its co-player
-        optimal = None if self.optimal_return is None else jax.vmap(self.optimal_return)(local)
+        parts = level_values(self.score_parts, local)
         before = layout.concat({b: flat(x)[env_ids] for b, x in best_before.items()})
-        scores, best = p.level_scores(c.score, played, before, optimal)
+        scores, best = p.level_scores(c.score, played, before, parts)
         scores, best = layout.gather(scores, axis_name), layout.gather(best, axis_name)
 
         # 4. the learners on the replay block's replayed groups, the live co-player there

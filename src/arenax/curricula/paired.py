@@ -29,7 +29,13 @@ import tyro
 from jax.sharding import PartitionSpec
 
 from arenax.collectives import psum
-from arenax.curricula.common import Curriculum, Setup, TrainState, level_batch_metrics
+from arenax.curricula.common import (
+    Curriculum,
+    CurriculumOptions,
+    Setup,
+    TrainState,
+    level_batch_metrics,
+)
 from arenax.curricula.players import Players
 from arenax.curricula.scores import teacher_score
 from arenax.envs.editor import EditorOptions
@@ -54,11 +60,15 @@ class TeacherConfig(EditorOptions, TeacherNetConfig):
 
 
 @dataclasses.dataclass(frozen=True)
-class PairedConfig:
+class PairedConfig(CurriculumOptions):
     """Options of the teacher curricula PAIRED, the minimax adversary and population PAIRED
     (`--paired.*`; the teacher's own options: `--teacher.*`)."""
 
     KIND: ClassVar[str] = "paired"
+    SUMMARY: ClassVar[str] = (
+        "PAIRED, the minimax adversary, population PAIRED: a teacher builds the levels"
+    )
+    carries_over: ClassVar[bool] = True
 
     n_students: Annotated[int, POSITIVE] = 2
     """Students: 2 for PAIRED (protagonist, antagonist), 1 for the minimax adversary, >= 3
@@ -94,6 +104,43 @@ class PairedConfig:
     def option_prefix(self, field: str) -> str:
         """The teacher's options are `--teacher.*`."""
         return "/teacher" if field == "teacher" else field
+
+    def steps_per_cycle(self, run: Any) -> int:
+        """Every student's steps and the teacher's editing episode, per environment."""
+        editor = run.family.need("editor", "PAIRED")(run.game(), self.teacher)
+        return run.n_envs * (self.n_students * run.n_steps + editor.episode_length)
+
+    def tiny(self) -> PairedConfig:
+        t = self.teacher
+        teacher = dataclasses.replace(
+            t,
+            n_walls=min(4, t.n_walls),
+            noise_dim=4,
+            conv_filters=8,
+            hidden=16,
+            head_hidden=8,
+            ppo=dataclasses.replace(t.ppo, epochs=2),
+        )
+        return dataclasses.replace(self, teacher=teacher)
+
+    def reference_rules(self) -> PairedConfig:
+        """minimax's teacher: the editor keeps the teacher's cells, its step embedding has
+        no row for the last observation, its network is initialised as minimax's (one
+        orthogonal block per LSTM gate, the policy's last layer constant), and its PPO
+        treats the time limit as terminal and carries its recurrent state over."""
+        t = self.teacher
+        teacher = dataclasses.replace(
+            t,
+            collisions="keep",
+            embed_last_step=False,
+            gate_init="per_gate",
+            policy_init="constant",
+            ppo=dataclasses.replace(t.ppo, bootstrap_truncation=False, carry_over=True),
+        )
+        return dataclasses.replace(self, teacher=teacher)
+
+    def with_cell(self, cell: str) -> PairedConfig:
+        return dataclasses.replace(self, teacher=dataclasses.replace(self.teacher, cell=cell))
 
     def problems(self) -> Iterator[Problem]:
         need = MIN_STUDENTS.get(self.score, 1)
@@ -290,6 +337,10 @@ class TeacherCurriculum(Curriculum):
             cycle=PartitionSpec(),
             rng=PartitionSpec(),
         )
+
+    def designed_levels(self, state: TrainState, key: jax.Array, n: int) -> Any:
+        """`n` levels the teacher of `state` builds."""
+        return self.generate(state.curriculum.params, key, jnp.arange(n, dtype=jnp.int32))[0]
 
     def generate(self, params: Any, key: jax.Array, ids: jax.Array) -> tuple[Any, Any, Any]:
         """The teacher builds one level per env `ids`: `(levels, traj, init carry)`."""

@@ -26,11 +26,13 @@ from arenax.curricula.common import ended_means, episode_metrics
 from arenax.curricula.scores import (
     episode_returns,
     finite_mean,
+    level_score,
     level_scores,
     team_episode_returns,
 )
 from arenax.envs.core import Environment
 from arenax.nn.mlp import MLPConfig
+from arenax.nn.student import ModelConfig
 from arenax.rl.a2c import A2CConfig
 from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.gae import gae
@@ -76,6 +78,18 @@ class TeamConfig:
         """The network's options are the team's own (`--agent.hidden`)."""
         return "" if field == "network" else field
 
+    def tiny(self) -> TeamConfig:
+        """The team at the tests' sizes: its network's, two PPO epochs (one minibatch for
+        the MLP teams), DDPG's small buffer."""
+        net = self.network.tiny() if hasattr(self.network, "tiny") else self.network
+        minibatches = self.ppo.minibatches if isinstance(net, ModelConfig) else 1
+        return dataclasses.replace(
+            self,
+            network=net,
+            ppo=dataclasses.replace(self.ppo, epochs=2, minibatches=minibatches),
+            ddpg=self.ddpg and self.ddpg.tiny(),
+        )
+
     @property
     def learner(self) -> tuple[str, PPOConfig | A2CConfig]:
         """`(name, options)` of the team's on-policy learner: `("a2c", …)` or `("ppo", …)`."""
@@ -108,6 +122,9 @@ class Players:
             limit (else it is terminal).
         score_team: the team whose results score a level (replay curricula, SFL; `""`:
             the first team), or `"both"`: the mean of every team's finite scores.
+        outcome: `(team, episodes) -> (T, N)` a team's outcome in [0, 1] of the episodes
+            ending at each step (the family's `team_success`; `None`: the env's
+            `success` flags), what a score that reads wins reads (`success`).
     """
 
     env: Environment
@@ -116,6 +133,7 @@ class Players:
     frozen: frozenset[str] = frozenset()
     bootstrap_truncation: dict[str, bool] = dataclasses.field(default_factory=dict)
     score_team: str = ""
+    outcome: Any = None
 
     def __post_init__(self) -> None:
         missing = set(self.env.teams) - set(self.team_policy)
@@ -147,6 +165,12 @@ class Players:
     def learning(self) -> tuple[str, ...]:
         """Policies that learn, in a fixed order."""
         return tuple(p for p in sorted(self.learners) if p not in self.frozen)
+
+    def success(self, team: str, episodes: dict[str, Any]) -> jax.Array:
+        """`team`'s outcome `(T, N)` in [0, 1] of the episodes ending at each step."""
+        if self.outcome is None:
+            return episodes["success"]
+        return self.outcome(team, episodes)
 
     def teams_of(self, policy: str) -> tuple[str, ...]:
         return tuple(t for t in self.teams if self.team_policy[t] == policy)
@@ -288,15 +312,17 @@ class Players:
         kind: str,
         played: Played,
         max_returns: jax.Array,
-        optimal: jax.Array | None = None,
+        level: dict[str, jax.Array] | None = None,
     ) -> tuple[jax.Array, jax.Array]:
-        """Each level's `(score, best return)`, `(n,)` each: the mean over the scoring
-        team's agents of their regret estimates and the best of their best returns; with
-        `score_team="both"`, the mean of the teams' finite scores."""
+        """Each level's `(score, best return)`, `(n,)` each, by the registered score
+        `kind`: the mean over the scoring team's agents of their regret estimates and the
+        best of their best returns; with `score_team="both"`, the mean of the teams'
+        finite scores. `level`: `{part: (n,)}` per-level values of the family parts the
+        score needs (`score_inputs`)."""
         if self.scorer == "both":
-            per = [self._team_scores(kind, t, played, max_returns, optimal) for t in self.teams]
+            per = [self._team_scores(kind, t, played, max_returns, level) for t in self.teams]
             return finite_mean(jnp.stack([s for s, _ in per]), 0, -jnp.inf), per[0][1]
-        return self._team_scores(kind, self.scorer, played, max_returns, optimal)
+        return self._team_scores(kind, self.scorer, played, max_returns, level)
 
     def _team_scores(
         self,
@@ -304,7 +330,7 @@ class Players:
         team: str,
         played: Played,
         max_returns: jax.Array,
-        optimal: jax.Array | None,
+        level: dict[str, jax.Array] | None,
     ) -> tuple[jax.Array, jax.Array]:
         """One team's per-level `(score, best return)`. The level's best return is one
         figure for all its agents (the stored best and the best any agent reached in this
@@ -314,6 +340,10 @@ class Players:
         n = max_returns.shape[0]
         _, agent_best = episode_returns(tr.reward, tr.done, tr.mask)
         best = jnp.maximum(max_returns, jnp.max(agent_best.reshape(n, a), axis=1))
+        success = None
+        if level_score(kind).success:  # the team's outcomes, each agent its env's
+            won = self.success(team, played.episodes).astype(jnp.float32)  # (T, n)
+            success = jnp.repeat(won, a, axis=1)
         scores, _ = level_scores(
             kind,
             tr.reward,
@@ -321,8 +351,9 @@ class Players:
             played.advantages[team],
             tr.done,
             jnp.repeat(best, a),
-            None if optimal is None else jnp.repeat(optimal, a),
-            tr.mask,
+            mask=tr.mask,
+            success=success,
+            level={k: jnp.repeat(v, a) for k, v in (level or {}).items()},
         )
         return finite_mean(scores.reshape(n, a), 1, -jnp.inf), best
 

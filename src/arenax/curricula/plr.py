@@ -36,6 +36,7 @@ count.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -47,25 +48,32 @@ from arenax.curricula import buffer as B
 from arenax.curricula.blocks import Blocks, take, where
 from arenax.curricula.common import (
     Curriculum,
+    CurriculumOptions,
     Setup,
     TrainState,
     level_batch_metrics,
+    level_values,
     per_env_return,
     replay_rollout,
+    score_team_problems,
 )
 from arenax.curricula.players import Played, Players
+from arenax.curricula.scores import SCORE_NAME, SCORES
 from arenax.options import POSITIVE, POSITIVE_REAL, UNIT, IntIn, Problem
 from arenax.utils import tree_bytes
 
 
 @dataclasses.dataclass(frozen=True)
-class PLRConfig:
+class PLRConfig(CurriculumOptions):
     """Options of the replay curricula PLR, PLR⊥ and PLR∥ (`--plr.*`)."""
 
     KIND: ClassVar[str] = "plr"
+    SUMMARY: ClassVar[str] = "PLR, robust PLR (PLR⊥) and PLR∥: replay the levels of highest regret"
 
-    score: Literal["max_mc", "pvl", "l1_vl", "oracle_regret"] = "max_mc"
-    """Level score: MaxMC, positive value loss, L1 value loss, or the shortest-path oracle regret."""
+    score: Annotated[str, SCORE_NAME] = "max_mc"
+    """Level score, a registered one (`arenax list`): max_mc (MaxMC), pvl (positive value
+    loss), l1_vl (L1 value loss), oracle_regret (the shortest-path oracle), learnability,
+    or your own (`arenax.register_score`)."""
     replay_prob: Annotated[float, UNIT] = 0.5
     """Probability of a replay cycle once warm (parallel forms: with `parallel_replay="coin"`)."""
     buffer_size: Annotated[int, POSITIVE] = 4000
@@ -159,18 +167,16 @@ class PLRConfig:
 
     def curriculum(self, s: Setup) -> ReplayCurriculum:
         """The replay curriculum over the game; what it needs of the family: `empty`
-        levels (`new_levels="empty"`), a `mutator` (ACCEL), `optimal_return` (the
-        oracle regret)."""
+        levels (`new_levels="empty"`), a `mutator` (ACCEL), the parts its level score
+        reads (`optimal_return`: the oracle regret)."""
         f, game = s.family, s.game
         generator = game.generate
         if self.new_levels == "empty":
             generator = f.need("empty", f"{self.KIND}.new_levels='empty'")(game)
         mutator = f.need("mutator", "ACCEL")(game, self.n_edits) if self.accel else None
-        optimal = None
-        if self.score == "oracle_regret":
-            optimal = f.need("optimal_return", f"{self.KIND}.score='oracle_regret'")(game)
+        parts = s.score_parts(self.score, f"{self.KIND}.score")
         return ReplayCurriculum(
-            s.players, s.n_envs, s.n_steps, self, generator, mutator, s.level_metrics(), optimal
+            s.players, s.n_envs, s.n_steps, self, generator, mutator, s.level_metrics(), parts
         )
 
     def problems(self) -> Iterator[Problem]:
@@ -179,12 +185,88 @@ class PLRConfig:
             yield Problem(
                 "topk", self.topk, f"must be <= {self.KIND}.buffer_size={self.buffer_size}"
             )
-        if self.score_team == "both" and self.score == "max_mc":
+        if (
+            self.score_team == "both"
+            and self.score in SCORES
+            and not SCORES[self.score].combines_teams
+        ):
+            combine = ", ".join(n for n, s in SCORES.items() if s.combines_teams)
             yield Problem(
                 "score_team",
                 self.score_team,
-                "both teams' scores combine for pvl and l1_vl (MaxMC keeps one best return per level)",
+                f"both teams' scores combine for {combine}, not {self.score} (it keeps one best return per level)",
             )
+
+    def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
+        """What replay needs of the family (empty levels, a mutator, the parts its score
+        reads), a buffer that holds a cycle's levels, and a scoring team that acts by a
+        policy."""
+        yield from self.family_problems(run)
+        if isinstance(self.buffer_size, int) and self.buffer_size < run.n_envs:
+            yield Problem(
+                f"{self.KIND}.buffer_size",
+                self.buffer_size,
+                f"must hold at least n_envs={run.n_envs} levels",
+            )
+        yield from score_team_problems(self.KIND, self.score_team, run)
+
+    def family_problems(self, run: Any) -> Iterator[Problem]:
+        """The family parts these options need: empty levels, a mutator, the parts the
+        level score reads."""
+        family, kind = run.family, self.KIND
+        if self.new_levels == "empty" and family.empty is None:
+            yield Problem(
+                f"{kind}.new_levels", "empty", f"family {family.name!r} has no empty levels"
+            )
+        if self.accel and family.mutator is None:
+            yield Problem(
+                "curriculum",
+                kind,
+                f"ACCEL needs the family's mutator; family {family.name!r} has none",
+            )
+        if self.score in SCORES:
+            for part in SCORES[self.score].needs:
+                if getattr(family, part, None) is None:
+                    yield Problem(
+                        f"{kind}.score",
+                        self.score,
+                        f"needs the family's {part}; family {family.name!r} has none",
+                    )
+
+    def replay_distribution(self, state: Any) -> tuple[B.LevelBuffer, jax.Array] | None:
+        """The level buffer (a PLR / ACCEL train state's curriculum state) and its replay
+        distribution."""
+        if not isinstance(state, B.LevelBuffer):
+            return None
+        return state, B.replay_probs(state, *self.priority)
+
+    def warm_up(self, run: Any) -> tuple[int, int] | None:
+        """Robust replay trains no policy until `min_fill` of the buffer is filled; each
+        cycle adds at most its new levels (`n_envs` a block)."""
+        if not self.robust:
+            return None
+        need = math.ceil(self.min_fill * self.buffer_size)
+        per_cycle = run.n_envs * (self.blocks if self.parallel else 1)
+        return need, math.ceil(need / per_cycle)
+
+    def tiny(self) -> PLRConfig:
+        return dataclasses.replace(
+            self, buffer_size=8, min_fill=0.5, **({"n_edits": 2} if self.accel else {})
+        )
+
+    def reference_rules(self) -> PLRConfig:
+        """minimax's replay: an inserted level inherits the staleness of the slot it takes,
+        levels age by replay draws only, duplicate mazes ignore the agent's direction, a
+        slot a new level took goes back to the replayed level if it scores as high, replay
+        levels are drawn one at a time."""
+        return dataclasses.replace(
+            self,
+            inserted_staleness="inherit",
+            staleness_clock="draws",
+            duplicate_ignores=("agent_dir",),
+            taken_slot="higher_score",
+            sampling="one_at_a_time",
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,10 +289,21 @@ class ACCELConfig(PLRConfig):
     edits since its generated ancestor, or mutations (the reference's counter: +1 each)."""
 
     KIND: ClassVar[str] = "accel"
+    SUMMARY: ClassVar[str] = "ACCEL and ACCEL∥: replay, and edit the replayed levels into new ones"
 
     @property
     def accel(self) -> bool:
         return True
+
+    def reference_rules(self) -> ACCELConfig:
+        """PLR's, and: ACCEL∥'s third block holds fresh levels when it does not replay,
+        easy / hard mutation picks 4 parents, the mutation counter counts mutations."""
+        return dataclasses.replace(
+            super().reference_rules(),
+            cold_children="new",
+            mutation_parents=4,
+            mutation_count="mutations",
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,7 +318,8 @@ class ReplayCurriculum(Curriculum):
         generator: `key -> level` for new levels.
         mutator: `(key, level) -> level` applying `config.n_edits` edits (ACCEL).
         level_metrics: optional `level -> dict` of family metrics to log.
-        optimal_return: `level -> ()` best achievable return (oracle regret only).
+        score_parts: `{part: level -> ()}`, the family parts the level score reads
+            (`optimal_return`: the oracle regret).
     """
 
     players: Players
@@ -235,7 +329,7 @@ class ReplayCurriculum(Curriculum):
     generator: Callable[[jax.Array], Any]
     mutator: Callable[[jax.Array, Any], Any] | None = None
     level_metrics: Callable[[Any], dict[str, jax.Array]] | None = None
-    optimal_return: Callable[[Any], jax.Array] | None = None
+    score_parts: dict[str, Callable[[Any], jax.Array]] = dataclasses.field(default_factory=dict)
 
     @property
     def accel(self) -> bool:
@@ -278,10 +372,8 @@ class ReplayCurriculum(Curriculum):
     def _score(self, played: Played, levels: Any, max_returns: jax.Array) -> tuple:
         """`(scores, best returns)` of the levels just played (`max_returns`: the best
         return seen on each level before; `-inf` for levels never played)."""
-        optimal = None
-        if self.config.score == "oracle_regret":
-            optimal = jax.vmap(self.optimal_return)(levels)
-        return self.players.level_scores(self.config.score, played, max_returns, optimal)
+        parts = level_values(self.score_parts, levels)
+        return self.players.level_scores(self.config.score, played, max_returns, parts)
 
     @property
     def _per_mutation(self) -> int:

@@ -11,7 +11,13 @@ from typing import Annotated, Any, ClassVar, Literal
 import jax
 import jax.numpy as jnp
 
-from arenax.curricula.common import Curriculum, Setup, TrainState, level_batch_metrics
+from arenax.curricula.common import (
+    Curriculum,
+    CurriculumOptions,
+    Setup,
+    TrainState,
+    level_batch_metrics,
+)
 from arenax.curricula.coplayers import (
     CoplayerOptions,
     Coplayers,
@@ -25,7 +31,7 @@ from arenax.rl.rollout import per_env_keys
 
 
 @dataclasses.dataclass(frozen=True)
-class PopulationConfig(CoplayerOptions):
+class PopulationConfig(CoplayerOptions, CurriculumOptions):
     """Self-play, fictitious self-play and prioritised FSP over DR arenas (`--population.*`)."""
 
     sampling: Literal["latest", "uniform", "pfsp"] = "uniform"
@@ -44,10 +50,16 @@ class PopulationConfig(CoplayerOptions):
     scaled to [0, 1] over the co-players played."""
 
     KIND: ClassVar[str] = "population"
+    SUMMARY: ClassVar[str] = (
+        "self-play, FSP, PFSP: whom the learners play, from a population of co-players"
+    )
 
     @property
     def records_wins(self) -> bool:
         return self.result == "win"
+
+    def tiny(self) -> PopulationConfig:
+        return dataclasses.replace(self, **self.tiny_population())
 
     def curriculum(self, s: Setup) -> PopulationCurriculum:
         players, plan = coplayers_of(s, self)

@@ -1,10 +1,14 @@
-"""Level scores (regret estimates) from a rollout in which each env replays one level.
+"""Level scores (regret estimates) from a rollout in which each env replays one level, and
+their registry: a score is one function of the rollout (`ScoreInputs -> (N,)`), registered
+by name (`register_score`), and the replay curricula's `score` option chooses it.
 
 All scores are per level (per env), averaged over the episodes that *ended* during the
 rollout; the incomplete trailing episode is ignored. A level with no ended episode scores
 `-inf` (never inserted into a buffer). With a `mask` (many-agent games: 1 where the
 agent acted), only the steps an agent acted count: the stretch after an agent left the game
 (a tagged runner) until the env's episode ends is not an episode of that agent.
+
+The built-in scores:
 
 * `pvl`  positive value loss: per episode, mean over its steps of `max(A_t, 0)` (GAE).
 * `l1_vl` L1 value loss: per episode, mean of `|A_t|`.
@@ -13,14 +17,19 @@ agent acted), only the steps an agent acted count: the stretch after an agent le
   returns; never decreasing).
 * `oracle_regret`: optimal return (from the family's shortest path) minus the mean
   return of the ended episodes.
+* `learnability`: `p (1 - p)`, `p` the share of the ended episodes the team won (the
+  family's `team_success`; SFL's criterion, here as a replay score).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 
-SCORES = ("max_mc", "pvl", "l1_vl", "oracle_regret")
+from arenax.options import Registered
 
 
 def episode_ids(done: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -98,6 +107,95 @@ def team_episode_returns(
     return finite_mean(mean.reshape(n, agents), 1, 0.0), jnp.where(jnp.isfinite(best), best, 0.0)
 
 
+@dataclasses.dataclass(frozen=True)
+class ScoreInputs:
+    """What a level score reads of a rollout in which each env replays one level: one
+    column per agent sequence (`N`: the levels' agents, env-major).
+
+    Attributes:
+        rewards, values, advantages: `(T, N) float32` (advantages from GAE).
+        done: `(T, N) bool`, the steps that end an episode.
+        mask: `(T, N)`, 1 where the agent acted (`None`: every step).
+        best: `(N,)` best episodic return of the level so far, this rollout's included
+            (MaxMC's reference; `-inf` where none ended).
+        mean_return: `(N,)` mean return of the episodes that ended (`-inf`: none).
+        success: `(T, N)` in [0, 1], the team's outcome of the episodes ending at each
+            step (scores registered with `success=True`; else `None`).
+        level: `{part: (N,)}` the values of the family parts the score needs (e.g.
+            `optimal_return`), per level.
+    """
+
+    rewards: jax.Array
+    values: jax.Array
+    advantages: jax.Array
+    done: jax.Array
+    mask: jax.Array | None
+    best: jax.Array
+    mean_return: jax.Array
+    success: jax.Array | None = None
+    level: dict[str, jax.Array] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class LevelScore:
+    """A registered level score.
+
+    Attributes:
+        name: its name (the `score` option's value).
+        fn: `ScoreInputs -> (N,) float32`, `-inf` for a level with no ended episode.
+        needs: family parts, each `env -> (level -> ())`, whose values per level the
+            score reads in `ScoreInputs.level` (`oracle_regret`: `optimal_return`).
+        success: reads the team's episode outcomes (`ScoreInputs.success`).
+        combines_teams: the mean of several teams' scores of a level means something
+            (`score_team="both"`); MaxMC keeps one best return per level: no.
+        summary: one line for `arenax list`.
+    """
+
+    name: str
+    fn: Callable[[ScoreInputs], jax.Array]
+    needs: tuple[str, ...] = ()
+    success: bool = False
+    combines_teams: bool = True
+    summary: str = ""
+
+
+#: every registered level score, by name
+SCORES: dict[str, LevelScore] = {}
+#: the rule of a `score` option: a registered score's name
+SCORE_NAME = Registered(lambda: SCORES)
+
+
+def register_score(
+    name: str,
+    fn: Callable[[ScoreInputs], jax.Array],
+    *,
+    needs: tuple[str, ...] = (),
+    success: bool = False,
+    combines_teams: bool = True,
+    summary: str = "",
+    overwrite: bool = False,
+) -> LevelScore:
+    """Register the level score `fn(inputs: ScoreInputs) -> (N,)` under `name`; every
+    replay curriculum's `score` option (`--plr.score NAME`) can then choose it. Returns
+    the record."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"score name {name!r}: must be a non-empty string")
+    if name in SCORES and not overwrite:
+        raise ValueError(f"score {name!r} is already registered (pass overwrite=True)")
+    if not callable(fn):
+        raise TypeError(f"register_score({name!r}, ...): the score must be a function")
+    record = LevelScore(name, fn, tuple(needs), success, combines_teams, summary)
+    SCORES[name] = record
+    return record
+
+
+def level_score(name: str) -> LevelScore:
+    """The registered score `name` (a one-line `ValueError` naming the others)."""
+    if name not in SCORES:
+        raise ValueError(f"score={name!r}: allowed {', '.join(SCORES)}")
+    return SCORES[name]
+
+
 def level_scores(
     kind: str,
     rewards: jax.Array,
@@ -107,36 +205,74 @@ def level_scores(
     max_returns: jax.Array | None = None,
     optimal_returns: jax.Array | None = None,
     mask: jax.Array | None = None,
+    success: jax.Array | None = None,
+    level: dict[str, jax.Array] | None = None,
 ) -> tuple[jax.Array, jax.Array]:
-    """Score of each env's level.
+    """Score of each env's level by the registered score `kind`.
 
     Args:
-        kind: one of `SCORES`.
+        kind: a registered score's name (`SCORES`).
         rewards, values, advantages: `(T, N) float32` (advantages from GAE).
         done: `(T, N) bool`.
         max_returns: `(N,)` running best returns of the levels (`-inf` for new levels).
-        optimal_returns: `(N,)` optimal returns (`oracle_regret` only).
+        optimal_returns: `(N,)` optimal returns (`oracle_regret` only; the same as
+            `level={"optimal_return": ...}`).
         mask: `(T, N)`, 1 where the agent acted (default: every step).
+        success: `(T, N)` the outcomes of the episodes ending at each step (scores that
+            read them).
+        level: `{part: (N,)}` per-level values of the family parts the score needs.
 
     Returns:
         `(scores (N,), best returns (N,))`; the best returns include this rollout's.
     """
+    score = level_score(kind)
     mean_ret, best_ret = episode_returns(rewards, done, mask)
     prev = jnp.full_like(best_ret, -jnp.inf) if max_returns is None else max_returns
     best = jnp.maximum(prev, best_ret)
-    if kind == "pvl":
-        s = per_episode_mean(jnp.maximum(advantages, 0.0), done, mask)
-    elif kind == "l1_vl":
-        s = per_episode_mean(jnp.abs(advantages), done, mask)
-    elif kind == "max_mc":
-        s = per_episode_mean(best[None] - values, done, mask)
-    elif kind == "oracle_regret":
-        if optimal_returns is None:
-            raise ValueError("oracle_regret needs the optimal returns of the levels")
-        s = jnp.where(jnp.isfinite(mean_ret), optimal_returns - mean_ret, -jnp.inf)
-    else:
-        raise ValueError(f"score={kind!r}: allowed {', '.join(SCORES)}")
-    return s, best
+    parts = dict(level or {})
+    if optimal_returns is not None:
+        parts["optimal_return"] = optimal_returns
+    missing = [p for p in score.needs if p not in parts]
+    if missing:
+        raise ValueError(f"{kind} needs the levels' {', '.join(missing)}")
+    if score.success and success is None:
+        raise ValueError(f"{kind} needs the episodes' outcomes (success)")
+    inputs = ScoreInputs(rewards, values, advantages, done, mask, best, mean_ret, success, parts)
+    return score.fn(inputs), best
+
+
+def _pvl(x: ScoreInputs) -> jax.Array:
+    return per_episode_mean(jnp.maximum(x.advantages, 0.0), x.done, x.mask)
+
+
+def _l1_vl(x: ScoreInputs) -> jax.Array:
+    return per_episode_mean(jnp.abs(x.advantages), x.done, x.mask)
+
+
+def _max_mc(x: ScoreInputs) -> jax.Array:
+    return per_episode_mean(x.best[None] - x.values, x.done, x.mask)
+
+
+def _oracle_regret(x: ScoreInputs) -> jax.Array:
+    ok = jnp.isfinite(x.mean_return)
+    return jnp.where(ok, x.level["optimal_return"] - x.mean_return, -jnp.inf)
+
+
+def _learnability(x: ScoreInputs) -> jax.Array:
+    ended = x.done if x.mask is None else x.done & (x.mask > 0)
+    n = jnp.sum(ended, axis=0)
+    p = jnp.sum(jnp.where(ended, x.success, 0.0), axis=0) / jnp.maximum(n, 1)
+    return jnp.where(n > 0, p * (1.0 - p), -jnp.inf)
+
+
+register_score("max_mc", _max_mc, combines_teams=False,
+               summary="MaxMC: the level's best return so far minus the value, per step")  # fmt: skip
+register_score("pvl", _pvl, summary="positive value loss: mean of max(GAE, 0)")
+register_score("l1_vl", _l1_vl, summary="L1 value loss: mean of |GAE|")
+register_score("oracle_regret", _oracle_regret, needs=("optimal_return",),
+               summary="the optimal return (the family's) minus the mean return")  # fmt: skip
+register_score("learnability", _learnability, success=True,
+               summary="p (1 - p), p the share of episodes won (SFL's criterion)")  # fmt: skip
 
 
 # ------------------------------------------------------------------ teacher scores

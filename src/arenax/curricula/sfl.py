@@ -37,10 +37,12 @@ from arenax.collectives import all_gather
 from arenax.curricula.blocks import take
 from arenax.curricula.common import (
     Curriculum,
+    CurriculumOptions,
     Setup,
     TrainState,
     level_batch_metrics,
     replay_rollout,
+    score_team_problems,
 )
 from arenax.curricula.players import Played, Players
 from arenax.options import POSITIVE, UNIT, IntIn, Problem
@@ -49,10 +51,11 @@ from arenax.utils import tree_bytes
 
 
 @dataclasses.dataclass(frozen=True)
-class SFLConfig:
+class SFLConfig(CurriculumOptions):
     """Options of sampling for learnability (`--sfl.*`)."""
 
     KIND: ClassVar[str] = "sfl"
+    SUMMARY: ClassVar[str] = "sampling for learnability: train on levels of success rate near 1/2"
 
     def curriculum(self, s: Setup) -> SFLCurriculum:
         """SFL over the game; a level's success rate is the scoring team's (the family's
@@ -78,6 +81,31 @@ class SFLConfig:
                 self.buffer_size,
                 f"must be <= sfl.sample_levels={self.sample_levels} (the kept levels are sampled ones)",
             )
+
+    def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
+        """SFL trains the first team (its success rates score the levels); the sampled
+        levels' episodes split evenly over the devices and chunks."""
+        yield from score_team_problems(self.KIND, "", run)
+        if (self.sample_levels * self.episodes) % (run.devices * self.sample_chunks):
+            chunks = (
+                f" times sfl.sample_chunks={self.sample_chunks}" if self.sample_chunks > 1 else ""
+            )
+            yield Problem(
+                "sfl.sample_levels",
+                self.sample_levels,
+                f"times sfl.episodes={self.episodes} must be divisible by devices={run.devices}{chunks}",
+            )
+
+    def tiny(self) -> SFLConfig:
+        return dataclasses.replace(
+            self,
+            buffer_size=4,
+            sample_levels=8,
+            episodes=2,
+            refresh_every=2,
+            eval_steps=min(self.eval_steps, 20),
+            sample_chunks=min(self.sample_chunks, 2),
+        )
 
     buffer_size: Annotated[int, POSITIVE] = 100
     """Levels kept: those of highest learnability p (1 − p)."""

@@ -152,6 +152,26 @@ class Report:
 
 
 @dataclasses.dataclass(frozen=True)
+class Preset:
+    """A named training configuration a family offers (`arenax train NAME`).
+
+    `config` is what the run's `config.json` would hold, less what is left at the
+    defaults: the run's own fields, `env` (the family's options object, or a dict of
+    them), `teams` (`{team: {"network": {"kind": "mlp", ...}, "ppo": {...}}}`),
+    `curriculum` (`{"kind": "plr", ...}`: any registered curriculum), `eval`… — plain data,
+    so a family names curricula and networks without importing them. `arenax.train.presets`
+    composes it into a `TrainConfig` (each part not given: its class's default).
+
+    Attributes:
+        summary: one line (`arenax train --help`).
+        config: the configuration, in the saved config's form.
+    """
+
+    summary: str
+    config: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
 class Family:
     """One environment family (see the module docstring).
 
@@ -192,6 +212,12 @@ class Family:
             agents`; `""`: none).
         named: `(env, generator name) -> (key -> level)`: one of the family's named
             generators bound to the env's options (galleries of `arenax render`).
+        presets: `{name: Preset}`, the training configurations the family offers
+            (`arenax train NAME`); a family without any gets a generic DR and PLR⊥ preset.
+        tiny: `options -> options` at the smallest sizes that still run every part of a
+            cycle (the tests' and `benchmarks/preset_fingerprints.py`'s shapes).
+        tiny_run: the run's options at those sizes where they differ from the default
+            (`{"n_steps": 8}`).
     """
 
     name: str
@@ -218,6 +244,9 @@ class Family:
     problems: Callable[[Any, Any], Iterator[Any]] | None = None
     agents_option: str = ""
     named: Callable[[Environment, str], LevelFn] | None = None
+    presets: Mapping[str, Preset] = dataclasses.field(default_factory=dict)
+    tiny: Callable[[Any], Any] | None = None
+    tiny_run: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def env(self, options: Any = None) -> Environment:
         """The environment of `options` (default: the options' defaults)."""

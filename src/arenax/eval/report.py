@@ -184,15 +184,13 @@ def evaluate_run(
 def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int]], int]:
     """A replay run's buffered levels, highest replay probability first: `(config,
     [(level, probability, score, mutations)], cycle)`."""
-    from arenax.curricula import PLRConfig
-    from arenax.curricula import buffer as B
-
     cfg, state, cycle = load_run(run_dir)
     q = cfg.curriculum
-    if not isinstance(q, PLRConfig) or not isinstance(state.curriculum, B.LevelBuffer):
+    replay = q.replay_distribution(jax.device_get(state.curriculum))
+    if replay is None:
         raise ValueError(f"{run_dir}: curriculum {q.KIND!r} has no (single) level buffer")
-    buf = jax.device_get(state.curriculum)
-    probs = np.asarray(B.replay_probs(buf, *q.priority))
+    buf, probs = replay
+    probs = np.asarray(probs)
     order = [int(i) for i in np.argsort(-probs, kind="stable") if buf.filled[i]]
     ranked = [
         (
@@ -255,17 +253,14 @@ def teacher_gallery(
 ) -> tuple[Path, int]:
     """PNG of `n` levels the run's current teacher builds (PAIRED-family runs), captioned
     by the family. Returns `(path, levels drawn)`."""
-    from arenax.curricula import PairedConfig
     from arenax.train.build import make_curriculum
 
     cfg, state, _ = load_run(run_dir)
-    if not isinstance(cfg.curriculum, PairedConfig):
-        raise ValueError(f"{run_dir}: curriculum {cfg.curriculum.KIND!r} has no teacher")
     algo = make_curriculum(cfg)
-    ids = jnp.arange(n, dtype=jnp.int32)
-    levels, _, _ = jax.jit(lambda p, k: algo.generate(p, k, ids))(
-        state.curriculum.params, jax.random.key(seed)
-    )
+    design = jax.jit(lambda s, k: algo.designed_levels(s, k, n))
+    if jax.eval_shape(design, state, jax.random.key(seed)) is None:
+        raise ValueError(f"{run_dir}: curriculum {cfg.curriculum.KIND!r} has no teacher")
+    levels = design(state, jax.random.key(seed))
     levels = jax.device_get(levels)
     env = cfg.game()
     one = [jax.tree.map(lambda a, i=i: a[i], levels) for i in range(n)]

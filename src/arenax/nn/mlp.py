@@ -56,6 +56,10 @@ class MLPConfig:
             **fields_of(self, MLPConfig),
         )
 
+    def tiny(self) -> MLPConfig:
+        """The tests' size (two layers of 16)."""
+        return dataclasses.replace(self, hidden=(16, 16))
+
 
 def _with_state(space: Any) -> bool:
     """An observation space of `GlobalState`: `Dict(obs=..., state=...)`."""

@@ -47,6 +47,15 @@ class ModelConfig(InitConfig):
         """The network for one team's spaces (a `Discrete` action space)."""
         return StudentPolicy.of(self, int(action_space.n))
 
+    def tiny(self) -> ModelConfig:
+        """The tests' size (16 units)."""
+        return dataclasses.replace(self, hidden=16)
+
+    def reference_rules(self) -> ModelConfig:
+        """minimax's initialisation: one orthogonal block per LSTM gate, the policy's last
+        layer constant."""
+        return dataclasses.replace(self, gate_init="per_gate", policy_init="constant")
+
 
 class MazeStudentNet(nn.Module):
     """Actor-critic over sequences `(T, B, ...)`; options from `spec` (a

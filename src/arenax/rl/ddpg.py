@@ -86,6 +86,17 @@ class DDPGConfig:
         if any(h <= 0 for h in self.hidden):
             yield Problem("hidden", self.hidden, "must be positive integers")
 
+    def tiny(self) -> DDPGConfig:
+        """The tests' sizes: a small buffer and batch, 4 gradient steps a cycle of 4 x 16."""
+        return dataclasses.replace(
+            self,
+            buffer_size=256,
+            batch_size=16,
+            update_to_data=4 / 64,
+            learning_starts=32,
+            hidden=(16, 16),
+        )
+
     def run_problems(self, run: Any, game: Any, team: str) -> Iterator[Problem]:
         """The rules DDPG sets on the run (`run`: the training config, duck-typed) whose team
         `team` learns with it: one team of one agent with continuous actions, fresh levels

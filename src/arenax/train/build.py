@@ -5,6 +5,7 @@ family record, the players from the teams' options, the curriculum from its own 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from arenax.curricula.common import Curriculum, Setup
@@ -67,7 +68,8 @@ def make_players(cfg: TrainConfig) -> Players:
             frozen.add(name)
     boot = {t: bootstraps(cfg.teams[t].learner[1], env) for t in team_policy}
     score_team = getattr(cfg.curriculum, "score_team", "")
-    return Players(env, learners, team_policy, frozenset(frozen), boot, score_team)
+    outcome = functools.partial(cfg.family.success, env)  # (team, episodes) -> (T, N)
+    return Players(env, learners, team_policy, frozenset(frozen), boot, score_team, outcome)
 
 
 def make_curriculum(cfg: TrainConfig) -> Curriculum:

@@ -20,10 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from arenax.curricula import CURRICULA
-from arenax.curricula.dr import DRConfig
-from arenax.curricula.paired import PairedConfig
 from arenax.curricula.players import TeamConfig
+from arenax.curricula.registry import CURRICULA
 from arenax.envs import spaces
 from arenax.envs.family import Family
 from arenax.envs.maze.family import MazeConfig
@@ -79,9 +77,10 @@ class TrainConfig:
     family's name for its default options (`env="cartpole"`)."""
     teams: dict[str, TeamConfig] = dataclasses.field(default_factory=_maze_teams)
     """Each team's network, learner and policy sharing, by team name."""
-    curriculum: Any = DRConfig()
-    """The curriculum: dr, plr, accel, sfl, paired, population or maestro (the preset
-    chooses which)."""
+    curriculum: Any = "dr"
+    """The curriculum's options: a registered curriculum's (dr, plr, accel, sfl, paired,
+    population, maestro or a plugin's; the preset chooses which), or from Python its name
+    for its default options (`curriculum="plr"`)."""
     n_envs: Annotated[int, POSITIVE] = 32
     """Parallel environments (global, over all devices)."""
     n_steps: Annotated[int, POSITIVE] = 256
@@ -140,6 +139,8 @@ class TrainConfig:
         object.__setattr__(self, "out_dir", Path(self.out_dir))  # a string is a path too
         if isinstance(self.env, str) and self.env in FAMILIES and FAMILIES[self.env].options:
             object.__setattr__(self, "env", FAMILIES[self.env].options())
+        if isinstance(self.curriculum, str) and self.curriculum in CURRICULA:
+            object.__setattr__(self, "curriculum", CURRICULA[self.curriculum]())
         if self.resume is not None:
             object.__setattr__(self, "resume", Path(self.resume))
 
@@ -156,13 +157,10 @@ class TrainConfig:
 
     @property
     def steps_per_cycle(self) -> int:
-        """Env steps of one cycle at least (sequential ACCEL replay cycles take twice this;
-        PAIRED counts every student's steps and the teacher's)."""
-        c = self.curriculum
-        if isinstance(c, PairedConfig):
-            editor = self.family.need("editor", "PAIRED")(self.game(), c.teacher)
-            return self.n_envs * (c.n_students * self.n_steps + editor.episode_length)
-        return self.blocks * self.n_envs * self.n_steps
+        """Env steps of one cycle at least, as the curriculum counts them (sequential
+        ACCEL replay cycles take twice this; PAIRED counts every student's steps and the
+        teacher's)."""
+        return self.curriculum.steps_per_cycle(self)
 
     @property
     def cycles(self) -> int:
@@ -348,11 +346,12 @@ class TrainConfig:
                     learner.minibatches,
                     f"must divide the {what} per device ({seqs})",
                 )
-            if learner.carry_over and not isinstance(self.curriculum, DRConfig | PairedConfig):
+            if learner.carry_over and not getattr(self.curriculum, "carries_over", False):
+                carrying = [k for k, c in CURRICULA.items() if c.carries_over]
                 yield Problem(
                     f"{users[0]}.{kind}.carry_over",
                     True,
-                    "applies to dr and paired (replayed levels start from a zero state, as in the reference)",
+                    f"applies to {' and '.join(carrying)} (replayed levels start from a zero state, as in the reference)",
                 )
             if first.a2c is not None and first.ddpg is not None:
                 yield Problem(
@@ -403,67 +402,13 @@ class TrainConfig:
             yield from self.teams[team].ddpg.run_problems(self, game, team)
 
     def _curriculum_problems(self, family: Family, game: Any) -> Iterator[Problem]:
+        """A registered curriculum, and the rules it sets on the run."""
         c, kind = self.curriculum, getattr(self.curriculum, "KIND", "")
-        if kind not in CURRICULA:
+        if CURRICULA.get(kind) is not type(c):
             shown = c if isinstance(c, str) else type(c).__name__
             yield Problem("curriculum", shown, f"allowed: {', '.join(CURRICULA)}")
             return
-        if getattr(c, "new_levels", "dr") == "empty" and family.empty is None:
-            yield Problem(
-                f"{kind}.new_levels", "empty", f"family {family.name!r} has no empty levels"
-            )
-        if getattr(c, "accel", False) and family.mutator is None:
-            yield Problem(
-                "curriculum",
-                kind,
-                f"ACCEL needs the family's mutator; family {family.name!r} has none",
-            )
-        if getattr(c, "score", "") == "oracle_regret" and family.optimal_return is None:
-            yield Problem(
-                f"{kind}.score",
-                c.score,
-                f"the oracle regret needs the family's optimal returns (shortest paths); family {family.name!r} has none",
-            )
-        if hasattr(c, "buffer_size") and kind in ("plr", "accel") and c.buffer_size < self.n_envs:
-            yield Problem(
-                f"{kind}.buffer_size",
-                c.buffer_size,
-                f"must hold at least n_envs={self.n_envs} levels",
-            )
-        score_team = getattr(c, "score_team", "")
-        if score_team and score_team not in (*self.teams, "both"):
-            yield Problem(
-                f"{kind}.score_team", score_team, f"allowed: {', '.join((*self.teams, 'both'))}"
-            )
-        elif score_team and (
-            {score_team} & set(self.scripted_teams)
-            or (score_team == "both" and self.scripted_teams)
-        ):
-            yield Problem(
-                f"{kind}.score_team",
-                score_team,
-                f"scores need the team's value estimates; {', '.join(self.scripted_teams)} are scripted",
-            )
-        elif (
-            not score_team
-            and kind in ("plr", "accel", "sfl")
-            and next(iter(self.teams)) in self.scripted_teams
-        ):
-            first = next(iter(self.teams))
-            yield Problem(
-                f"{first}.scripted",
-                True,
-                f"{kind} trains the {first}s (it scores levels by their results): they act by a policy",
-            )
-        if kind == "sfl" and (c.sample_levels * c.episodes) % (self.devices * c.sample_chunks):
-            chunks = f" times sfl.sample_chunks={c.sample_chunks}" if c.sample_chunks > 1 else ""
-            yield Problem(
-                "sfl.sample_levels",
-                c.sample_levels,
-                f"times sfl.episodes={c.episodes} must be divisible by devices={self.devices}{chunks}",
-            )
-        if hasattr(c, "run_problems"):  # the rules a curriculum sets on the run's teams
-            yield from c.run_problems(self, game)
+        yield from c.run_problems(self, game)
 
 
 def _vector(space: Any) -> bool:

@@ -100,13 +100,12 @@ def warm_up_note(run: Run) -> None:
     until its level buffer is warm, and when that is at the earliest (and if the budget
     ends first)."""
     cfg, c = run.cfg, run.cfg.curriculum
-    if not (getattr(c, "robust", False) and hasattr(c, "min_fill")):
+    warm_up = c.warm_up(cfg)
+    if warm_up is None:
         return
     if any(m.counters.get("updates") for m in run.members):
         return  # a resumed run that already updates
-    need = math.ceil(c.min_fill * c.buffer_size)
-    per_cycle = cfg.n_envs * (cfg.blocks if c.parallel else 1)  # new levels a cycle can add
-    cycles = math.ceil(need / per_cycle)
+    need, cycles = warm_up
     steps = cycles * cfg.steps_per_cycle
     late = cfg.total_steps is not None and steps >= cfg.total_steps
     run.print(

@@ -7,12 +7,13 @@ from typing import Any
 
 import jax
 
+from arenax.envs.classic import presets as P
 from arenax.envs.classic.acrobot import AcrobotEnv
 from arenax.envs.classic.cartpole import CartPoleEnv
 from arenax.envs.classic.mountain_car import ContinuousMountainCarEnv, MountainCarEnv
 from arenax.envs.classic.pendulum import PendulumEnv
 from arenax.envs.classic.physics import ClassicEnv
-from arenax.envs.family import Family, Heldout
+from arenax.envs.family import Family, Heldout, Preset
 from arenax.options import build, options_of
 
 
@@ -42,8 +43,11 @@ def _fixed(level: Any, key: jax.Array) -> Any:
     return level
 
 
-def family(name: str, cls: type[ClassicEnv], gym_id: str) -> Family:
-    """The record of one classic-control game (Gymnasium's `gym_id` by default)."""
+def family(
+    name: str, cls: type[ClassicEnv], gym_id: str, presets: dict[str, Preset] | None = None
+) -> Family:
+    """The record of one classic-control game (Gymnasium's `gym_id` by default) and its
+    `presets`."""
     options = options_of(
         cls,
         f"{cls.__name__.removesuffix('Env')}Config",
@@ -62,16 +66,17 @@ def family(name: str, cls: type[ClassicEnv], gym_id: str) -> Family:
         heldout=heldout,
         suites=lambda: {f"{name}/heldout": tuple(cls().heldout_levels())},
         named=lambda env, generator: env.sample_physics,
+        presets=presets or {},
     )
 
 
-CARTPOLE = family("cartpole", CartPoleEnv, "CartPole-v1")
+CARTPOLE = family("cartpole", CartPoleEnv, "CartPole-v1", P.CARTPOLE_PRESETS)
 ACROBOT = family("acrobot", AcrobotEnv, "Acrobot-v1")
 MOUNTAIN_CAR = family("mountain-car", MountainCarEnv, "MountainCar-v0")
 MOUNTAIN_CAR_CONTINUOUS = family(
     "mountain-car-continuous", ContinuousMountainCarEnv, "MountainCarContinuous-v0"
 )
-PENDULUM = family("pendulum", PendulumEnv, "Pendulum-v1")
+PENDULUM = family("pendulum", PendulumEnv, "Pendulum-v1", P.PENDULUM_PRESETS)
 CLASSIC = (CARTPOLE, ACROBOT, MOUNTAIN_CAR, MOUNTAIN_CAR_CONTINUOUS, PENDULUM)
 
 #: the games' options (a run's `env`)

@@ -9,6 +9,7 @@ import numpy as np
 
 from arenax.envs.editor import EditorOptions
 from arenax.envs.family import Family, Heldout
+from arenax.envs.maze import presets as P
 from arenax.envs.maze import render
 from arenax.envs.maze import suites as S
 from arenax.envs.maze.editor import MazeEditor
@@ -89,4 +90,7 @@ MAZE = Family(
     caption=caption,
     benchmarks={"maze-13x13": MazeConfig(n_walls=60, normalize_obs=True)},
     named=named,
+    presets=P.PRESETS,
+    tiny=P.tiny,
+    tiny_run=P.TINY_RUN,
 )

@@ -13,6 +13,7 @@ import numpy as np
 from arenax.envs.editor import EditorOptions
 from arenax.envs.family import Family
 from arenax.envs.tag import arenas, discs
+from arenax.envs.tag import presets as P
 from arenax.envs.tag.continuous import TagEnv
 from arenax.envs.tag.editor import ArenaEditor, DiscArenaEditor
 from arenax.envs.tag.evaluation import evaluate_run, heldout_arenas
@@ -105,6 +106,9 @@ TAG = Family(
     problems=continuous_problems,
     agents_option="n_runners",
     named=lambda env, name: functools.partial(TAG.generators[name], env=env),
+    presets=P.CONTINUOUS_PRESETS,
+    tiny=P.tiny_continuous,
+    tiny_run=P.TINY_RUN,
 )
 
 GRID_TAG = Family(
@@ -136,4 +140,7 @@ GRID_TAG = Family(
     named=lambda env, name: functools.partial(
         GRID_TAG.generators[name], size=env.size, n_taggers=env.n_taggers
     ),
+    presets=P.GRID_PRESETS,
+    tiny=P.tiny_grid,
+    tiny_run=P.TINY_RUN,
 )
