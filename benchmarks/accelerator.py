@@ -89,7 +89,7 @@ def check(args: Args) -> None:
     if args.deadline and args.deadline <= args.eval_reserve:
         fail(f"--deadline {args.deadline}: must exceed --eval-reserve ({args.eval_reserve})")
     from arenax.options import ConfigError
-    from arenax.train.rundir import check_writable_dir
+    from arenax.training.rundir import check_writable_dir
 
     try:
         check_writable_dir(args.out, "--out")
@@ -114,7 +114,7 @@ def main(args: Args) -> list[dict[str, Any]]:
     import jax
 
     from arenax.benchmarking import device_peak_bytes
-    from arenax.train.memory import compiled_memory_bytes
+    from arenax.training.memory import compiled_memory_bytes
 
     results: list[dict[str, Any]] = []
     payload: dict[str, Any] = {"quick": args.quick, "jax": jax.__version__}
@@ -253,7 +253,7 @@ def _maze_env(n: int, steps: int) -> tuple[Any, Any]:
 
 
 def _maze_dr(scale: int, quick: bool) -> Any:
-    from arenax.train import PRESETS, tiny
+    from arenax.training import PRESETS, tiny
 
     cfg = PRESETS["maze-dr"]
     if quick:
@@ -300,8 +300,8 @@ def _timed_maze_dr(
     """`seeds` runs of `maze-dr` at the paper configuration (tiny with `quick`) toward
     their 30,000 updates, trained together and stopped at `budget` seconds (compilation
     included): `(train's result, figures)`, the projection for every run's updates."""
-    from arenax.train import PRESETS, tiny, train
-    from arenax.train.signals import Interrupted
+    from arenax.training import PRESETS, tiny, train
+    from arenax.training.signals import Interrupted
     from arenax.utils import make_console
 
     cfg = PRESETS["maze-dr"]
@@ -366,7 +366,7 @@ def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
 def _seeds(out: Path, seeds: int, budget: float, quick: bool) -> dict[str, Any]:
     """`seeds` runs of `maze-dr` trained together (`_timed_maze_dr`, no periodic
     evaluation): the stack's rate and its projected time for every run's updates."""
-    from arenax.train import PRESETS
+    from arenax.training import PRESETS
 
     every = dataclasses.replace(PRESETS["maze-dr"].eval, every=0)
     return _timed_maze_dr(out, "maze-dr-seeds", budget, quick, seeds, eval=every)[1]

@@ -30,8 +30,9 @@ from rich.table import Table
 
 from arenax.envs.evaluation import evaluate_levels
 from arenax.options import POSITIVE, Problem
-from arenax.train import PRESETS, train
-from arenax.train.build import make_curriculum, make_env
+from arenax.training import PRESETS, train
+from arenax.training.build import make_env
+from arenax.training.program import Program
 
 TARGETS = {"cartpole": 500.0, "pendulum": -250.0}
 
@@ -111,11 +112,12 @@ def main(args: Args) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 cfg = dataclasses.replace(base, seed=seed, out_dir=Path(tmp), name="run",
                                           progress=False, tensorboard=False)  # fmt: skip
+                program = Program.build(cfg)
                 t0 = time.perf_counter()
-                res = train(cfg, console=console)
+                res = train(program, console=console)
                 secs = time.perf_counter() - t0
             steps, wall = first_reach(res.rows, target, args.window)
-            algo = make_curriculum(cfg)
+            algo = program.curriculum
             policy, params = algo.team_policies()["agent"], algo.team_params(res.state)["agent"]
             r = evaluate_levels(make_env(cfg), policy, params, 100, jax.random.key(seed))[0]
             ddpg_used = next(iter(cfg.teams.values())).ddpg

@@ -20,10 +20,10 @@ import jax
 import numpy as np
 from rich.table import Table
 
-from arenax.train import parallel
-from arenax.train.build import make_curriculum
-from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
-from arenax.train.presets import PRESETS
+from arenax.training import parallel
+from arenax.training.parallel import make_chunk
+from arenax.training.presets import PRESETS
+from arenax.training.program import Program
 from arenax.utils import CPU_OPT_LEVEL, make_console
 
 
@@ -65,13 +65,12 @@ def leaves_equal(a: object, b: object) -> bool:
 
 def measure(name: str, args: Args) -> dict:
     cfg = PRESETS[name]
-    algo = make_curriculum(dataclasses.replace(cfg, devices=1))
-    mesh = make_mesh(1)
-    fresh = lambda: place(init_state(algo, [0]), mesh, state_specs(algo, 1))  # noqa: E731
+    program = Program.build(dataclasses.replace(cfg, devices=1))
+    fresh = lambda: program.init([0])  # noqa: E731
     n = np.int32(args.chunk)
 
     def lower() -> jax.stages.Lowered:  # a new program each time (JAX keeps compiled ones)
-        chunk = make_chunk(algo, mesh, cfg.n_envs, args.chunk, 1, up_to=True)
+        chunk = make_chunk(program.curriculum, program.mesh, cfg.n_envs, args.chunk, 1, up_to=True)
         return chunk.lower(fresh(), n)
 
     levels = {

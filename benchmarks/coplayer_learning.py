@@ -29,8 +29,8 @@ from arenax.envs.tag.arenas import HELDOUT_ARENAS
 from arenax.eval.report import evaluate_run
 from arenax.options import POSITIVE, Problem
 from arenax.stats import mean_ci
-from arenax.train import PRESETS, train
-from arenax.train.logging import read_jsonl
+from arenax.training import PRESETS, train
+from arenax.training.logging import read_jsonl
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,8 +12,8 @@ import dataclasses
 
 from arenax.benchmarking import TrainBenchArgs, train_throughput
 from arenax.options import ConfigError
-from arenax.train.parallel import request_cpu_devices
-from arenax.train.presets import PRESETS
+from arenax.training.parallel import request_cpu_devices
+from arenax.training.presets import PRESETS
 
 
 @dataclasses.dataclass(frozen=True)

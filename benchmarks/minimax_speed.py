@@ -53,8 +53,8 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.benchmarking.throughput import TrainBenchArgs, train_throughput
-from arenax.train import PRESETS
-from arenax.train.parallel import request_cpu_devices
+from arenax.training import PRESETS
+from arenax.training.parallel import request_cpu_devices
 from arenax.utils import make_console
 
 COMPILE_TICKS = 2  # minimax compiles its tick twice

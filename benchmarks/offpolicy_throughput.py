@@ -39,9 +39,8 @@ import jax.numpy as jnp
 import numpy as np
 from rich.table import Table
 
-from arenax.train import PRESETS
-from arenax.train.build import make_curriculum
-from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
+from arenax.training import PRESETS
+from arenax.training.program import Program
 from arenax.utils import make_console
 
 
@@ -200,24 +199,20 @@ def main(args: Args) -> None:
 
     if args.cleanrl is not None:
         cleanrl_row("before")
-    mesh = make_mesh(1)
     for envs, steps, utd in cases:
         ddpg = dataclasses.replace(team.ddpg, td3=args.td3, actor_every=args.actor_every,
                                    update_to_data=utd, learning_starts=0)  # fmt: skip
         cfg = dataclasses.replace(base, n_envs=envs, n_steps=steps, teams={"agent": dataclasses.replace(team, ddpg=ddpg)})  # fmt: skip
-        algo = make_curriculum(cfg)
-        state = place(init_state(algo, [0]), mesh, state_specs(algo, 1))
-        fn = make_chunk(algo, mesh, envs, args.cycles, 1, up_to=True)
-        n = np.int32(args.cycles)
-        t0 = time.perf_counter()
-        compiled = fn.lower(state, n).compile()
-        compile_s = time.perf_counter() - t0
-        state, m = compiled(state, n)
+        program = Program.build(cfg)
+        algo, state = program.curriculum, program.init([0])
+        compiled = program.chunk(args.cycles, check_memory=False, state=state, keep=False)
+        compile_s = compiled.seconds
+        state, m = compiled(state)
         jax.block_until_ready(m)
         elapsed = np.inf
         for _ in range(args.repeats):
             t0 = time.perf_counter()
-            state, m = compiled(state, n)
+            state, m = compiled(state)
             jax.block_until_ready(m)
             elapsed = min(elapsed, time.perf_counter() - t0)
         env_steps = int(np.asarray(m["env_steps"]).sum())  # the same every chunk
@@ -232,13 +227,13 @@ def main(args: Args) -> None:
     flops = gradient_step_flops(tuple(c.hidden), 3, 1, c.batch_size, 2 if args.td3 else 1, every)
     one = dataclasses.replace(c, td3=args.td3, actor_every=args.actor_every, learning_starts=0)
     cfg = dataclasses.replace(base, n_envs=1, n_steps=64, teams={"agent": dataclasses.replace(team, ddpg=one)})  # fmt: skip
-    algo = make_curriculum(cfg)
-    state = place(init_state(algo, [0]), mesh, state_specs(algo, 1))
-    compiled = make_chunk(algo, mesh, 1, args.cycles, 1, up_to=True).lower(state, np.int32(args.cycles)).compile()  # fmt: skip
-    state, m = compiled(state, np.int32(args.cycles))
+    program = Program.build(cfg)
+    state = program.init([0])
+    compiled = program.chunk(args.cycles, check_memory=False, state=state, keep=False)
+    state, m = compiled(state)
     jax.block_until_ready(m)
     t0 = time.perf_counter()
-    state, m = compiled(state, np.int32(args.cycles))
+    state, m = compiled(state)
     jax.block_until_ready(m)
     per_step = (time.perf_counter() - t0) / int(np.asarray(m["updates"]).sum())
     width = c.hidden[-1]

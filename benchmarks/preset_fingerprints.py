@@ -8,7 +8,7 @@ and comparing after (on the same machine: bitwise equality is a CPU promise)::
     python benchmarks/preset_fingerprints.py --compare before.json
 
 Each preset is trained for ``--cycles`` cycles in a temporary folder at the shapes of
-:func:`arenax.train.tiny` (small levels, networks, batches and buffers), one device, plus a few
+:func:`arenax.training.tiny` (small levels, networks, batches and buffers), one device, plus a few
 variants: ``--compat minimax`` rules, two devices, two seeds. Floats are stored as their
 exact hexadecimal form. ``--rename old=new`` maps metric names that a change renamed on
 purpose (the comparison then checks values under the new names).
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from arenax.curricula import SFLConfig
-from arenax.train import PRESETS, TrainConfig, tiny, train, with_compat
-from arenax.train.loop import TIMING_COLUMNS
+from arenax.training import PRESETS, TrainConfig, tiny, train, with_compat
+from arenax.training.loop import TIMING_COLUMNS
 
 
 def variants() -> dict[str, TrainConfig]:

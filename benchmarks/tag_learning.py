@@ -29,8 +29,8 @@ from rich.table import Table
 
 from arenax.envs.tag.evaluation import evaluate_matchup
 from arenax.options import POSITIVE, OrNone, Problem
-from arenax.train import PRESETS, train
-from arenax.train.build import make_curriculum
+from arenax.training import PRESETS, train
+from arenax.training.program import Program
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,11 +108,11 @@ def main(args: Args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for seed in args.seeds:
             for i, name in enumerate(args.variants):
-                cfg = configure(args, name, seed, Path(tmp))
+                program = Program.build(configure(args, name, seed, Path(tmp)))
                 t0 = time.perf_counter()
-                res = train(cfg, console=console)
+                res = train(program, console=console)
                 secs = time.perf_counter() - t0
-                algo = make_curriculum(cfg)
+                algo = program.curriculum
                 env = algo.env
                 policies = algo.team_policies()
                 key = jax.random.key(12345)

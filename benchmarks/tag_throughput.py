@@ -24,9 +24,10 @@ from rich.table import Table
 from arenax.envs import AutoReplay
 from arenax.options import POSITIVE, Problem
 from arenax.rl.rollout import team_rollout
-from arenax.train import PRESETS, TrainConfig
-from arenax.train.build import make_curriculum, make_env
-from arenax.train.parallel import AXIS, make_chunk, make_mesh, place
+from arenax.training import PRESETS, TrainConfig
+from arenax.training.build import make_env
+from arenax.training.parallel import make_chunk
+from arenax.training.program import Program
 
 _TC = PRESETS["tag-continuous"]
 _TG = PRESETS["tag-grid"]
@@ -132,7 +133,7 @@ def env_only(cfg: TrainConfig, steps: int) -> tuple[Callable, Any]:
 
 
 def policy_rollout(cfg: TrainConfig) -> tuple[Callable, Any]:
-    algo = make_curriculum(cfg)
+    algo = Program.build(cfg).curriculum
     state = algo.init(jax.random.key(0))
     policies = algo.team_policies()
     ids = jnp.arange(cfg.n_envs, dtype=jnp.int32)
@@ -172,10 +173,10 @@ class OneCycle:
 
 
 def train_cycle(cfg: TrainConfig) -> tuple[OneCycle, Any]:
-    algo = make_curriculum(cfg)
-    mesh = make_mesh(1)
-    state = place(algo.init(jax.random.key(0)), mesh, algo.state_specs(AXIS))
-    return OneCycle(make_chunk(algo, mesh, cfg.n_envs, 1, up_to=True)), state  # `train`'s
+    program = Program.build(dataclasses.replace(cfg, devices=1))
+    state = program.init([0])
+    chunk = make_chunk(program.curriculum, program.mesh, cfg.n_envs, 1, up_to=True)  # `train`'s
+    return OneCycle(chunk), state
 
 
 def main(args: Args) -> None:

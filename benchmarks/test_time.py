@@ -5,7 +5,7 @@
 
 Prints the tests by wall time (set-up included) with the seconds JAX spent tracing, lowering
 and compiling in the test's own process, the persistent cache's misses and hits and the
-programs a run reused in-process (``arenax.train.programs``: no trace, lower or load), then the
+programs a run reused in-process (``arenax.training.programs``: no trace, lower or load), then the
 totals by file and over the suite, each worker's busy time and idle tail, and the jitted
 functions that took the most JAX time over the suite (`--programs N`). Under
 ``pytest -n 2`` the two workers share two cores, so a test's seconds are its share of a

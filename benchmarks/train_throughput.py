@@ -13,7 +13,7 @@ import os
 
 from arenax.benchmarking import TrainBenchArgs, train_throughput
 from arenax.cli.common import script_main
-from arenax.train.parallel import request_cpu_devices
+from arenax.training.parallel import request_cpu_devices
 
 
 def main(args: TrainBenchArgs) -> None:

@@ -78,7 +78,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # ARENAX_TEST_PROFILE=FILE appends one JSON line a test: its wall time (set-up included), the
 # seconds JAX spent tracing, lowering and compiling in this process (persistent-cache loads
 # count as compiles), the cache's hits and misses, the programs a run reused
-# (`arenax.train.programs`) and the same seconds per jitted function (`programs`).
+# (`arenax.training.programs`) and the same seconds per jitted function (`programs`).
 # `benchmarks/test_time.py FILE` sums it up. Commands a test starts in other processes are
 # not seen (their time is in the wall time only).
 _PROFILE = os.environ.get("ARENAX_TEST_PROFILE")

@@ -14,7 +14,7 @@ import numpy as np
 from arenax.envs import spaces
 from arenax.envs.core import Environment
 from arenax.struct import pytree_dataclass
-from arenax.train.loop import TIMING_COLUMNS
+from arenax.training.loop import TIMING_COLUMNS
 
 #: the persistent compilation cache of the suite (``conftest.py`` enables it)
 CACHE_DIR = Path(
@@ -69,10 +69,10 @@ def assert_close(a: list[dict], b: list[dict], rtol: float = 1e-3, atol: float =
 
 
 def tiny_preset(preset: str, out_dir: Path, cycles: int = 4, **changes: object):
-    """``preset`` at the tiny shapes of the suite (:func:`arenax.train.tiny`, the shapes the
+    """``preset`` at the tiny shapes of the suite (:func:`arenax.training.tiny`, the shapes the
     fingerprints use, so compiled programs are shared): ``cycles`` cycles, a checkpoint
     every cycle, no evaluation, no progress bar."""
-    from arenax.train import PRESETS, tiny
+    from arenax.training import PRESETS, tiny
 
     cfg = dataclasses.replace(tiny(PRESETS[preset]), out_dir=Path(out_dir), name=preset)
     cfg = dataclasses.replace(cfg, total_steps=cfg.steps_per_cycle * cycles, total_updates=None)

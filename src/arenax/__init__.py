@@ -23,15 +23,12 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """`arenax.train` (callable: train a preset), `arenax.load_run`, `arenax.configure`,
-    `arenax.Run` and the curriculum registry (`arenax.register_curriculum`,
-    `arenax.register_score`, `arenax.CurriculumOptions`, `arenax.ScoreInputs`) are
-    imported on first use (the training stack is heavy to import)."""
-    if name == "train":
-        import arenax.train
-
-        return arenax.train
-    if name in ("load_run", "configure", "Run", "Actor"):
+    """The Python interface (`arenax.train`: train a preset, `arenax.load_run`,
+    `arenax.configure`, `arenax.Run`) and the curriculum registry
+    (`arenax.register_curriculum`, `arenax.register_score`, `arenax.CurriculumOptions`,
+    `arenax.ScoreInputs`) are imported on first use (the training stack is heavy to
+    import)."""
+    if name in ("train", "load_run", "configure", "Run", "Actor"):
         from arenax import api
 
         return getattr(api, name)

@@ -74,9 +74,9 @@ def configure(preset: Any, **options: Any) -> Any:
     """A `TrainConfig` from a preset (a name or a config) and options
     named as on the command line (see the module docstring), checked. With `devices=N`
     in a process that has not used JAX yet, it also asks JAX for N CPU devices
-    (`arenax.train.parallel.request_cpu_devices`; accelerators are not affected)."""
-    from arenax.train import all_presets, validate
-    from arenax.train.parallel import request_cpu_devices
+    (`arenax.training.parallel.request_cpu_devices`; accelerators are not affected)."""
+    from arenax.training import all_presets, validate
+    from arenax.training.parallel import request_cpu_devices
 
     if isinstance(preset, str):
         presets = all_presets()
@@ -86,7 +86,7 @@ def configure(preset: Any, **options: Any) -> Any:
     else:
         cfg = preset
     if "compat" in options:  # as `--compat`: the rules first, so the other options still win
-        from arenax.train import with_compat
+        from arenax.training import with_compat
 
         compat = options.pop("compat")
         allowed = typing.get_args(typing.get_type_hints(type(cfg))["compat"])  # the field's Literal
@@ -244,20 +244,21 @@ def train(preset: Any, quiet: bool = False, **options: Any) -> Run:
     """Train `preset` (a name or a `TrainConfig`) with `options`
     (see the module docstring); `quiet`: print nothing (no progress bar or notes).
     Returns the `Run`."""
-    from arenax.train import train as train_config
+    from arenax.training import train as train_config
+    from arenax.training.program import Program
 
     if quiet:
         options.setdefault("progress", False)
-    cfg = configure(preset, **options)
+    cfg = configure(preset, **options)  # checked here, once
     console = Console(quiet=True) if quiet else None
-    result = train_config(cfg, console=console)
+    result = train_config(Program.build(cfg, check=False), console=console)
     return Run(Path(result.run_dir), cfg, result.rows, result.state)
 
 
 def load_run(run_dir: str | Path) -> Run:
     """A run folder (`config.json`, `metrics.jsonl`, checkpoints) as a `Run`."""
-    from arenax.train.logging import read_jsonl
-    from arenax.train.saved import load_config
+    from arenax.training.logging import read_jsonl
+    from arenax.training.saved import load_config
 
     run_dir = Path(run_dir)
     if not (run_dir / "config.json").is_file():

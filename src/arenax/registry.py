@@ -29,10 +29,7 @@ from arenax.envs.classic import presets as classic_presets
 from arenax.envs.classic.family import CLASSIC
 from arenax.envs.core import Environment
 from arenax.envs.family import Family, Preset, heldout_from_levels
-from arenax.envs.maze import suites as maze_suites
-from arenax.envs.maze.editor import MazeEditor
-from arenax.envs.maze.family import MAZE
-from arenax.envs.maze.suites import HeldoutMaze
+from arenax.envs.maze.family import MAZE, MAZE_EDITOR
 from arenax.envs.tag.family import GRID_TAG, TAG
 from arenax.options import build, options_of
 
@@ -171,10 +168,11 @@ def register_mutator(name: str, fn: Callable[..., Any], overwrite: bool = False)
 
 
 def register_suite(name: str, levels: Any, overwrite: bool = False) -> None:
-    """Register a held-out suite: for mazes a sequence of `HeldoutMaze` objects or
-    maze names (then `arenax eval RUN --suite name` evaluates on it; maze level files can
-    also be passed to `--suite` directly by path); for other families a dict `{level
-    name: level}` (`arenax.list_suites()`; pass it to `arenax.interop` exports)."""
+    """Register a held-out suite: a sequence of a family's own levels, which that family
+    files (its record's `add_suite`; for mazes `HeldoutMaze` objects or maze names: then
+    `arenax eval RUN --suite name` evaluates on it, and maze level files can also be passed
+    to `--suite` directly by path); for other families a dict `{level name: level}`
+    (`arenax.list_suites()`; pass it to `arenax.interop` exports)."""
     if isinstance(levels, dict):
         _check_new("suite", name, USER_SUITES, overwrite)
         if not levels:
@@ -182,12 +180,15 @@ def register_suite(name: str, levels: Any, overwrite: bool = False) -> None:
         USER_SUITES[name] = dict(levels)
         return
     items = list(levels)
-    if not all(isinstance(m, HeldoutMaze | str) for m in items):
-        raise TypeError(
-            f"suite {name!r}: a maze suite is a sequence of HeldoutMaze or maze names; "
-            "other families register a dict {level name: level}"
-        )
-    maze_suites.register_suite(name, items, overwrite)
+    for f in FAMILIES.values():
+        if f.add_suite is not None and f.add_suite(name, items, overwrite):
+            return
+    kinds = ", ".join(f.name for f in FAMILIES.values() if f.add_suite is not None)
+    raise TypeError(
+        f"suite {name!r}: a sequence of levels must be of a family that takes them ({kinds}: "
+        "a maze suite is a sequence of HeldoutMaze or maze names); other families register "
+        "a dict {level name: level}"
+    )
 
 
 def suite_levels(name: str) -> dict[str, Any]:
@@ -318,13 +319,6 @@ def list_suites() -> dict[str, tuple[str, ...]]:
     }
     return {**out, **{n: tuple(levels) for n, levels in USER_SUITES.items()}}
 
-
-MAZE_EDITOR = Family(
-    name="maze-editor",
-    make=functools.partial(build, MazeEditor),
-    options=options_of(MazeEditor, "MazeEditorConfig", "PAIRED's maze editor.", "maze-editor"),
-    summary="PAIRED's teacher MDP for mazes (team 'teacher'): walls, then goal and agent",
-)
 
 BUILTIN: frozenset[str] = frozenset()
 for _record in (MAZE, MAZE_EDITOR, TAG, GRID_TAG, *CLASSIC):

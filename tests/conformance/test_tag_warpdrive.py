@@ -340,8 +340,8 @@ def test_warpdrive_presets_carry_its_shipped_run_configs(run: str, preset: str) 
     import yaml
 
     from arenax.envs.tag.presets import WARPDRIVE_RUNS
-    from arenax.train import validate
-    from arenax.train.presets import PRESETS
+    from arenax.training import validate
+    from arenax.training.presets import PRESETS
 
     text = importlib.resources.files("warp_drive.training") / f"run_configs/{run}.yaml"
     shipped = yaml.safe_load(text.read_text())

@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: helpers
 
-from arenax.train import train
-from arenax.train.distributed import DistributedOptions
+from arenax.training import train
+from arenax.training.distributed import DistributedOptions
 from arenax.utils import enable_compilation_cache
 from helpers import CACHE_DIR, tiny_preset
 

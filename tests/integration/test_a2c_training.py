@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arenax.train import train
+from arenax.training import train
 from helpers import learning_rows, tiny_preset
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import pytest
 
 import arenax
 from arenax.options import ConfigError
-from arenax.train import TrainConfig
+from arenax.training import TrainConfig
 
 SMALL = dict(
     total_steps=2 * 8 * 16, n_envs=8, n_steps=16, chunk=1,
@@ -69,7 +69,7 @@ def test_options_are_checked_in_one_line_before_compiling() -> None:
         arenax.load_run("/nonexistent/run")
     # the package is callable and still a package
     assert callable(arenax.train) and isinstance(arenax.configure("maze-dr"), TrainConfig)
-    from arenax.train import PRESETS
+    from arenax.training import PRESETS
 
     assert "maze-dr" in PRESETS and np.isfinite(PRESETS["maze-dr"].teams["agent"].ppo.lr)
 
@@ -80,7 +80,7 @@ def test_a_config_built_by_hand_names_its_family_and_is_checked() -> None:
     in one line (values shown short: no options object dumped into the message)."""
     from arenax.envs.maze.family import MazeConfig
     from arenax.options import Problem
-    from arenax.train import validate
+    from arenax.training import validate
 
     assert TrainConfig(env="maze").env == MazeConfig()
     validate(TrainConfig(env="maze"))

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from arenax import cli
-from arenax.train import PRESETS, train, validate
-from arenax.train.logging import read_jsonl
+from arenax.training import PRESETS, train, validate
+from arenax.training.logging import read_jsonl
 from helpers import CACHE_DIR, assert_same, learning_rows, tiny_preset
 
 WORKER = Path(__file__).parent / "mp_worker.py"

@@ -13,8 +13,8 @@ import pytest
 
 from arenax import cli
 from arenax.envs.tag.arenas import validate_level
-from arenax.train import PRESETS, train, validate
-from arenax.train.build import make_curriculum
+from arenax.training import PRESETS, train, validate
+from arenax.training.build import make_curriculum
 from helpers import assert_same, learning_rows, tiny_preset
 
 
@@ -81,7 +81,7 @@ def test_tag_paired_trains_resumes_exactly_and_evaluates(
     tagger students × 4 envs × 8 steps; the arenas it builds are valid; stopped after 2
     cycles and resumed equals uninterrupted bitwise; evaluated on a held-out arena."""
     from arenax.envs.tag import discs as D
-    from arenax.train.build import make_env
+    from arenax.training.build import make_env
 
     validate(PRESETS["tag-paired"])
     full = train(tiny_disc_paired(tmp_path, 4, "full"))

@@ -12,7 +12,7 @@ import examples.corridor  # noqa: F401 (registers the family; the test must not 
 import pytest
 
 from arenax.curricula.plr import ACCELConfig
-from arenax.train import all_presets, train
+from arenax.training import all_presets, train
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arenax.train import train
+from arenax.training import train
 from helpers import assert_same, learning_rows, tiny_preset
 
 pytestmark = pytest.mark.slow
@@ -19,7 +19,7 @@ def test_state_in_the_observations_and_a_critic_reading_obs_is_todays_ppo(
 ) -> None:
     cfg = tiny_preset("tag-grid", tmp_path, cycles=3)
     plain = train(dataclasses.replace(cfg, name="plain"))
-    import arenax.train.build as build
+    import arenax.training.build as build
 
     # every team observes {"obs", "state"}; the networks' critics still read "obs"
     monkeypatch.setattr(build, "central_critic_teams", lambda cfg, env: tuple(env.teams))

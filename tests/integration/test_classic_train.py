@@ -20,9 +20,9 @@ from arenax.curricula.plr import ACCELConfig
 from arenax.envs.classic.cartpole import CartPoleEnv
 from arenax.envs.classic.physics import Constant, level_values
 from arenax.envs.evaluation import evaluate_levels
-from arenax.train import PRESETS, ConfigError, TrainConfig, train, validate
-from arenax.train.build import make_curriculum, make_env, make_players
-from arenax.train.parallel import jit_init
+from arenax.training import PRESETS, ConfigError, TrainConfig, train, validate
+from arenax.training.build import make_curriculum, make_env, make_players
+from arenax.training.parallel import jit_init
 
 
 def tiny(tmp_path: Path, preset: str, **changes: object) -> TrainConfig:
@@ -155,8 +155,8 @@ def test_impossible_physics_stops_training_with_one_clear_message(tmp_path: Path
     cycle's loss is NaN and the run stops with the non-finite message, which says that no
     checkpoint was written yet and points at the levels."""
     from arenax.registry import FAMILIES, register
-    from arenax.train import all_presets
-    from arenax.train.hooks import NonFiniteLoss
+    from arenax.training import all_presets
+    from arenax.training.hooks import NonFiniteLoss
 
     @dataclasses.dataclass(frozen=True)
     class Weightless(CartPoleEnv):

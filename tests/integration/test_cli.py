@@ -120,7 +120,7 @@ def test_request_cpu_devices_only_before_jax_starts() -> None:
 
     code = (
         "import jax\n"
-        "from arenax.train.parallel import request_cpu_devices as r\n"
+        "from arenax.training.parallel import request_cpu_devices as r\n"
         "print(r(1), r(3), jax.device_count(), r(2), jax.device_count())\n"
     )
     flags = xla_flags_without("device_count")

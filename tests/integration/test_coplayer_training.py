@@ -18,9 +18,9 @@ from arenax import cli
 from arenax.curricula import buffer as B
 from arenax.curricula.coplayers import slot_probs
 from arenax.curricula.maestro import buffer_priority
-from arenax.train import PRESETS, train, validate
-from arenax.train.build import make_curriculum
-from arenax.train.parallel import jit_init
+from arenax.training import PRESETS, train, validate
+from arenax.training.build import make_curriculum
+from arenax.training.parallel import jit_init
 from helpers import assert_close, assert_same, learning_rows, tiny_preset
 
 

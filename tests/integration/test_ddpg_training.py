@@ -16,8 +16,8 @@ from arenax.curricula.offpolicy import OffPolicyDR
 from arenax.curricula.plr import PLRConfig
 from arenax.envs.classic.family import CartPoleConfig
 from arenax.rl import ddpg as Q
-from arenax.train import PRESETS, ConfigError, train, validate
-from arenax.train.parallel import jit_init
+from arenax.training import PRESETS, ConfigError, train, validate
+from arenax.training.parallel import jit_init
 from helpers import Reach
 
 

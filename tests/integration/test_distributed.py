@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from arenax.train import train
-from arenax.train.logging import read_jsonl
+from arenax.training import train
+from arenax.training.logging import read_jsonl
 from helpers import (
     CACHE_DIR,
     assert_close,

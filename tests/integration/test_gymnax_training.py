@@ -9,7 +9,7 @@ import pytest
 import arenax
 from arenax.curricula.plr import ACCELConfig
 from arenax.interop.gymnax import GymnaxFamily, cartpole_derive
-from arenax.train import all_presets, train
+from arenax.training import all_presets, train
 
 CARTPOLE = GymnaxFamily("CartPole-v1", ranges=(("length", 0.25, 1.0), ("masspole", 0.05, 0.5)),
                         derive=cartpole_derive, heldout=(("long-pole", (("length", 1.5),)),))  # fmt: skip

@@ -13,12 +13,20 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from arenax.envs.tag.family import GridTagConfig
 from arenax.nn.mlp import MLPConfig
 from arenax.rl.rollout import team_rollout
-from arenax.train import PRESETS, GridTagConfig, PPOConfig, TeamConfig, TrainConfig, train, validate
-from arenax.train.build import make_curriculum
-from arenax.train.loop import TIMING_COLUMNS
-from arenax.train.parallel import jit_init
+from arenax.training import (
+    PRESETS,
+    PPOConfig,
+    TeamConfig,
+    TrainConfig,
+    train,
+    validate,
+)
+from arenax.training.build import make_curriculum
+from arenax.training.loop import TIMING_COLUMNS
+from arenax.training.parallel import jit_init
 
 SMALL_PPO = PPOConfig(lr=3e-4, gamma=0.99, gae_lambda=0.95, ent_coef=0.01, epochs=2, minibatches=2)
 

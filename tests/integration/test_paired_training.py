@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from arenax.envs.maze import is_valid
-from arenax.train import PPOConfig, TrainConfig, train
-from arenax.train.build import make_curriculum
-from arenax.train.parallel import jit_init
+from arenax.training import PPOConfig, TrainConfig, train
+from arenax.training.build import make_curriculum
+from arenax.training.parallel import jit_init
 from helpers import assert_same, learning_rows, tiny_preset
 
 

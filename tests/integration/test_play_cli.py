@@ -35,7 +35,7 @@ def test_cli_play_record_replay(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_levels_from_a_runs_buffer(tmp_path: Path) -> None:
     from arenax.eval.report import ranked_buffer
-    from arenax.train import train
+    from arenax.training import train
     from helpers import tiny_preset
 
     cfg = tiny_preset("maze-plr", tmp_path, 3, name="p")

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from arenax.curricula import buffer as B
-from arenax.train import TrainConfig, train
-from arenax.train.build import make_curriculum
-from arenax.train.loop import TIMING_COLUMNS
-from arenax.train.parallel import jit_init
+from arenax.training import TrainConfig, train
+from arenax.training.build import make_curriculum
+from arenax.training.loop import TIMING_COLUMNS
+from arenax.training.parallel import jit_init
 from helpers import assert_same, tiny_preset
 
 pytestmark = pytest.mark.slow  # every test here trains

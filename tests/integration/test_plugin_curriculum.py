@@ -21,7 +21,7 @@ import arenax
 from arenax.curricula.registry import CURRICULA, SCORES, register_curriculum, register_score
 from arenax.curricula.scores import level_scores
 from arenax.options import ConfigError
-from arenax.train import PRESETS, tiny, train, validate
+from arenax.training import PRESETS, tiny, train, validate
 from helpers import assert_same, learning_rows
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from arenax.train import TrainConfig, train, with_compat
-from arenax.train.build import make_curriculum
-from arenax.train.parallel import jit_init
+from arenax.training import TrainConfig, train, with_compat
+from arenax.training.build import make_curriculum
+from arenax.training.parallel import jit_init
 from helpers import tiny_preset
 
 

@@ -16,19 +16,19 @@ from pathlib import Path
 import pytest
 
 from arenax import cli
-from arenax.train import (
+from arenax.envs.maze.family import MazeConfig
+from arenax.training import (
     ConfigError,
     EvalConfig,
-    MazeConfig,
     ModelConfig,
     PPOConfig,
     TeamConfig,
     TrainConfig,
     train,
 )
-from arenax.train.checkpoint import Checkpointer
-from arenax.train.logging import read_jsonl
-from arenax.train.rundir import RunBusy, RunLock
+from arenax.training.checkpoint import Checkpointer
+from arenax.training.logging import read_jsonl
+from arenax.training.rundir import RunBusy, RunLock
 from helpers import CACHE_DIR, assert_same, learning_rows
 
 TINY = TrainConfig(
@@ -77,7 +77,7 @@ def test_lock_refuses_a_second_writer_and_reclaims_a_dead_ones(tmp_path: Path) -
     run.mkdir()
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from arenax.train.rundir import RunLock; "
+         "import sys, time; from arenax.training.rundir import RunLock; "
          f"lock = RunLock.acquire({str(run)!r}); print('held', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -482,7 +482,7 @@ def test_a_full_disk_during_a_save_is_one_line_and_the_run_resumes_exactly(
 ) -> None:
     import orbax.checkpoint as ocp
 
-    from arenax.train.checkpoint import CheckpointWriteError
+    from arenax.training.checkpoint import CheckpointWriteError
 
     full = train(tiny(tmp_path, name="full", total_steps=4 * 16 * 6, checkpoint_every=1))
     save = ocp.CheckpointManager.save

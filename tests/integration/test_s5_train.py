@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arenax.train import PPOConfig, TrainConfig, train
-from arenax.train.loop import TIMING_COLUMNS
-from arenax.train.parallel import jit_init
-from arenax.train.variants import with_cell
+from arenax.training import PPOConfig, TrainConfig, train
+from arenax.training.loop import TIMING_COLUMNS
+from arenax.training.parallel import jit_init
+from arenax.training.variants import with_cell
 from helpers import tiny_preset
 
 pytestmark = pytest.mark.slow  # trains
@@ -39,7 +39,7 @@ def test_s5_trains_student_and_teacher(preset: str, tmp_path: Path) -> None:
     # the parameters moved: a trained S5 student differs from its initialisation
     import jax
 
-    from arenax.train.build import make_curriculum
+    from arenax.training.build import make_curriculum
 
     init = jit_init(make_curriculum(cfg))(jax.random.key(cfg.seed)).learner
     final = res.state.learner

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arenax.train import train, validate
+from arenax.training import train, validate
 from helpers import tiny_preset
 
 

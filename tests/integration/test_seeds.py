@@ -13,9 +13,9 @@ import pytest
 
 from arenax import cli
 from arenax.options import ConfigError
-from arenax.train import train, validate
-from arenax.train.checkpoint import CheckpointError
-from arenax.train.logging import read_jsonl
+from arenax.training import train, validate
+from arenax.training.checkpoint import CheckpointError
+from arenax.training.logging import read_jsonl
 from helpers import assert_close, assert_same, learning_rows, tiny_preset
 
 pytestmark = pytest.mark.slow  # every test here trains

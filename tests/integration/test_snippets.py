@@ -44,7 +44,7 @@ def test_snippet_runs(where: str, code: str, tmp_path: Path) -> None:
 
 
 def test_every_preset_is_documented() -> None:
-    from arenax.train import PRESETS
+    from arenax.training import PRESETS
 
     text = (ROOT / "docs" / "training.md").read_text()
     missing = [name for name in PRESETS if f"| `{name}` |" not in text]

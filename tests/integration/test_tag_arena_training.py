@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arenax.train import train
+from arenax.training import train
 from helpers import tiny_preset
 
 STAY, PX, MX, PY, MY = range(5)

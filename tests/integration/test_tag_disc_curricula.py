@@ -13,7 +13,7 @@ from arenax.envs.tag import discs as D
 
 
 def tiny_tag(tmp_path, algorithm: str, cycles: int, **changes):
-    from arenax.train import PRESETS
+    from arenax.training import PRESETS
     from helpers import tiny_preset
 
     cfg = tiny_preset("tag-plr", tmp_path, cycles, **changes)
@@ -33,8 +33,8 @@ def test_replay_curricula_over_continuous_arenas(tmp_path, algorithm, monkeypatc
     import csv
 
     from arenax import cli
-    from arenax.train import train, validate
-    from arenax.train.build import make_env
+    from arenax.training import train, validate
+    from arenax.training.build import make_env
     from helpers import assert_same, learning_rows
 
     validate(tiny_tag(tmp_path, algorithm, 8))
@@ -71,8 +71,8 @@ def test_replay_curricula_over_continuous_arenas(tmp_path, algorithm, monkeypatc
 def test_accel_over_continuous_arenas_with_episode_lengths(tmp_path) -> None:
     """ACCEL from open fields (the full length) whose edits redraw lengths: trains, and the
     buffer keeps valid levels whose lengths lie in the range."""
-    from arenax.train import train
-    from arenax.train.build import make_env
+    from arenax.training import train
+    from arenax.training.build import make_env
 
     cfg = tiny_tag(tmp_path, "accel", 4)
     cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, episode_length_range=(3, 8)))
@@ -90,8 +90,8 @@ def test_sfl_over_continuous_arenas_trains(tmp_path) -> None:
     """tag-sfl: each cycle trains both teams on 4 envs × 8 steps; a refresh (every 2nd
     cycle) adds 8 arenas × 2 copies × the 8-step episode; the kept arenas' p are shares of
     3 runners × 2 first episodes, ranked by p (1 − p), and valid arenas."""
-    from arenax.train import PRESETS, train
-    from arenax.train.build import make_env
+    from arenax.training import PRESETS, train
+    from arenax.training.build import make_env
 
     cfg = tiny_tag(tmp_path, "plr", 4)
     q = dataclasses.replace(PRESETS["tag-sfl"].curriculum, buffer_size=4, sample_levels=8,

@@ -10,7 +10,7 @@ import jax
 import numpy as np
 
 from arenax.envs.tag import arenas as A
-from arenax.train import train
+from arenax.training import train
 from helpers import tiny_preset
 
 STAY, PX, MX, PY, MY = range(5)

@@ -15,27 +15,23 @@ import jax
 import numpy as np
 import pytest
 
-from arenax.curricula import Curriculum
-from arenax.train import (
-    ACCELConfig,
+from arenax.curricula import ACCELConfig, Curriculum, PairedConfig, PLRConfig, TeacherConfig
+from arenax.envs.maze.family import MazeConfig
+from arenax.training import (
     ConfigError,
     EvalConfig,
-    MazeConfig,
     ModelConfig,
     NonFiniteLoss,
-    PairedConfig,
-    PLRConfig,
     PPOConfig,
-    TeacherConfig,
     TeamConfig,
     TrainConfig,
     train,
     validate,
 )
-from arenax.train.build import make_curriculum
-from arenax.train.checkpoint import Checkpointer
-from arenax.train.parallel import jit_init, make_chunk, make_mesh, replicate
-from arenax.train.prepare import load_saved_config
+from arenax.training.build import make_curriculum
+from arenax.training.checkpoint import Checkpointer
+from arenax.training.parallel import jit_init, make_chunk, make_mesh, replicate
+from arenax.training.prepare import load_saved_config
 from helpers import assert_same, default_codegen_env, learning_rows
 
 
@@ -214,9 +210,9 @@ def test_one_program_runs_chunks_of_every_length_up_to_its_own() -> None:
 
 @pytest.mark.slow
 def test_a_run_of_a_program_built_before_reuses_it_and_trains_the_same(tmp_path: Path) -> None:
-    """Another seed, budget and folder build the same programs (`arenax.train.programs`):
+    """Another seed, budget and folder build the same programs (`arenax.training.programs`):
     the run reuses them and trains bit for bit what a run that builds them anew trains."""
-    from arenax.train import programs
+    from arenax.training import programs
 
     events: list[str] = []
     listener = lambda event, **_: events.append(event)  # noqa: E731
@@ -240,9 +236,9 @@ def test_a_run_of_a_program_built_before_reuses_it_and_trains_the_same(tmp_path:
 def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import arenax.train.run as run
+    import arenax.training.program as program
 
-    real = run.make_curriculum
+    real = program.make_curriculum
 
     @dataclasses.dataclass(frozen=True)
     class Poisoned(Curriculum):  # the contract's defaults for everything but init and cycle
@@ -260,7 +256,7 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(
             m["loss"] = jax.numpy.where(state.cycle >= 5, jax.numpy.nan, m["loss"])
             return state, m
 
-    monkeypatch.setattr(run, "make_curriculum", lambda cfg: Poisoned(real(cfg)))
+    monkeypatch.setattr(program, "make_curriculum", lambda cfg: Poisoned(real(cfg)))
     cfg = tiny(tmp_path, name="nan", chunk=2, checkpoint_every=2)
     with pytest.raises(
         NonFiniteLoss, match=r"non-finite loss at cycle 5.*last good checkpoint \(cycle 4\)"

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from arenax.benchmarking import TuneArgs, knee, tune
-from arenax.train import PRESETS, MazeConfig, ModelConfig, PPOConfig, TeamConfig
+from arenax.envs.maze.family import MazeConfig
+from arenax.training import (
+    PRESETS,
+    ModelConfig,
+    PPOConfig,
+    TeamConfig,
+)
 
 TINY = dataclasses.replace(PRESETS["maze-dr"], env=MazeConfig(height=5, width=5, n_walls=4, max_steps=8),
                            teams={"agent": TeamConfig(network=ModelConfig(hidden=8), ppo=PPOConfig())},

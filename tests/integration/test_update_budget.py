@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arenax.train import ConfigError, TrainConfig, train, validate
+from arenax.training import ConfigError, TrainConfig, train, validate
 from helpers import tiny_preset
 
 
@@ -37,7 +37,7 @@ def test_the_budget_given_on_the_command_line_is_the_budget() -> None:
     other way round); both given, both stay; the learning-rate schedule and the progress
     bar follow the budget that ends the run first."""
     from arenax.cli.train import only_given_budget
-    from arenax.train import PRESETS
+    from arenax.training import PRESETS
 
     maze = dataclasses.replace(PRESETS["maze-dr"], total_steps=200_000)  # as tyro parsed it
     cfg = only_given_budget(maze, ["--total-steps", "200000"])
@@ -77,7 +77,7 @@ def test_a_time_limit_stops_after_the_chunk_that_passes_it_and_resumes(
     printed; resuming without the limit finishes the run with the uninterrupted rows."""
     import numpy as np
 
-    from arenax.train.saved import load_config
+    from arenax.training.saved import load_config
 
     cfg = small("maze-dr", tmp_path, total_updates=6, checkpoint_every=4, name="t")
     with pytest.raises(ConfigError, match="time_limit=0"):

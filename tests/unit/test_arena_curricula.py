@@ -17,9 +17,9 @@ import pytest
 from arenax.curricula import PairedConfig
 from arenax.curricula.plr import Played
 from arenax.options import ConfigError
-from arenax.train import PRESETS, validate
-from arenax.train.build import make_curriculum
-from arenax.train.parallel import jit_init
+from arenax.training import PRESETS, validate
+from arenax.training.build import make_curriculum
+from arenax.training.parallel import jit_init
 from helpers import tiny_preset
 
 

@@ -17,7 +17,7 @@ from arenax.curricula.scores import team_episode_returns
 from arenax.envs.tag.arenas import validate_level
 from arenax.envs.tag.editor import ArenaEditor
 from arenax.options import ConfigError
-from arenax.train import PRESETS, validate
+from arenax.training import PRESETS, validate
 
 
 def build(editor: ArenaEditor, cells: list[int]):

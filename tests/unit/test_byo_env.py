@@ -12,7 +12,7 @@ import pytest
 from examples.corridor import MAX_LENGTH, Corridor, corridor
 
 import arenax
-from arenax.train import TrainConfig, all_presets, validate
+from arenax.training import TrainConfig, all_presets, validate
 
 
 def test_corridor_rules_hand_computed() -> None:

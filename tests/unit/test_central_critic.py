@@ -120,7 +120,7 @@ def test_acting_on_the_observation_alone_gives_the_same_actions_and_no_value() -
 
 
 def test_a_centralised_critic_needs_its_own_trunk() -> None:
-    from arenax.train import PRESETS, validate
+    from arenax.training import PRESETS, validate
 
     cfg = PRESETS["tag-grid"]
     net = dataclasses.replace(cfg.teams["tagger"].network, critic="state", shared_trunk=True)

@@ -213,7 +213,7 @@ def test_population_options_that_freeze_the_population_are_refused() -> None:
     import pytest
 
     from arenax.options import ConfigError
-    from arenax.train import PRESETS, validate
+    from arenax.training import PRESETS, validate
 
     def with_(preset: str, **changes: object) -> object:
         cfg = PRESETS[preset]
@@ -237,8 +237,8 @@ def test_population_options_that_freeze_the_population_are_refused() -> None:
 def test_a_population_run_saved_before_the_floor_resumes_as_it_ran(tmp_path) -> None:
     import json
 
-    from arenax.train import PRESETS
-    from arenax.train.saved import load_config, save_config
+    from arenax.training import PRESETS
+    from arenax.training.saved import load_config, save_config
 
     save_config(PRESETS["tag-grid-pfsp"], tmp_path / "config.json")
     data = json.loads((tmp_path / "config.json").read_text())

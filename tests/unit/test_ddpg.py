@@ -133,8 +133,8 @@ def test_update_to_data_sets_the_gradient_steps_of_a_cycle(tmp_path) -> None:
     import dataclasses
     import json
 
-    from arenax.train import PRESETS, ConfigError, validate
-    from arenax.train.saved import load_config, save_config, to_dict
+    from arenax.training import PRESETS, ConfigError, validate
+    from arenax.training.saved import load_config, save_config, to_dict
 
     assert Q.DDPGConfig(update_to_data=1.0).updates_per_cycle(64) == 64
     assert Q.DDPGConfig(update_to_data=0.25).updates_per_cycle(64) == 16

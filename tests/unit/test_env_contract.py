@@ -143,7 +143,8 @@ def test_auto_reset_wrappers_keep_shapes(name: str, wrapper: str) -> None:
 
 def test_options_of_an_env_are_its_fields() -> None:
     """The training config of a family is built from the env's own options (one definition)."""
-    from arenax.train import GridTagConfig, MazeConfig, TagConfig
+    from arenax.envs.maze.family import MazeConfig
+    from arenax.envs.tag.family import GridTagConfig, TagConfig
 
     for cfg, cls in ((MazeConfig, arenax.envs.maze.MazeEnv),
                      (TagConfig, arenax.envs.tag.TagEnv),

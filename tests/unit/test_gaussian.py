@@ -20,7 +20,7 @@ from arenax.envs import spaces
 from arenax.nn.mlp import MLPPolicy
 from arenax.rl.learner import Learner
 from arenax.rl.ppo import PPOConfig
-from arenax.train.parallel import jit_init
+from arenax.training.parallel import jit_init
 from helpers import Reach
 
 

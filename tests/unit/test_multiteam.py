@@ -13,17 +13,16 @@ import pytest
 
 from arenax import distributions as D
 from arenax.envs.tag import GridTagEnv, TagEnv
+from arenax.envs.tag.family import GridTagConfig, TagConfig
 from arenax.envs.wrappers import AutoReplay, EpisodeStats
 from arenax.nn.mlp import MLPPolicy
 from arenax.rl.rollout import RolloutCarry, per_env_keys, reset_batch, team_rollout
-from arenax.train import (
+from arenax.training import (
     PRESETS,
     ConfigError,
     DDPGConfig,
-    GridTagConfig,
     MLPConfig,
     PPOConfig,
-    TagConfig,
     TeamConfig,
     TrainConfig,
     validate,
@@ -168,7 +167,7 @@ def test_frames_colour_teams_and_grey_tagged_runners() -> None:
 def test_game_configs_mirror_the_environments_defaults() -> None:
     """``TagConfig``/``GridTagConfig`` repeat the env fields (they are the documented CLI
     options); their defaults must build the environments' defaults."""
-    from arenax.train.build import make_env
+    from arenax.training.build import make_env
 
     assert make_env(TrainConfig(env=TagConfig())) == TagEnv()
     assert make_env(TrainConfig(env=GridTagConfig())) == GridTagEnv()

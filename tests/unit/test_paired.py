@@ -48,8 +48,8 @@ def test_students_initial_weights_need_no_batched_qr() -> None:
     import dataclasses
     import re
 
-    from arenax.train import PRESETS, tiny
-    from arenax.train.build import make_curriculum
+    from arenax.training import PRESETS, tiny
+    from arenax.training.build import make_curriculum
 
     cfg = dataclasses.replace(tiny(PRESETS["maze-paired"]), devices=1)
     algo = make_curriculum(cfg)

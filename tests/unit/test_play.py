@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from arenax.envs.maze import MazeLevel
-from arenax.eval.play import env_for, frame, map_lines, play, replay, scripted_keys, view_lines
+from arenax.envs.maze.play import env_for, frame, map_lines, play, replay, scripted_keys, view_lines
 
 LEVEL = MazeLevel.from_ascii(">.G\n.#.\n...")
 

@@ -1,4 +1,4 @@
-"""The programs a run keeps for the process (`arenax.train.programs`): the key holds every
+"""The programs a run keeps for the process (`arenax.training.programs`): the key holds every
 option that enters a compiled program and nothing else, a config that is not plain data gets
 no key, and the contents of a curriculum tell apart games wrapped differently and budgets of
 a linear learning-rate schedule."""
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from arenax.envs.wrappers import GlobalState
-from arenax.train import PRESETS, tiny
-from arenax.train import programs as P
-from arenax.train.build import make_curriculum
+from arenax.training import PRESETS, tiny
+from arenax.training import programs as P
+from arenax.training.build import make_curriculum
 
 CFG = tiny(PRESETS["tag-grid"])
 

@@ -20,10 +20,10 @@ from arenax.envs.maze.family import MazeConfig
 from arenax.nn import StudentPolicy
 from arenax.rl.gae import gae
 from arenax.rl.rollout import rollout, start_rollout
-from arenax.train import PRESETS, ConfigError, TrainConfig, validate, with_compat
-from arenax.train.build import make_curriculum
-from arenax.train.parallel import jit_init
-from arenax.train.saved import load_config, save_config
+from arenax.training import PRESETS, ConfigError, TrainConfig, validate, with_compat
+from arenax.training.build import make_curriculum
+from arenax.training.parallel import jit_init
+from arenax.training.saved import load_config, save_config
 from helpers import tiny_preset
 
 ROWS = ["#....", ".#...", "..#..", "...#.", "....#"]

@@ -24,7 +24,7 @@ def test_the_setting_is_read_and_checked(monkeypatch) -> None:
         with pytest.raises(ValueError, match=r"ARENAX_SCAN_UNROLL=.*positive integer"):
             scan_unroll()
     # a run checks it with its options, before anything compiles
-    from arenax.train import PRESETS, ConfigError, validate
+    from arenax.training import PRESETS, ConfigError, validate
 
     with pytest.raises(ConfigError, match=r"ARENAX_SCAN_UNROLL='1.5': must be a positive"):
         validate(PRESETS["maze-dr"])

@@ -15,7 +15,7 @@ from arenax.envs.tag import BENCHMARK, GridTagEnv, TagEnv
 from arenax.envs.tag.scripted import ScriptedTeams, scripted_actions
 from arenax.envs.wrappers import whole_game
 from arenax.options import ConfigError
-from arenax.train import PRESETS, validate
+from arenax.training import PRESETS, validate
 
 
 @pytest.mark.parametrize("game", ["grid", "continuous"])

@@ -10,8 +10,8 @@ import pytest
 
 from arenax.curricula.sfl import first_episode_success, learnability, select
 from arenax.options import ConfigError
-from arenax.train import validate
-from arenax.train.parallel import jit_init
+from arenax.training import validate
+from arenax.training.parallel import jit_init
 from helpers import tiny_preset
 
 
@@ -46,7 +46,7 @@ def test_refresh_estimates_p_from_whole_episodes(tmp_path: Path) -> None:
     buffer holds their learnability, highest first."""
     import jax
 
-    from arenax.train.build import make_curriculum
+    from arenax.training.build import make_curriculum
 
     algo = make_curriculum(tiny(tmp_path))
     state = jit_init(algo)(jax.random.key(0))
@@ -79,7 +79,7 @@ def test_refresh_in_chunks_with_long_rollouts(tmp_path: Path) -> None:
     import jax
 
     from arenax.curricula.sfl import counted_success
-    from arenax.train.build import make_curriculum
+    from arenax.training.build import make_curriculum
 
     cfg = tiny(tmp_path, episodes=1, eval_steps=20, counted_episodes=3, sample_chunks=2)
     validate(cfg)

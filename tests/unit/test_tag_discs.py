@@ -301,8 +301,8 @@ def test_sfl_outcome_is_the_share_of_runners_tagged() -> None:
     ends none. Taggers' p: 2/3, 0, 0; runners': 1/3, 1, 0."""
     from arenax.curricula.sfl import first_episode_success
     from arenax.envs.tag.family import team_success
-    from arenax.train import PRESETS
-    from arenax.train.build import make_curriculum
+    from arenax.training import PRESETS
+    from arenax.training.build import make_curriculum
     from helpers import tiny_preset
 
     cfg = tiny_preset("tag-sfl", "x")

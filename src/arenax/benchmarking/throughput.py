@@ -196,7 +196,7 @@ class TrainBenchArgs:
     over the seeds."""
 
     def problems(self) -> Iterator[Problem]:
-        from arenax.train.presets import PRESETS
+        from arenax.training.presets import PRESETS
 
         unknown = [name for name in self.presets if name not in PRESETS]
         if not self.presets or unknown:
@@ -263,9 +263,10 @@ def update_flop_rate(cfg) -> tuple[float, float]:
     from arenax.curricula.registry import curriculum_options
     from arenax.envs import AutoResetFromBatch, EpisodeStats
     from arenax.rl.rollout import rollout, start_rollout
-    from arenax.train.build import make_curriculum
+    from arenax.training.program import Program
 
-    algo = make_curriculum(dc.replace(cfg, curriculum=curriculum_options("dr")))
+    dr = dc.replace(cfg, curriculum=curriculum_options("dr"))
+    algo = Program.build(dr, check=False).curriculum
     learner = algo.players.learner("agent")
     student = jax.jit(algo.init)(jax.random.key(0)).learner["agent"]
     env = EpisodeStats(AutoResetFromBatch(algo.env))
@@ -299,10 +300,9 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     device count (replay curricula are timed once their buffer is warm)."""
     import dataclasses as dc
 
-    from arenax.train.build import make_curriculum
-    from arenax.train.parallel import init_state, make_chunk, make_mesh, place, state_specs
-    from arenax.train.presets import PRESETS
-    from arenax.train.variants import with_cell
+    from arenax.training.presets import PRESETS
+    from arenax.training.program import Program
+    from arenax.training.variants import with_cell
 
     check(args)
     if max(args.devices, default=1) > len(jax.devices()):
@@ -335,22 +335,18 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
             cfg = PRESETS[name] if cell == "-" else with_cell(PRESETS[name], cell)
             cases.append((name, cell, cfg))
     for (name, cell, cfg), n_seeds, d in itertools.product(cases, args.seeds, counts):
-        algo = make_curriculum(dc.replace(cfg, devices=d))
-        mesh = make_mesh(d)
-        state = place(init_state(algo, list(range(n_seeds))), mesh, state_specs(algo, n_seeds))
         # a cycle with more than its blocks' rollouts (a teacher's: PAIRED) is long: one a chunk
         extra_rollouts = cfg.steps_per_cycle > cfg.blocks * cfg.n_envs * cfg.n_steps
-        chunk = 1 if extra_rollouts else args.chunk
-        # the program `train` runs (`up_to`: its chunks' length an argument), `chunk` cycles
-        fn = make_chunk(algo, mesh, cfg.n_envs, chunk, n_seeds, up_to=True)
-        every = () if n_seeds == 1 else (np.ones(n_seeds, bool),)  # every seed trains
-        extra = (*every, np.int32(chunk))
-        t0 = time.perf_counter()
-        compiled = fn.lower(state, *extra).compile()
-        compile_s = time.perf_counter() - t0
+        cycles = 1 if extra_rollouts else args.chunk
+        program = Program.build(dc.replace(cfg, devices=d, seeds=n_seeds))
+        state = program.init(list(range(n_seeds)))
+        # the program `train` runs, `cycles` cycles a chunk, every seed training (compiled
+        # here, not taken from an earlier case: its compile time is measured)
+        compiled = program.chunk(cycles, check_memory=False, state=state, keep=False)
+        compile_s = compiled.seconds
         t0 = time.perf_counter()
         while True:  # warm-up: at least one chunk, and until the replay buffers are warm
-            state, m = compiled(state, *extra)
+            state, m = compiled(state)
             jax.block_until_ready(m)
             fill = m.get("buffer/fill")
             if fill is None or float(np.min(fill[-1])) >= cfg.curriculum.min_fill:
@@ -360,7 +356,7 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
         elapsed = 0.0
         for _ in range(args.repeats):
             t0 = time.perf_counter()
-            state, m = compiled(state, *extra)
+            state, m = compiled(state)
             jax.block_until_ready(m)
             elapsed += time.perf_counter() - t0
             steps += int(np.asarray(m["env_steps"]).sum())

@@ -4,7 +4,6 @@ throughput and peak memory, and the knee where a bigger batch stops paying."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -38,7 +37,7 @@ class TuneArgs:
     """Refuse a rung whose compiled program needs more than this fraction of the memory."""
     memory_limit_mib: Annotated[float, In(0.0, 1e9)] = 0.0
     """The memory to fit in (MiB); 0: the device's (a CPU: the host's), as training
-    checks it (`arenax.train.memory.device_memory`)."""
+    checks it (`arenax.training.memory.device_memory`)."""
     gain: Annotated[float, In(0.0, 10.0)] = 0.1
     """Knee rule: the suggestion is the first rung after which doubling gains less than
     this fraction of throughput."""
@@ -81,8 +80,7 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     or (`stop_at_knee`) once a doubling gains less than `gain`. Each rung is printed as
     it is measured; on Ctrl-C the table so far is kept. Prints the table and returns
     `{"rows", "suggested", "stopped"}` (the knee, see `knee`)."""
-    from arenax.train.memory import device_memory
-    from arenax.train.parallel import make_mesh
+    from arenax.training.memory import device_memory
 
     check(args)
     console = console or make_console()
@@ -95,7 +93,6 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
         step = math.lcm(cfg.devices, *one_team)
     value = max(step, -(-args.start // step) * step)
     _rung(cfg, args.vary, value)  # reject a bad `vary` before any work
-    mesh = make_mesh(cfg.devices)
     table = Table(
         title=f"arenax tune: one cycle per rung ({jax.devices()[0].device_kind}, "
         f"{cfg.devices} device(s), memory {_fmt_bytes(limit)})"
@@ -114,7 +111,7 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     stopped = f"reached max={args.max}"
     metric_of = (lambda r: r["sps"]) if vary_envs else (lambda r: r["agent_sps"])
     try:
-        stopped = _climb(cfg, args, value, limit, mesh, table, rows, console, metric_of)
+        stopped = _climb(cfg, args, value, limit, table, rows, console, metric_of)
     except KeyboardInterrupt:
         stopped = "interrupted (Ctrl-C)"
     if not rows:
@@ -138,7 +135,6 @@ def _climb(
     args: TuneArgs,
     value: int,
     limit: int,
-    mesh: Any,
     table: Table,
     rows: list[dict[str, Any]],
     console: Console,
@@ -147,35 +143,23 @@ def _climb(
     """The ladder of `tune`: measure rungs into `rows` and `table` (a line per
     rung as it is measured) until a stop; returns why it stopped."""
     from arenax.options import ConfigError
-    from arenax.train.build import make_curriculum, make_env
-    from arenax.train.config import validate
-    from arenax.train.memory import compiled_memory_bytes
-    from arenax.train.parallel import init_state, make_chunk, place, shardings, state_specs
+    from arenax.training.memory import compiled_memory_bytes
+    from arenax.training.program import Program
 
     vary_envs = args.vary == "envs"
     stopped = f"reached max={args.max}"
     while value <= args.max:
         rung = _rung(cfg, args.vary, value)
+        t0 = time.perf_counter()
         try:
-            validate(rung)
+            program = Program.build(rung)  # --seeds N: N runs stacked in the program
         except ConfigError as e:
             table.add_row(str(value), "", "", "", "", "", f"invalid: {e}")
             stopped = "the next size is invalid"
             break
-        t0 = time.perf_counter()
-        algo = make_curriculum(rung)
-        seeds = list(range(rung.seeds))  # --seeds N: N runs stacked in the program
-        abstract = jax.eval_shape(functools.partial(init_state, algo, seeds))
-        fn = make_chunk(algo, mesh, rung.n_envs, 1, rung.seeds, up_to=True)  # as `train` runs
-        placed = shardings(mesh, state_specs(algo, rung.seeds), abstract)
-        abstract = jax.tree.map(
-            lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abstract, placed
-        )
-        every = () if rung.seeds == 1 else (np.ones(rung.seeds, bool),)
-        extra = (*every, np.int32(1))
-        compiled = fn.lower(abstract, *extra).compile()
+        chunk = program.chunk(1, check_memory=False, keep=False)  # one cycle, as `train` runs
         compile_s = time.perf_counter() - t0
-        mem = compiled_memory_bytes(compiled)
+        mem = compiled_memory_bytes(chunk.compiled)
         if limit and mem is not None and mem > args.memory_fraction * limit:
             table.add_row(
                 str(value),
@@ -188,17 +172,17 @@ def _climb(
             )
             stopped = "the next size would not fit"
             break
-        state = place(init_state(algo, seeds), mesh, state_specs(algo, rung.seeds))
-        state, m = compiled(state, *extra)
+        state = program.init()
+        state, m = chunk(state, 1)
         jax.block_until_ready(m)
         best = float("inf")
         for _ in range(args.repeats):
             t0 = time.perf_counter()
-            state, m = compiled(state, *extra)
+            state, m = chunk(state, 1)
             jax.block_until_ready(m)
             best = min(best, time.perf_counter() - t0)
         steps = float(np.asarray(m["env_steps"]).sum())
-        env = make_env(rung)
+        env = rung.game()
         agents = sum(env.num_agents(t) for t in env.teams)
         row = dict(
             value=value,
@@ -224,7 +208,7 @@ def _climb(
             f"  {'envs' if vary_envs else 'agents/env'} {value}: compile {compile_s:.1f} s, "
             f"memory {_fmt_bytes(mem)}, cycle {best:.3f} s, {row['sps']:,.0f} env steps/s"
         )
-        del state, compiled
+        del state, chunk
         if best > args.budget_s:
             table.add_row("", "", "", "", "", "", f"cycle > {args.budget_s:g} s: stopped")
             return f"a cycle took over budget_s={args.budget_s:g} s"

@@ -70,8 +70,8 @@ def os_error_line(exc: OSError) -> str:
 def run(name: str, args: Sequence[str]) -> None:
     """Run a command, answering the errors users cause in one line (exit 2) and
     interruptions with the signal's status (130 / 143)."""
-    from arenax.train.hooks import NonFiniteLoss
-    from arenax.train.signals import Interrupted
+    from arenax.training.hooks import NonFiniteLoss
+    from arenax.training.signals import Interrupted
 
     try:
         command(name)(args)

@@ -110,7 +110,7 @@ def one_seed_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[
 
 
 def file_problem(path: Path | None, field: str, suffixes: tuple[str, ...]) -> Iterator[Problem]:
-    from arenax.train.rundir import check_writable_file
+    from arenax.training.rundir import check_writable_file
 
     if path is not None:
         try:
@@ -120,7 +120,7 @@ def file_problem(path: Path | None, field: str, suffixes: tuple[str, ...]) -> It
 
 
 def dir_problem(path: Path | None, field: str) -> Iterator[Problem]:
-    from arenax.train.rundir import check_writable_dir
+    from arenax.training.rundir import check_writable_dir
 
     if path is not None:
         try:
@@ -131,7 +131,7 @@ def dir_problem(path: Path | None, field: str) -> Iterator[Problem]:
 
 def run_config(run_dir: Path) -> Any:
     """The config a run directory was trained with, or `None` when it cannot be read."""
-    from arenax.train.saved import load_config
+    from arenax.training.saved import load_config
 
     try:
         return load_config(Path(run_dir) / "config.json")
@@ -159,7 +159,7 @@ def script_main(
     `Interrupted` after its chunk) prints the line `interrupted` and leaves with status
     130 (143) at once (`os._exit`: XLA's threads may still run, and tearing the
     interpreter down under them can crash)."""
-    from arenax.train.signals import Interrupted
+    from arenax.training.signals import Interrupted
 
     try:
         status = run(

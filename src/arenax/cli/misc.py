@@ -52,7 +52,7 @@ class ListArgs:
 def list_command(argv: Sequence[str]) -> None:
     """List the registries and the presets."""
     import arenax
-    from arenax.train.presets import all_presets
+    from arenax.training.presets import all_presets
 
     parse(ListArgs, argv, "arenax list")
     table = Table(title="arenax registry")

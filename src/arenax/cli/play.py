@@ -1,4 +1,5 @@
-"""`arenax play`: play a maze yourself in the terminal, record the episode, replay it."""
+"""`arenax play`: play a level yourself in the terminal, record the episode, replay it — of
+a family whose record says how (`Family.play`: the maze's)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ class PlayArgs:
     """Play a maze level yourself in the terminal (↑/w forward, ←/a →/d turn, space wait, q
     quit), or replay a recorded episode."""
 
-    level: str = "maze/dr"
-    """`maze/dr` (a 13 x 13 DR level with 60 walls, drawn with --seed), a held-out maze
-    (`arenax list`), or a level file (.txt ASCII / .json)."""
+    env: str = "maze"
+    """The family whose level to play (one whose record can be played: the maze)."""
+    level: str = ""
+    """The level, as the family names it (default: the family's; the maze: `maze/dr`, a
+    13 x 13 DR level with 60 walls drawn with --seed, a held-out maze (`arenax list`), or a
+    level file (.txt ASCII / .json))."""
     run_dir: Path | None = None
     """Take the level from this PLR / ACCEL run's buffer instead (see --buffer-index)."""
     buffer_index: Annotated[int, AtLeast(0)] = 0
@@ -53,47 +57,60 @@ class PlayArgs:
             yield from one_seed_problems(self.run_dir)
 
 
-def _play_level(args: PlayArgs) -> Any:
+def _playable(name: str) -> Any:
+    """The `Play` of family `name` (a one-line error when it cannot be played)."""
+    from arenax.registry import family
+
+    record = family(name)
+    if record.play is None:
+        playable = ", ".join(n for n, f in _families().items() if f.play is not None)
+        raise ValueError(
+            f"env={name!r}: its levels cannot be played in the terminal ({playable} can)"
+        )
+    return record.play
+
+
+def _families() -> dict[str, Any]:
+    from arenax.registry import FAMILIES
+
+    return FAMILIES
+
+
+def _play_of(args: PlayArgs) -> Any:
+    """The `Play` of the family `arenax play` plays: the run's (`--run-dir`) or `--env`'s."""
+    if args.run_dir is None:
+        return _playable(args.env)
+    from arenax.cli.common import run_config
+
+    cfg = run_config(args.run_dir)
+    if cfg is None or cfg.family.play is None:
+        what = "its config cannot be read" if cfg is None else f"family {cfg.family.name!r}"
+        raise ValueError(
+            f"run_dir={str(args.run_dir)!r}: {what}: its levels cannot be played in the terminal"
+        )
+    return cfg.family.play
+
+
+def _play_level(args: PlayArgs) -> tuple[Any, Any]:
     """`(env, level)` that `arenax play` starts from."""
     import jax
 
-    from arenax.envs.maze import HELDOUT_MAZES
-    from arenax.envs.maze.suites import MAZE_FILE_SUFFIXES, load_maze_file
-    from arenax.eval.play import env_for
-    from arenax.train.presets import PRESETS
-
-    key = jax.random.key(args.seed)
+    play = _play_of(args)
     if args.run_dir is not None:
         from arenax.eval.report import ranked_buffer
 
         cfg, ranked, _ = ranked_buffer(args.run_dir)
-        if not hasattr(cfg.env, "view_size"):
-            raise ValueError(
-                f"run_dir={str(args.run_dir)!r}: not a maze run (arenax play plays mazes)"
-            )
         if args.buffer_index >= len(ranked):
             raise ValueError(
                 f"buffer_index={args.buffer_index}: the buffer holds {len(ranked)} levels"
             )
         level = ranked[args.buffer_index][0]
-        return env_for(level, cfg.env.max_steps, cfg.env.view_size), level
-    if args.level == "maze/dr":
-        env = PRESETS["maze-dr"].game()  # the literature's 13 x 13 mazes with 60 walls
-        level = env.generate(key)
-        return env_for(level, env.max_steps, env.view_size), level
-    if args.level in HELDOUT_MAZES or Path(args.level).suffix in MAZE_FILE_SUFFIXES:
-        maze = HELDOUT_MAZES.get(args.level) or load_maze_file(args.level)
-        return maze.make_env(), maze.sample(key)
-    raise ValueError(
-        f"level={args.level!r}: maze/dr, a held-out maze ({', '.join(HELDOUT_MAZES)}) or a "
-        ".txt / .json level file"
-    )
+        return play.run_env(cfg.env, level), level
+    return play.level(args.level or play.default_level, jax.random.key(args.seed))
 
 
 def play_command(argv: Sequence[str]) -> None:
-    """Play a maze level in the terminal, or replay a recorded episode."""
-    from arenax.eval import play as P
-
+    """Play a level in the terminal, or replay a recorded episode."""
     args: PlayArgs = parse(PlayArgs, argv, "arenax play")
     check(args)
     interactive = not args.keys and sys.stdin.isatty() and args.replay is None
@@ -104,7 +121,7 @@ def play_command(argv: Sequence[str]) -> None:
         sys.stdout.flush()
 
     if args.replay is not None:
-        out = P.replay(args.replay, show, args.delay, args.gif)
+        out = _playable(args.env).replay(args.replay, show, args.delay, args.gif)
         console.print(
             f"replayed {out['steps']} steps, return {out['return']:.3f}"
             + (", goal reached" if out["solved"] else "")
@@ -112,11 +129,11 @@ def play_command(argv: Sequence[str]) -> None:
         if args.gif:
             console.print(f"wrote {args.gif}")
         return
-    env, level = _play_level(args)
+    P, (env, level) = _play_of(args), _play_level(args)
     if args.keys:
-        keys = P.scripted_keys(args.keys)
+        keys = P.keys(args.keys)
     elif not sys.stdin.isatty():
-        keys = P.scripted_keys(sys.stdin.read())
+        keys = P.keys(sys.stdin.read())
     else:
         keys = P.terminal_keys()
     with contextlib.closing(keys):  # a raw terminal is restored before the last line

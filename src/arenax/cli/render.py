@@ -60,7 +60,7 @@ class RenderArgs:
     @property
     def episode(self) -> bool:
         """Whether this draws an episode (a run's, or random play in a preset's game)."""
-        from arenax.train.presets import all_presets
+        from arenax.training.presets import all_presets
 
         if self.run_dir is not None:
             return not (self.buffer or self.teacher)
@@ -68,7 +68,7 @@ class RenderArgs:
 
     def problems(self) -> Iterator[Problem]:
         import arenax
-        from arenax.train.presets import all_presets
+        from arenax.training.presets import all_presets
 
         yield from run_problems(self.run_dir)
         yield from one_seed_problems(self.run_dir)
@@ -124,7 +124,7 @@ def _levels_of(source: str) -> Any:
 
 def _game(family: Any, preset: str) -> Any:
     """The game to draw for: a preset's (when it plays this family), else the defaults."""
-    from arenax.train.presets import all_presets
+    from arenax.training.presets import all_presets
 
     cfg = all_presets().get(preset)
     if cfg is not None and cfg.family is family:
@@ -159,7 +159,7 @@ def _max_side(levels: list[Any]) -> int:
 def _gallery(args: RenderArgs) -> None:
     import jax
 
-    from arenax.envs.maze import render as pictures
+    from arenax import images as pictures
     from arenax.eval.report import level_pictures
 
     family, kind, spec = _levels_of(args.source)
@@ -228,7 +228,7 @@ def render(args: RenderArgs) -> None:
         console.print(f"wrote {path} ({_shown(frames)}, the run's latest policies)")
         return
     if args.episode:
-        from arenax.train.presets import all_presets
+        from arenax.training.presets import all_presets
 
         cfg = all_presets()[args.source]
         family, env = cfg.family, cfg.game()

@@ -21,8 +21,8 @@ import tyro
 
 from arenax.cli.common import console, error, parse, run_problems
 from arenax.options import POSITIVE, AtLeast, OrNone, check, fields_of
-from arenax.train.config import TIME_LIMIT, TrainConfig
-from arenax.train.distributed import DistributedOptions
+from arenax.training.config import TIME_LIMIT, TrainConfig
+from arenax.training.distributed import DistributedOptions
 
 
 def _team_type(preset: str, team: Any) -> type:
@@ -68,7 +68,7 @@ def _team_type(preset: str, team: Any) -> type:
 
 def preset_type(name: str, preset: TrainConfig, extra: Sequence[tuple] = ()) -> type:
     """`TrainConfig` as `arenax train <name>` shows it (see the module docstring)."""
-    from arenax.train.presets import preset_summaries
+    from arenax.training.presets import preset_summaries
 
     team_cls = _team_type(name, next(iter(preset.teams.values())))
     teams_cls = dataclasses.make_dataclass(
@@ -174,14 +174,14 @@ def _compat(args: Sequence[str]) -> str:
 
 
 def presets() -> dict[str, TrainConfig]:
-    from arenax.train.presets import all_presets
+    from arenax.training.presets import all_presets
 
     return all_presets()
 
 
 def _preset_help() -> str:
     from arenax.curricula.registry import CURRICULA
-    from arenax.train.presets import preset_summaries
+    from arenax.training.presets import preset_summaries
 
     lines = [
         "usage: arenax train PRESET [--curriculum KIND] [OPTIONS]   "
@@ -214,7 +214,7 @@ def with_curriculum(preset: TrainConfig, kind: str) -> TrainConfig:
 
 def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ()) -> tuple[str, Any]:
     """`(preset name, parsed config)` of `arenax <command> PRESET [options]`."""
-    from arenax.train.presets import with_compat
+    from arenax.training.presets import with_compat
 
     if not args or args[0] in ("-h", "--help"):
         console.print(_preset_help(), highlight=False)
@@ -250,13 +250,15 @@ def _auto_envs(cfg: TrainConfig) -> TrainConfig:
     return dataclasses.replace(cfg, n_envs=n)
 
 
-def run_training(cfg: TrainConfig, checkpoint: int | None = None) -> None:
-    """Train (or resume) and say how it went."""
-    from arenax.train import distributed, train
+def run_training(cfg: TrainConfig, checkpoint: int | None = None, checked: bool = True) -> None:
+    """Train (or resume) a config (`checked`: `start` checked it), and say how it went."""
+    from arenax.training import distributed, train
+    from arenax.training.program import Program
     from arenax.utils import enable_compilation_cache
 
     enable_compilation_cache()
-    result = train(cfg, console=console, checkpoint=checkpoint)
+    program = Program.build(cfg, check=not checked)
+    result = train(program, console=console, checkpoint=checkpoint)
     if not distributed.is_main():  # process 0 reports the run
         return
     if not result.rows:
@@ -276,9 +278,9 @@ def start(cfg: TrainConfig) -> TrainConfig:
     """Check the launch options, start the distributed runtime, then check the config."""
     import jax
 
-    from arenax.train import distributed
-    from arenax.train.config import validate
-    from arenax.train.parallel import request_cpu_devices
+    from arenax.training import distributed
+    from arenax.training.config import validate
+    from arenax.training.parallel import request_cpu_devices
 
     check(cfg.launch)  # the launch options, before the runtime starts
     distributed.initialize(cfg.launch)  # (once the mesh's devices count)
@@ -307,9 +309,10 @@ def train_command(args: Sequence[str]) -> None:
     """Train a preset (`arenax train PRESET --help` lists its options)."""
     _, value = parse_preset("train", args)
     cfg = start(only_given_budget(as_train_config(value), args))
-    if cfg.n_envs == "auto":
+    auto = cfg.n_envs == "auto"
+    if auto:
         cfg = _auto_envs(cfg)
-    run_training(cfg)
+    run_training(cfg, checked=not auto)  # (the batch tune chose: checked when built)
 
 
 def tune_command(args: Sequence[str]) -> None:
@@ -355,7 +358,7 @@ class ResumeArgs:
 
 def resume_command(args: Sequence[str]) -> None:
     """Continue a run from its newest readable checkpoint (optionally with a new budget)."""
-    from arenax.train.prepare import load_saved_config
+    from arenax.training.prepare import load_saved_config
 
     a: ResumeArgs = parse(ResumeArgs, args, "arenax resume")
     check(a)

@@ -2,7 +2,7 @@
 metrics.
 
 A curriculum owns one training *cycle*: choose levels -> roll out -> score -> update the
-learner(s) -> update its own state. The host loop (`arenax.train.loop`) owns the device
+learner(s) -> update its own state. The host loop (`arenax.training.loop`) owns the device
 mesh and the cycle keys and calls `cycle` inside `jax.shard_map`.
 """
 
@@ -153,7 +153,7 @@ class CurriculumOptions:
 
     def tiny(self) -> Any:
         """These options at the smallest sizes that still run every part of a cycle (the
-        tests' and the fingerprints' shapes: `arenax.train.variants.tiny`)."""
+        tests' and the fingerprints' shapes: `arenax.training.variants.tiny`)."""
         return self
 
     def reference_rules(self) -> Any:

@@ -66,6 +66,13 @@ class DRConfig(CurriculumOptions):
             s.players, s.n_envs, s.n_steps, s.game.generate, self, s.level_metrics()
         )
 
+    def off_policy_curriculum(self, game: Any, ddpg: Any, n_envs: int, n_steps: int) -> Any:
+        """DR for a team that learns with DDPG / TD3 (`ddpg`, its options): fresh levels
+        from the game's generator, an off-policy cycle (`arenax.curricula.offpolicy`)."""
+        from arenax.curricula.offpolicy import OffPolicyDR
+
+        return OffPolicyDR(game, ddpg, n_envs, n_steps)
+
 
 @dataclasses.dataclass(frozen=True)
 class DomainRandomisation(Curriculum):

@@ -152,6 +152,36 @@ class Report:
 
 
 @dataclasses.dataclass(frozen=True)
+class Play:
+    """What `arenax play` needs of a family whose levels a person can play in the
+    terminal (the maze's: `arenax.envs.maze.play`).
+
+    Attributes:
+        level: `(spec, key) -> (env, level)`: the level a `--level` spec names (and the
+            env to play it in).
+        run_env: `(run's env options, level) -> env`: the env to play a level of a run's
+            buffer in.
+        play: `(env, level, keys, show, record) -> {"steps", "return", "solved"}`: an
+            episode driven by `keys` (key names), each screen passed to `show`, recorded
+            to the JSON file `record` if given.
+        replay: `(path, show, delay, gif) -> {...}`: a recorded episode again.
+        keys: `text -> key names` (scripted keys: `--keys`, standard input).
+        terminal_keys: `() -> key names` read raw from the terminal.
+        default_level: the `--level` played when none is named.
+        help: one line of keys.
+    """
+
+    level: Callable[[str, jax.Array], tuple[Environment, Any]]
+    run_env: Callable[[Any, Any], Environment]
+    play: Callable[..., dict[str, Any]]
+    replay: Callable[..., dict[str, Any]]
+    keys: Callable[[str], Any]
+    terminal_keys: Callable[[], Any]
+    default_level: str = ""
+    help: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class Preset:
     """A named training configuration a family offers (`arenax train NAME`).
 
@@ -159,7 +189,7 @@ class Preset:
     defaults: the run's own fields, `env` (the family's options object, or a dict of
     them), `teams` (`{team: {"network": {"kind": "mlp", ...}, "ppo": {...}}}`),
     `curriculum` (`{"kind": "plr", ...}`: any registered curriculum), `eval`… — plain data,
-    so a family names curricula and networks without importing them. `arenax.train.presets`
+    so a family names curricula and networks without importing them. `arenax.training.presets`
     composes it into a `TrainConfig` (each part not given: its class's default).
 
     Attributes:
@@ -218,6 +248,10 @@ class Family:
             cycle (the tests' and `benchmarks/preset_fingerprints.py`'s shapes).
         tiny_run: the run's options at those sizes where they differ from the default
             (`{"n_steps": 8}`).
+        play: a person plays the family's levels in the terminal (`arenax play`).
+        add_suite: `(name, levels, overwrite) -> bool`: register a held-out suite of this
+            family's own kind (`arenax.register_suite` with a sequence: the maze's
+            `HeldoutMaze`s or maze names); `False` when `levels` are not its kind.
     """
 
     name: str
@@ -247,6 +281,8 @@ class Family:
     presets: Mapping[str, Preset] = dataclasses.field(default_factory=dict)
     tiny: Callable[[Any], Any] | None = None
     tiny_run: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    play: Play | None = None
+    add_suite: Callable[[str, Any, bool], bool] | None = None
 
     def env(self, options: Any = None) -> Environment:
         """The environment of `options` (default: the options' defaults)."""

@@ -15,25 +15,26 @@ import jax.numpy as jnp
 import numpy as np
 from rich.console import Console
 
+from arenax import images as pictures
 from arenax.envs.family import Evaluation, Report
-from arenax.envs.maze import render as pictures
 from arenax.envs.wrappers import whole_game
 from arenax.options import ConfigError
 from arenax.utils import frame_indices, make_console, save_gif
 
 
-def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
-    """`(config, train state, cycle)` from a run directory's checkpoint."""
-    from arenax.train.build import make_curriculum
-    from arenax.train.checkpoint import Checkpointer
-    from arenax.train.saved import load_config
+def load_checkpoint(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
+    """`(program, train state, cycle)` of a run directory's checkpoint (default: the
+    latest): the saved config's `Program` (its curriculum built once) and the state it
+    restores, on this process's first device."""
+    from arenax.training.checkpoint import Checkpointer
+    from arenax.training.program import Program
+    from arenax.training.saved import load_config
 
     run_dir = Path(run_dir)
     if not (run_dir / "config.json").exists():
         raise FileNotFoundError(f"{run_dir}/config.json not found: not a run directory")
-    cfg = load_config(run_dir / "config.json")
-    algorithm = make_curriculum(cfg)
-    abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
+    program = Program.of_checkpoint(load_config(run_dir / "config.json"))
+    abstract = program.abstract_state()
     if not (run_dir / "checkpoints").is_dir():  # (a reader creates nothing in the run)
         raise FileNotFoundError(f"no checkpoint in {run_dir.absolute() / 'checkpoints'}")
     ckpt = Checkpointer(run_dir)
@@ -41,17 +42,21 @@ def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, in
         state, record = ckpt.restore(abstract, cycle=checkpoint)
     finally:
         ckpt.close()
-    return cfg, state, int(record["cycle"])
+    return program, state, int(record["cycle"])
+
+
+def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
+    """`(config, train state, cycle)` from a run directory's checkpoint."""
+    program, state, cycle = load_checkpoint(run_dir, checkpoint)
+    return program.cfg, state, cycle
 
 
 def load_players(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, dict, dict, int]:
     """`(config, curriculum, {team: policy}, {team: params}, cycle)` of a run's
     checkpoint: what plays (the protagonist for PAIRED runs)."""
-    from arenax.train.build import make_curriculum
-
-    cfg, state, cycle = load_run(run_dir, checkpoint)
-    algo = make_curriculum(cfg)
-    return cfg, algo, algo.team_policies(), jax.device_get(algo.team_params(state)), cycle
+    program, state, cycle = load_checkpoint(run_dir, checkpoint)
+    algo = program.curriculum
+    return program.cfg, algo, algo.team_policies(), jax.device_get(algo.team_params(state)), cycle
 
 
 def load_coplayers(
@@ -91,15 +96,13 @@ def population_snapshots(run_dir: Path, checkpoint: int | None = None) -> tuple[
     """A co-player run's population as co-players of its own trained teams: `({name:
     ({team: policy}, {team: params})}, {name: (team,)})`, one per snapshot held, oldest
     first, named `snapshot@<updates>` (the co-player team's updates when it was taken)."""
-    cfg, state, _ = load_run(Path(run_dir), checkpoint)
+    program, state, _ = load_checkpoint(Path(run_dir), checkpoint)
+    cfg, algo = program.cfg, program.curriculum
     own = state.curriculum.get("population") if isinstance(state.curriculum, dict) else None
     if own is None:
         raise ConfigError(
             f"snapshots: {str(run_dir)!r}: curriculum {cfg.curriculum.KIND!r} keeps no population of co-players (population, maestro)"
         )
-    from arenax.train.build import make_curriculum
-
-    algo = make_curriculum(cfg)
     team, policy = algo.plan.team, algo.team_policies()[algo.plan.team]
     pop = jax.device_get(own)
     out, teams = {}, {}
@@ -253,10 +256,8 @@ def teacher_gallery(
 ) -> tuple[Path, int]:
     """PNG of `n` levels the run's current teacher builds (PAIRED-family runs), captioned
     by the family. Returns `(path, levels drawn)`."""
-    from arenax.train.build import make_curriculum
-
-    cfg, state, _ = load_run(run_dir)
-    algo = make_curriculum(cfg)
+    program, state, _ = load_checkpoint(run_dir)
+    cfg, algo = program.cfg, program.curriculum
     design = jax.jit(lambda s, k: algo.designed_levels(s, k, n))
     if jax.eval_shape(design, state, jax.random.key(seed)) is None:
         raise ValueError(f"{run_dir}: curriculum {cfg.curriculum.KIND!r} has no teacher")

@@ -66,7 +66,7 @@ class Learner:
 
     def __post_init__(self) -> None:
         # only a linear schedule has a length: any other learns the same for every budget
-        # (one compiled program, `arenax.train.programs`)
+        # (one compiled program, `arenax.training.programs`)
         if self.config.lr_schedule != "linear":
             object.__setattr__(self, "total_updates", 1)
 

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from arenax.envs.editor import EditorOptions
-from arenax.envs.family import Family, Heldout
+from arenax.envs.family import Family, Heldout, Play
+from arenax.envs.maze import play, render
 from arenax.envs.maze import presets as P
-from arenax.envs.maze import render
 from arenax.envs.maze import suites as S
 from arenax.envs.maze.editor import MazeEditor
 from arenax.envs.maze.env import MazeEnv
@@ -58,6 +58,27 @@ def named(env: MazeEnv, name: str) -> Any:
     return functools.partial(fn, size=env.height)
 
 
+def add_suite(name: str, mazes: Any, overwrite: bool) -> bool:
+    """Register a held-out suite of mazes (a sequence of `HeldoutMaze`s or maze names);
+    `False` for levels of another kind."""
+    items = list(mazes)
+    if not items or not all(isinstance(m, S.HeldoutMaze | str) for m in items):
+        return False
+    S.register_suite(name, items, overwrite)
+    return True
+
+
+PLAY = Play(
+    level=play.play_level,
+    run_env=play.run_env,
+    play=play.play,
+    replay=play.replay,
+    keys=play.scripted_keys,
+    terminal_keys=play.terminal_keys,
+    default_level="maze/dr",
+    help=play.HELP,
+)
+
 MAZE = Family(
     name="maze",
     make=functools.partial(build, MazeEnv),
@@ -93,4 +114,18 @@ MAZE = Family(
     presets=P.PRESETS,
     tiny=P.tiny,
     tiny_run=P.TINY_RUN,
+    play=PLAY,
+    add_suite=add_suite,
+)
+
+MazeEditorConfig = options_of(
+    MazeEditor, "MazeEditorConfig", "PAIRED's maze editor.", "maze-editor"
+)
+
+#: PAIRED's teacher MDP for mazes, a family of its own (`arenax.make("maze-editor")`)
+MAZE_EDITOR = Family(
+    name="maze-editor",
+    make=functools.partial(build, MazeEditor),
+    options=MazeEditorConfig,
+    summary="PAIRED's teacher MDP for mazes (team 'teacher'): walls, then goal and agent",
 )

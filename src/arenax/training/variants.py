@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from arenax.train.config import TrainConfig
+from arenax.training.config import TrainConfig
 
 r = dataclasses.replace
 

@@ -99,7 +99,7 @@ def state_specs(algorithm: Curriculum, seeds: int = 1) -> Any:
 def init_state(algorithm: Curriculum, seeds: list[int], init: Callable | None = None) -> TrainState:
     """The first train state of the run of seed `seeds[0]` or, for several seeds, theirs
     stacked on a leading axis (each exactly the state its own run starts from). `init`:
-    `jit_init(algorithm)` made before (a program kept by `arenax.train.programs`)."""
+    `jit_init(algorithm)` made before (a program kept by `arenax.training.programs`)."""
     init = init or jit_init(algorithm)
     states = [init(jax.random.key(s)) for s in seeds]
     if len(states) == 1:

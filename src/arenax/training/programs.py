@@ -28,8 +28,8 @@ from typing import Any
 import jax
 from jax import monitoring
 
-from arenax.train.config import TrainConfig
-from arenax.train.saved import RESUMABLE_FIELDS
+from arenax.training.config import TrainConfig
+from arenax.training.saved import RESUMABLE_FIELDS
 
 #: options that never enter a compiled program: those a resumed run may change (outputs,
 #: logging, evaluation, the launch, the device count and the chunk: the mesh and the longest

@@ -9,7 +9,6 @@ import functools
 from typing import Any
 
 from arenax.curricula.common import Curriculum, Setup
-from arenax.curricula.offpolicy import OffPolicyDR
 from arenax.curricula.players import Players
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import GlobalState, Scripted
@@ -17,7 +16,7 @@ from arenax.options import ConfigError
 from arenax.rl.a2c import A2CConfig, A2CLearner
 from arenax.rl.learner import Learner
 from arenax.rl.ppo import PPOConfig, bootstraps
-from arenax.train.config import TrainConfig
+from arenax.training.config import TrainConfig
 
 
 def make_env(cfg: TrainConfig) -> Environment:
@@ -73,10 +72,13 @@ def make_players(cfg: TrainConfig) -> Players:
 
 
 def make_curriculum(cfg: TrainConfig) -> Curriculum:
-    """The run's curriculum over its players (a team learning with DDPG: off-policy DR)."""
+    """The run's curriculum over its players (a team learning with DDPG: the curriculum's
+    off-policy form, `off_policy_curriculum`: DR's)."""
     if cfg.off_policy:
         (team,) = cfg.teams.values()
-        return OffPolicyDR(make_env(cfg), team.ddpg, cfg.n_envs, cfg.n_steps)
+        return cfg.curriculum.off_policy_curriculum(
+            make_env(cfg), team.ddpg, cfg.n_envs, cfg.n_steps
+        )
     setup = Setup(
         make_players(cfg),
         cfg.family,

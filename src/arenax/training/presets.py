@@ -2,7 +2,7 @@
 (`Family.presets`, declared in its package as plain data), composed here into
 `TrainConfig`s; and the reference UED library's rules as defaults (`--compat minimax`).
 Their variants (the tiny shapes of tests and fingerprints, another recurrent core) are in
-`arenax.train.variants`.
+`arenax.training.variants`.
 
 Nothing here names a family or a curriculum: a preset says its curriculum and networks by
 `kind`, as a run's `config.json` does, and the registries resolve them.
@@ -17,8 +17,8 @@ from arenax.curricula.players import TeamConfig
 from arenax.envs.family import Family, Preset
 from arenax.options import ConfigError
 from arenax.registry import BUILTIN, FAMILIES
-from arenax.train.config import TrainConfig
-from arenax.train.saved import from_dict
+from arenax.training.config import TrainConfig
+from arenax.training.saved import from_dict
 
 r = dataclasses.replace
 

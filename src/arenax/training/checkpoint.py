@@ -33,8 +33,8 @@ import orbax.checkpoint as ocp
 from jax.sharding import Mesh, PartitionSpec
 
 from arenax.options import ConfigError
-from arenax.train import distributed
-from arenax.train.parallel import shardings
+from arenax.training import distributed
+from arenax.training.parallel import shardings
 
 
 class CheckpointError(ConfigError):

@@ -12,8 +12,8 @@ import jax
 
 from arenax.curricula.common import Curriculum
 from arenax.options import ConfigError
-from arenax.train.build import make_env
-from arenax.train.config import TrainConfig
+from arenax.training.build import make_env
+from arenax.training.config import TrainConfig
 from arenax.utils import tree_bytes
 
 

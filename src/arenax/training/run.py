@@ -6,35 +6,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import Mesh
 from rich.console import Console
 from rich.progress import Progress
 
 from arenax.curricula.common import Curriculum, TrainState
-from arenax.train import distributed, programs
-from arenax.train.build import make_curriculum
-from arenax.train.checkpoint import Checkpointer, CheckpointError
-from arenax.train.config import TrainConfig
-from arenax.train.logging import Logger
-from arenax.train.parallel import (
-    AXIS,
-    init_state,
-    jit_init,
-    make_mesh,
-    place,
-    stacked_specs,
-    state_specs,
-)
-from arenax.train.prepare import check_budget_left
-from arenax.train.programs import program_key
-from arenax.train.rundir import RunLock
-from arenax.train.saved import save_config, to_dict
+from arenax.training import distributed
+from arenax.training.checkpoint import Checkpointer, CheckpointError
+from arenax.training.config import TrainConfig
+from arenax.training.logging import Logger
+from arenax.training.parallel import place, stacked_specs
+from arenax.training.prepare import check_budget_left
+from arenax.training.program import Program
+from arenax.training.rundir import RunLock
+from arenax.training.saved import save_config, to_dict
 
 
 @dataclasses.dataclass
@@ -60,17 +50,19 @@ class Run:
 
     cfg: TrainConfig
     run_dir: Path
-    algorithm: Curriculum
-    mesh: Mesh
+    program: Program
     console: Console
     state: TrainState
     cycle: int
     members: list[Member]
     #: the seeds' folders' locks (several seeds; the run's own lock is held by train())
     locks: list[RunLock] = dataclasses.field(default_factory=list)
-    #: what its compiled programs are built from (`programs.program_key`)
-    key: Hashable | None = None
     progress: Progress | None = None
+
+    @property
+    def algorithm(self) -> Curriculum:
+        """The run's curriculum (its program's)."""
+        return self.program.curriculum
 
     def print(self, text: str) -> None:
         (self.progress.console if self.progress is not None else self.console).print(text)
@@ -90,19 +82,17 @@ def _member(state: TrainState, i: jax.Array) -> TrainState:
 
 
 def start_run(
-    cfg: TrainConfig,
+    program: Program,
     run_dir: Path,
     resume: bool,
     console: Console,
     checkpoint: int | None = None,
 ) -> Run:
-    """Build the curriculum and the mesh, then a fresh train state, or (`resume`) the
-    latest readable checkpoint's (or `checkpoint`'s) with its counters. With several
-    seeds, each seed's folder `RUN/seed<s>` is a run of its own (config, lock, logs,
-    checkpoints), and their states are stacked."""
-    algorithm = make_curriculum(cfg)
-    key = program_key(cfg, algorithm)
-    mesh = make_mesh(cfg.devices)
+    """A fresh train state of `program`, or (`resume`) the latest readable checkpoint's
+    (or `checkpoint`'s) with its counters. With several seeds, each seed's folder
+    `RUN/seed<s>` is a run of its own (config, lock, logs, checkpoints), and their states
+    are stacked."""
+    cfg = program.cfg
     configs = cfg.seed_runs()
     group = cfg.seeds > 1
     warn = lambda text: console.print(f"[yellow]warning:[/] {text}")  # noqa: E731
@@ -120,17 +110,14 @@ def start_run(
             # several seeds keep two checkpoints: one complete set survives a crash mid-save
             ckpts.append(Checkpointer(c.run_dir, cfg.archive_every, writer, keep=1 + group))
         if resume and (any(k.all_steps() for k in ckpts) or checkpoint is not None):
-            state, records, start = restore_members(algorithm, mesh, cfg, ckpts, checkpoint, warn)
+            state, records, start = restore_members(program, ckpts, checkpoint, warn)
             counters = [{k: int(v) for k, v in r.items() if is_counter(k)} for r in records]
             for c, n, r in zip(configs, counters, records, strict=True):
                 check_budget_left(c, n, int(r["cycle"]))
             steps = sum(n["env_steps"] for n in counters)
             console.print(f"[bold]resumed[/] {run_dir} at cycle {start} ({steps:,} env steps)")
         else:
-            init_id = None if key is None else (key, "init", cfg.devices)
-            init, _ = programs.cached(init_id, lambda: jit_init(algorithm))
-            state = init_state(algorithm, [c.seed for c in configs], init)
-            state = place(state, mesh, state_specs(algorithm, cfg.seeds))
+            state = program.init()
             start, counters = 0, [{"env_steps": 0} for _ in configs]
     except BaseException:
         for k in ckpts:
@@ -162,21 +149,19 @@ def start_run(
             )
         done = finished(cfg, n)
         members.append(Member(c, k, logger, n, start if resume else None, not done, start))
-    return Run(cfg, run_dir, algorithm, mesh, console, state, start, members, locks, key)
+    return Run(cfg, run_dir, program, console, state, start, members, locks)
 
 
 def restore_members(
-    algorithm: Curriculum,
-    mesh: Mesh,
-    cfg: TrainConfig,
+    program: Program,
     ckpts: list[Checkpointer],
     checkpoint: int | None,
     warn: Callable[[str], None],
 ) -> tuple[TrainState, list[dict[str, Any]], int]:
     """`(state, records, cycle)` of a run's checkpoint `checkpoint` or newest readable
     one; several seeds: the newest checkpoint every seed has, their states stacked."""
-    specs = algorithm.state_specs(AXIS)
-    abstract = jax.eval_shape(algorithm.init, jax.random.key(cfg.seed))
+    cfg, mesh, specs = program.cfg, program.mesh, program.specs
+    abstract = program.abstract_state()
     if len(ckpts) == 1:
         state, record = ckpts[0].restore_good(abstract, mesh, specs, checkpoint, warn)
         return state, [record], int(record["cycle"])

@@ -9,7 +9,7 @@ the dataclass of the thing it configures, with its docstring (`--help`) and its 
 `validate` checks them all, and the rules that tie the parts together
 (`TrainConfig.problems`), once, before anything compiles: one line naming the field's
 path (`tagger.ppo.gamma=1.5: must be in [0.0, 1.0]`). Presets live in
-`arenax.train.presets`.
+`arenax.training.presets`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from arenax.curricula.players import TeamConfig
 from arenax.curricula.registry import CURRICULA
 from arenax.envs import spaces
 from arenax.envs.family import Family
-from arenax.envs.maze.family import MazeConfig
 from arenax.nn.mlp import MLPConfig
 from arenax.nn.student import ModelConfig
 from arenax.options import (
@@ -40,7 +39,7 @@ from arenax.options import (
 from arenax.registry import FAMILIES, family_of_options
 from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.ppo import PPOConfig
-from arenax.train.distributed import DistributedOptions
+from arenax.training.distributed import DistributedOptions
 from arenax.utils import scan_unroll
 
 __all__ = ["ConfigError", "EvalConfig", "TrainConfig", "validate"]
@@ -72,9 +71,9 @@ class TrainConfig:
     """One training run: the game (`--env.*`), its teams (`--<team>.*`), the curriculum
     (`--<curriculum>.*`), the budget and the outputs."""
 
-    env: Any = MazeConfig(n_walls=60, normalize_obs=True)
+    env: Any = "maze"
     """The game: a family's options (the preset chooses the family), or from Python a
-    family's name for its default options (`env="cartpole"`)."""
+    family's name for its default options (`env="cartpole"`; by default the maze's)."""
     teams: dict[str, TeamConfig] = dataclasses.field(default_factory=_maze_teams)
     """Each team's network, learner and policy sharing, by team name."""
     curriculum: Any = "dr"
@@ -98,7 +97,7 @@ class TrainConfig:
     compat: Literal["arenax", "minimax"] = "arenax"
     """Whose rules the options' defaults follow: arenax's, or the reference UED library's
     (`--compat minimax` sets them before your other options; see
-    `arenax.train.presets.with_compat`)."""
+    `arenax.training.presets.with_compat`)."""
     seed: int = 0
     """PRNG seed: the run is a deterministic function of it."""
     seeds: Annotated[int, IntIn(1, 1024)] = 1

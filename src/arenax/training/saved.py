@@ -16,7 +16,7 @@ from arenax.nn.mlp import MLPConfig
 from arenax.nn.student import ModelConfig
 from arenax.options import ConfigError
 from arenax.registry import FAMILIES
-from arenax.train.config import TrainConfig
+from arenax.training.config import TrainConfig
 
 __all__ = [
     "RESUMABLE_FIELDS",

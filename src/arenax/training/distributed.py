@@ -2,7 +2,7 @@
 
 One program, many processes (one per host, or one per GPU of a node): every process runs
 the same training loop over its own devices; the mesh spans the devices of all of them
-(`arenax.train.parallel.make_mesh`), each process steps only its shard of the
+(`arenax.training.parallel.make_mesh`), each process steps only its shard of the
 environment batch, and everything else (parameters, the level buffer, the teacher) stays
 replicated and identical on every process. The host loop differs only where it touches the
 outside world:

@@ -1,6 +1,6 @@
 """What runs after each compiled chunk, for each seed that trained in it (`Hook`): stop on a
 non-finite loss, log the rows, evaluate when due. The checkpoint follows them
-(`arenax.train.run.checkpoint_when_due`)."""
+(`arenax.training.run.checkpoint_when_due`)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import numpy as np
 
 from arenax.envs.family import Evaluation
 from arenax.envs.wrappers import whole_game
-from arenax.train import distributed
-from arenax.train.config import TrainConfig
+from arenax.training import distributed
+from arenax.training.config import TrainConfig
 
 if TYPE_CHECKING:
-    from arenax.train.run import Member, Run
+    from arenax.training.run import Member, Run
 
 # after a chunk, for each seed that trained in it: (run, seed, its metrics, its new rows)
 Hook = Callable[["Run", "Member", dict[str, np.ndarray], list[dict[str, Any]]], None]

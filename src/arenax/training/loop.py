@@ -1,7 +1,8 @@
 """The host loop: compiled chunks of cycles, then hooks (check, log, evaluate, checkpoint).
 
-cfg, run_dir <- prepare_run_dir(cfg, resume)     # validate; new, overwritten or resumed
-run          <- start_run(cfg, run_dir)          # curriculum, mesh, init or restore (run.py)
+program      <- Program.build(cfg)                  # validate; devices; curriculum; mesh
+program, run_dir <- prepare_run_dir(program, resume)  # new, overwritten or resumed
+run          <- start_run(program, run_dir)       # init or restore (run.py)
 repeat:  state, metrics <- chunk(state)          # K cycles, one compiled program
          rows <- one row per cycle
          hooks(run, metrics, rows)               # stop on a non-finite loss; log;
@@ -23,13 +24,14 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from arenax.curricula.common import TrainState
-from arenax.train import distributed, programs
-from arenax.train.config import TrainConfig
-from arenax.train.hooks import Hook, default_hooks
-from arenax.train.memory import OutOfMemory, check_compiled_memory
-from arenax.train.parallel import make_chunk, request_cpu_devices
-from arenax.train.prepare import prepare_run_dir
-from arenax.train.run import (
+from arenax.training import distributed
+from arenax.training.config import TrainConfig
+from arenax.training.hooks import Hook, default_hooks
+from arenax.training.memory import OutOfMemory
+from arenax.training.parallel import request_cpu_devices
+from arenax.training.prepare import prepare_run_dir
+from arenax.training.program import Chunk, Program
+from arenax.training.run import (
     NothingToDo,
     Run,
     checkpoint_when_due,
@@ -39,7 +41,7 @@ from arenax.train.run import (
     save_members,
     start_run,
 )
-from arenax.train.signals import Interrupted, StopRequests
+from arenax.training.signals import Interrupted, StopRequests
 from arenax.utils import make_console
 
 # Host timing columns: everything else in a metrics row is a deterministic function of the
@@ -131,36 +133,29 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
     `cfg.time_limit` counts from `started` (a `time.perf_counter()` reading; default: now)."""
     cfg = run.cfg
     seeds = len(run.members)
-    program: Any = None
+    chunk: Chunk | None = None
     compile_s = 0.0
     steady_steps, steady_time = 0, 0.0
     t_start = time.perf_counter()
     started = t_start if started is None else started
 
-    def build() -> Any:
+    def building() -> None:
         run.print(
             f"compiling a chunk of up to {cfg.chunk} cycles (the first run of a configuration "
             "takes roughly 2-20 s on a 2-core CPU; later runs load it from the compilation "
             "cache) ..."
         )
-        fn = make_chunk(run.algorithm, run.mesh, cfg.n_envs, cfg.chunk, seeds, up_to=True)
-        args = (run.state,) if seeds == 1 else (run.state, np.ones(seeds, bool))
-        return fn.lower(*args, np.int32(1)).compile()
 
-    def get_chunk() -> Any:
-        """The run's one chunk program (`make_chunk(..., up_to=True)`): built, or reused
-        from an earlier run of this process that built the same (`arenax.train.programs`)."""
-        nonlocal program, compile_s
-        if program is None:
-            t0 = time.perf_counter()
-            key = None if run.key is None else (run.key, "chunk", run.mesh, cfg.chunk, seeds)
-            program, reused = programs.cached(key, build)
-            check_compiled_memory(program, cfg)
-            dt = time.perf_counter() - t0
-            compile_s += dt
-            if not reused:
-                run.print(f"compiled a chunk of up to {cfg.chunk} cycles in {dt:.1f} s")
-        return program
+    def get_chunk() -> Chunk:
+        """The run's one chunk program (`Program.chunk`): built, or reused from an earlier
+        run of this process that built the same (`arenax.training.programs`)."""
+        nonlocal chunk, compile_s
+        if chunk is None:
+            chunk = run.program.chunk(state=run.state, building=building)
+            compile_s += chunk.seconds
+            if not chunk.reused:
+                run.print(f"compiled a chunk of up to {cfg.chunk} cycles in {chunk.seconds:.1f} s")
+        return chunk
 
     for m in run.members:
         m.chunk_end = run.cycle + min(cfg.chunk, cycles_left(cfg, m.counters))
@@ -187,13 +182,8 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
             active = [m for m in run.members if m.active]
             n = min(m.chunk_end for m in active) - run.cycle
             fn = get_chunk()
-            args = (
-                (run.state,)
-                if seeds == 1
-                else (run.state, np.array([m.active for m in run.members]))
-            )
             t0 = time.perf_counter()
-            run.state, metrics = fn(*args, np.int32(n))
+            run.state, metrics = fn(run.state, n, [m.active for m in run.members])
             metrics = {k: v[:n] for k, v in jax.device_get(metrics).items()}
             dt = time.perf_counter() - t0
             steps, trained = 0, []
@@ -309,13 +299,14 @@ def _fmt(x: float) -> str:
 
 
 def train(
-    cfg: TrainConfig,
+    cfg: TrainConfig | Program,
     resume: Path | None = None,
     console: Console | None = None,
     checkpoint: int | None = None,
 ) -> TrainResult:
-    """Train according to `cfg`; with `resume` (or `cfg.resume`), continue the run in
-    that directory from its newest readable checkpoint (or `checkpoint`).
+    """Train according to `cfg` (a config, or its `Program` built already); with `resume`
+    (or `cfg.resume`), continue the run in that directory from its newest readable
+    checkpoint (or `checkpoint`).
 
     The run directory is locked for the life of the call (a second writer is refused).
     SIGINT / SIGTERM end the current chunk, save a checkpoint and raise
@@ -329,6 +320,8 @@ def train(
     seconds from this call's start, saving a checkpoint (a normal return, not an error).
     """
     started = time.perf_counter()
+    program = cfg if isinstance(cfg, Program) else None
+    cfg = program.cfg if program is not None else cfg
     distributed.initialize(cfg.launch)
     request_cpu_devices(cfg.devices)  # before the first use of a device
     if distributed.is_main():
@@ -337,15 +330,17 @@ def train(
         distributed.announce()
         console = Console(quiet=True)
     if distributed.multi_process() and cfg.devices == 1:  # the default: every device
-        cfg = dataclasses.replace(cfg, devices=jax.device_count())
+        cfg, program = dataclasses.replace(cfg, devices=jax.device_count()), None
+    program = program or Program.build(cfg)
     resume = resume if resume is not None else cfg.resume
-    cfg, run_dir, lock = prepare_run_dir(cfg, resume)
+    program, run_dir, lock = prepare_run_dir(program, resume)
+    cfg = program.cfg
     try:
         if lock is not None and lock.reclaimed:
             console.print(f"reclaimed the lock of {run_dir} left by {lock.reclaimed} (not running)")
         try:
             try:
-                run = start_run(cfg, run_dir, resume is not None, console, checkpoint)
+                run = start_run(program, run_dir, resume is not None, console, checkpoint)
             except NothingToDo as done:
                 return TrainResult(run_dir, done.state, [], 0.0, math.nan)
             try:

@@ -1,6 +1,6 @@
-"""Preparing a run before anything compiles: the options validated, the memory checked,
-the run directory made (new or overwritten) or reopened (resume: what may change, the
-budget left) and locked."""
+"""Preparing a run before anything compiles (its `Program` checked its options): what it
+asks of this process (devices, packages, memory), the run directory made (new or
+overwritten) or reopened (resume: what may change, the budget left) and locked."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ from pathlib import Path
 import jax
 
 from arenax.options import ConfigError
-from arenax.train import distributed
-from arenax.train.build import make_curriculum
-from arenax.train.config import TrainConfig, validate
-from arenax.train.memory import check_memory
-from arenax.train.rundir import RunLock, make_new_run_dir
-from arenax.train.saved import load_config, resume_differences, save_config
+from arenax.training import distributed
+from arenax.training.config import TrainConfig
+from arenax.training.program import Program
+from arenax.training.rundir import RunLock, make_new_run_dir
+from arenax.training.saved import load_config, resume_differences, save_config
 
 
 def check_extras(cfg: TrainConfig) -> None:
@@ -44,17 +43,19 @@ def load_saved_config(run_dir: Path) -> TrainConfig:
         raise ConfigError(f"{path}: not a config of this arenax ({exc})") from None
 
 
-def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig, Path, RunLock]:
-    """Validate `cfg`, then make and lock its run directory: a new one, an overwritten
-    one, or (with `resume`) the existing run, whose saved config `cfg` may change only
-    in budget, logging and outputs. A new run's `config.json` is written now; a resumed
-    run's only once its checkpoint has been restored (`start_run`). Returns the
-    config to run, the folder and its lock (`None` on processes other than 0 of a
-    multi-process run, which only read the folder)."""
-    validate(cfg, available_devices=jax.device_count())
+def prepare_run_dir(program: Program, resume: Path | None) -> tuple[Program, Path, RunLock]:
+    """Check what the config (validated when `program` was built) asks of this process
+    (its devices, optional packages, memory), then make and lock its run directory: a new
+    one, an overwritten one, or (with `resume`) the existing run, whose saved config the
+    config may change only in budget, logging and outputs. A new run's `config.json` is
+    written now; a resumed run's only once its checkpoint has been restored (`start_run`).
+    Returns the program to run (its config naming the folder), the folder and its lock
+    (`None` on processes other than 0 of a multi-process run, which only read the
+    folder)."""
+    cfg = program.cfg
     check_process_devices(cfg)
     check_extras(cfg)
-    check_memory(cfg, make_curriculum(cfg))
+    program.check_memory()
     if resume is None:
 
         def new_run() -> RunLock:
@@ -62,7 +63,7 @@ def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig,
             save_config(cfg, cfg.run_dir / "config.json")
             return lock
 
-        return cfg, cfg.run_dir, distributed.on_main(new_run, "create the run directory")
+        return program, cfg.run_dir, distributed.on_main(new_run, "create the run directory")
     run_dir = Path(resume)
     saved = load_saved_config(run_dir)
     diffs = resume_differences(saved, cfg)
@@ -76,7 +77,8 @@ def prepare_run_dir(cfg: TrainConfig, resume: Path | None) -> tuple[TrainConfig,
             f"resume={str(run_dir)!r}: config differs from the saved run in {'; '.join(diffs)}"
         )
     cfg = dataclasses.replace(cfg, out_dir=run_dir.parent, name=run_dir.name)
-    return cfg, run_dir, distributed.on_main(lambda: RunLock.acquire(run_dir), "lock the run")
+    lock = distributed.on_main(lambda: RunLock.acquire(run_dir), "lock the run")
+    return program.with_config(cfg), run_dir, lock
 
 
 def check_process_devices(cfg: TrainConfig) -> None:

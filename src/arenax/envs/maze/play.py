@@ -26,9 +26,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from arenax.envs.maze import MazeEnv, MazeLevel
-from arenax.envs.maze.env import Actions
-from arenax.envs.maze.level import DIR_CHARS
+from arenax.envs.maze.env import Actions, MazeEnv
+from arenax.envs.maze.level import DIR_CHARS, MazeLevel
 
 EPISODE_FORMAT = "arenax-maze-episode-1"
 KEY_ACTIONS = {
@@ -234,3 +233,28 @@ def state_level(state: Any) -> MazeLevel:
         agent_pos=state.agent_pos,
         agent_dir=state.agent_dir,
     )
+
+
+def play_level(spec: str, key: jax.Array) -> tuple[MazeEnv, MazeLevel]:
+    """`(env, level)` that `arenax play --level SPEC` starts from: `maze/dr` (the
+    literature's 13 × 13 DR mazes with 60 walls, `maze-dr`'s), a held-out maze's name
+    (`arenax list`), or a level file (`.txt` ASCII / `.json`)."""
+    from arenax.envs.maze.presets import PRESETS
+    from arenax.envs.maze.suites import HELDOUT_MAZES, MAZE_FILE_SUFFIXES, load_maze_file
+
+    if spec == "maze/dr":
+        env = MazeEnv(**PRESETS["maze-dr"].config["env"])
+        level = env.generate(key)
+        return env_for(level, env.max_steps, env.view_size), level
+    if spec in HELDOUT_MAZES or Path(spec).suffix in MAZE_FILE_SUFFIXES:
+        maze = HELDOUT_MAZES.get(spec) or load_maze_file(spec)
+        return maze.make_env(), maze.sample(key)
+    raise ValueError(
+        f"level={spec!r}: maze/dr, a held-out maze ({', '.join(HELDOUT_MAZES)}) or a "
+        ".txt / .json level file"
+    )
+
+
+def run_env(options: Any, level: MazeLevel) -> MazeEnv:
+    """The env to play a level of a run's buffer in, with the run's time limit and view."""
+    return env_for(level, options.max_steps, options.view_size)

@@ -1,0 +1,196 @@
+"""One `Program` from a config to what it compiles to: the config checked once, its devices
+set up once, its curriculum built once, its mesh, the first state of its runs, and the
+compiled chunk of cycles. Training, resuming, `arenax tune`, evaluation, the throughput
+benchmarks and the Python interface all start from one:
+
+    program = Program.build(cfg)          # validate; devices; curriculum; mesh
+    state = program.init()                # the first state of cfg's seeds, placed
+    chunk = program.chunk()               # compiled once per process (`programs`)
+    state, metrics = chunk(state, n)      # n cycles (at most cfg.chunk)
+
+Nothing here names a family or a curriculum.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import Mesh
+
+from arenax.curricula.common import Curriculum, TrainState
+from arenax.training import programs
+from arenax.training.build import make_curriculum
+from arenax.training.config import TrainConfig, validate
+from arenax.training.memory import check_compiled_memory, check_memory
+from arenax.training.parallel import (
+    AXIS,
+    init_state,
+    jit_init,
+    make_chunk,
+    make_mesh,
+    place,
+    request_cpu_devices,
+    shardings,
+    state_specs,
+)
+from arenax.training.programs import program_key
+
+
+@dataclasses.dataclass
+class Chunk:
+    """A compiled chunk of up to `cycles` cycles of `seeds` stacked runs:
+    `chunk(state, n, active)` runs `n` cycles (default `cycles`; `active (seeds,) bool`:
+    the runs that still train, default all) and returns `(state, metrics)`, metrics
+    `(cycles, ...)` (`(cycles, seeds, ...)` for several seeds; rows past `n` zero). The
+    input state is donated.
+
+    Attributes:
+        compiled: the compiled program.
+        cycles: its longest chunk.
+        seeds: runs stacked in its state.
+        seconds: what building it took (tracing, lowering, compiling).
+        reused: it was kept from an earlier build of this process.
+    """
+
+    compiled: Any
+    cycles: int
+    seeds: int
+    seconds: float
+    reused: bool
+
+    def __call__(
+        self, state: TrainState, n: int | None = None, active: Any = None
+    ) -> tuple[TrainState, dict[str, Any]]:
+        return self.compiled(*self.args(state, n, active))
+
+    def args(self, state: Any, n: int | None = None, active: Any = None) -> tuple:
+        """The compiled program's arguments for `n` cycles (`state` may be abstract)."""
+        count = np.int32(self.cycles if n is None else n)
+        if self.seeds == 1:
+            return (state, count)
+        mask = np.ones(self.seeds, bool) if active is None else np.asarray(active, bool)
+        return (state, mask, count)
+
+
+@dataclasses.dataclass
+class Program:
+    """What one training config compiles to (see the module docstring).
+
+    Attributes:
+        cfg: the config (validated).
+        curriculum: its curriculum, built once.
+        mesh: the devices its environment batch is split over.
+        key: what its compiled programs are built from (`programs.program_key`; `None`:
+            not kept between runs).
+    """
+
+    cfg: TrainConfig
+    curriculum: Curriculum
+    mesh: Mesh
+    key: Hashable | None
+
+    @classmethod
+    def build(cls, cfg: TrainConfig, check: bool = True) -> Program:
+        """The program of `cfg`: JAX given its CPU devices (before its first use), the
+        config checked against the devices there are (`check`), the curriculum built and
+        the mesh made."""
+        request_cpu_devices(cfg.devices)
+        if check:
+            validate(cfg, available_devices=jax.device_count())
+        curriculum = make_curriculum(cfg)
+        return cls(cfg, curriculum, make_mesh(cfg.devices), program_key(cfg, curriculum))
+
+    @classmethod
+    def of_checkpoint(cls, cfg: TrainConfig) -> Program:
+        """The program of a saved run's config to read its checkpoints and play its
+        policies on this process's first device (evaluation, galleries, the Python
+        interface's `load_run`), whatever devices it trained on."""
+        curriculum = make_curriculum(cfg)
+        return cls(cfg, curriculum, make_mesh(1), None)
+
+    def with_config(self, cfg: TrainConfig) -> Program:
+        """This program for `cfg`, which differs from its config only in fields that never
+        enter a compiled program (outputs, logging, budget: a resumed run's)."""
+        return dataclasses.replace(self, cfg=cfg)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def seeds(self) -> int:
+        return self.cfg.seeds
+
+    @property
+    def specs(self) -> Any:
+        """Where one run's state lives on the mesh (a `PartitionSpec` prefix)."""
+        return self.curriculum.state_specs(AXIS)
+
+    def abstract_state(self, seed: int | None = None) -> Any:
+        """One run's train state as shapes and dtypes (nothing computed)."""
+        key = jax.random.key(self.cfg.seed if seed is None else seed)
+        return jax.eval_shape(self.curriculum.init, key)
+
+    def stacked_abstract_state(self) -> Any:
+        """The state of every seed, stacked as `init` stacks them, placed as the chunk
+        takes it (shapes, dtypes and shardings: what `chunk` compiles for)."""
+        one = self.abstract_state()
+        n = self.seeds
+        stacked = one if n == 1 else jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct((n, *x.shape), x.dtype), one
+        )  # fmt: skip
+        placed = shardings(self.mesh, state_specs(self.curriculum, n), stacked)
+        return jax.tree.map(
+            lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), stacked, placed
+        )
+
+    def init(self, seeds: list[int] | None = None) -> TrainState:
+        """The first state of the runs of `seeds` (default: the config's), each exactly
+        the state its own run starts from, stacked for several, placed on the mesh."""
+        seeds = [c.seed for c in self.cfg.seed_runs()] if seeds is None else seeds
+        init_id = None if self.key is None else (self.key, "init", self.cfg.devices)
+        init, _ = programs.cached(init_id, lambda: jit_init(self.curriculum))
+        state = init_state(self.curriculum, seeds, init)
+        return place(state, self.mesh, state_specs(self.curriculum, len(seeds)))
+
+    def check_memory(self) -> None:
+        """Refuse, before anything is allocated or compiled, a run that cannot fit one
+        device (`arenax.training.memory.check_memory`)."""
+        check_memory(self.cfg, self.curriculum)
+
+    # ------------------------------------------------------------------ the chunk
+    def chunk(
+        self,
+        cycles: int | None = None,
+        check_memory: bool = True,
+        state: Any = None,
+        building: Callable[[], None] | None = None,
+        keep: bool = True,
+    ) -> Chunk:
+        """The compiled chunk of up to `cycles` cycles (default the config's `chunk`) of
+        the config's seeds: the program `train` runs, kept per process
+        (`arenax.training.programs`) so that another run of the same program reuses it.
+        It is compiled for `state` (default: the abstract state of `init`'s); `building()`
+        is called before a build (not for a kept program). With `check_memory`, a chunk
+        whose XLA memory estimate exceeds one device is refused (`OutOfMemory`); without
+        `keep`, the program is neither looked up nor kept (`arenax tune`'s rungs)."""
+        cycles = self.cfg.chunk if cycles is None else cycles
+        seeds = self.seeds
+        t0 = time.perf_counter()
+
+        def build() -> Any:
+            if building is not None:
+                building()
+            fn = make_chunk(self.curriculum, self.mesh, self.cfg.n_envs, cycles, seeds, up_to=True)
+            like = self.stacked_abstract_state() if state is None else state
+            return fn.lower(*Chunk(None, cycles, seeds, 0.0, False).args(like)).compile()
+
+        key = (
+            None if self.key is None or not keep else (self.key, "chunk", self.mesh, cycles, seeds)
+        )
+        compiled, reused = programs.cached(key, build)
+        if check_memory:
+            check_compiled_memory(compiled, self.cfg)
+        return Chunk(compiled, cycles, seeds, time.perf_counter() - t0, reused)
