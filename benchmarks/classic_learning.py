@@ -62,7 +62,7 @@ class Args:
             )
         elif self.utd or self.actor_every:
             no_ddpg = [
-                n for n in self.presets if next(iter(PRESETS[n].teams.values())).ddpg is None
+                n for n in self.presets if not next(iter(PRESETS[n].teams.values())).off_policy
             ]
             if no_ddpg:
                 yield Problem(
@@ -102,13 +102,13 @@ def main(args: Args) -> None:
         team = next(iter(base.teams.values()))
         grid = itertools.product(args.utd or (None,), args.actor_every or (None,), args.seeds)
         for utd, every, seed in grid:
-            if team.ddpg is not None:
-                ddpg = team.ddpg
+            if team.off_policy:
+                ddpg = team.learner
                 if utd is not None:
                     ddpg = dataclasses.replace(ddpg, update_to_data=utd)
                 if every is not None:
                     ddpg = dataclasses.replace(ddpg, actor_every=every)
-                base = dataclasses.replace(base, teams={"agent": dataclasses.replace(team, ddpg=ddpg)})  # fmt: skip
+                base = dataclasses.replace(base, teams={"agent": dataclasses.replace(team, learner=ddpg)})  # fmt: skip
             with tempfile.TemporaryDirectory() as tmp:
                 cfg = dataclasses.replace(base, seed=seed, out_dir=Path(tmp), name="run",
                                           progress=False, tensorboard=False)  # fmt: skip
@@ -120,7 +120,8 @@ def main(args: Args) -> None:
             algo = program.curriculum
             policy, params = algo.team_policies()["agent"], algo.team_params(res.state)["agent"]
             r = evaluate_levels(make_env(cfg), policy, params, 100, jax.random.key(seed))[0]
-            ddpg_used = next(iter(cfg.teams.values())).ddpg
+            learner = next(iter(cfg.teams.values())).learner
+            ddpg_used = learner if learner.off_policy else None
             utd_shown = "-" if ddpg_used is None else f"{ddpg_used.update_to_data:g}"
             every_shown = "-" if ddpg_used is None else str(ddpg_used.actor_period)
             table.add_row(

@@ -180,7 +180,9 @@ def main(args: Args) -> None:
     base = PRESETS["pendulum-ddpg"]
     team = base.teams["agent"]
     algo_name = "TD3" if args.td3 else "DDPG"
-    every = dataclasses.replace(team.ddpg, td3=args.td3, actor_every=args.actor_every).actor_period
+    every = dataclasses.replace(
+        team.learner, td3=args.td3, actor_every=args.actor_every
+    ).actor_period
     table = Table(title=f"{algo_name} on Pendulum ({jax.devices()[0].device_kind}), "
                         f"{args.cycles} cycles a chunk, learning from the first cycle; "
                         f"arenax's actor steps every {every} critic steps (CleanRL's: every 2)")  # fmt: skip
@@ -200,9 +202,9 @@ def main(args: Args) -> None:
     if args.cleanrl is not None:
         cleanrl_row("before")
     for envs, steps, utd in cases:
-        ddpg = dataclasses.replace(team.ddpg, td3=args.td3, actor_every=args.actor_every,
+        ddpg = dataclasses.replace(team.learner, td3=args.td3, actor_every=args.actor_every,
                                    update_to_data=utd, learning_starts=0)  # fmt: skip
-        cfg = dataclasses.replace(base, n_envs=envs, n_steps=steps, teams={"agent": dataclasses.replace(team, ddpg=ddpg)})  # fmt: skip
+        cfg = dataclasses.replace(base, n_envs=envs, n_steps=steps, teams={"agent": dataclasses.replace(team, learner=ddpg)})  # fmt: skip
         program = Program.build(cfg)
         algo, state = program.curriculum, program.init([0])
         compiled = program.chunk(args.cycles, check_memory=False, state=state, keep=False)
@@ -223,10 +225,10 @@ def main(args: Args) -> None:
     if args.cleanrl is not None:
         cleanrl_row("after")
     console.print(table)
-    c = team.ddpg
+    c = team.learner
     flops = gradient_step_flops(tuple(c.hidden), 3, 1, c.batch_size, 2 if args.td3 else 1, every)
     one = dataclasses.replace(c, td3=args.td3, actor_every=args.actor_every, learning_starts=0)
-    cfg = dataclasses.replace(base, n_envs=1, n_steps=64, teams={"agent": dataclasses.replace(team, ddpg=one)})  # fmt: skip
+    cfg = dataclasses.replace(base, n_envs=1, n_steps=64, teams={"agent": dataclasses.replace(team, learner=one)})  # fmt: skip
     program = Program.build(cfg)
     state = program.init([0])
     compiled = program.chunk(args.cycles, check_memory=False, state=state, keep=False)

@@ -71,7 +71,7 @@ def variant(cfg, name: str):
     def team(tc):
         if name == "default":
             return tc
-        return dataclasses.replace(tc, ppo=dataclasses.replace(tc.ppo, **VARIANTS[name]))
+        return dataclasses.replace(tc, learner=dataclasses.replace(tc.learner, **VARIANTS[name]))
 
     return dataclasses.replace(cfg, teams={t: team(tc) for t, tc in cfg.teams.items()})
 

@@ -38,7 +38,7 @@ def _case(
 ) -> TrainConfig:
     shared = base.family.name == "grid-tag"
     teams = {
-        t: dataclasses.replace(tc, ppo=dataclasses.replace(tc.ppo, minibatches=minibatches),
+        t: dataclasses.replace(tc, learner=dataclasses.replace(tc.learner, minibatches=minibatches),
                                policy="shared" if shared else "")
         for t, tc in base.teams.items()
     }  # fmt: skip

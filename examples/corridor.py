@@ -157,8 +157,8 @@ class Corridor(Environment[CorridorLevel, CorridorState]):
 # --- presets: what `arenax train corridor-*` runs (a run's config.json, less the defaults) --
 AGENT = {
     "network": {"kind": "mlp", "hidden": [64, 64]},
-    "ppo": {"lr": 3e-4, "gamma": 0.99, "gae_lambda": 0.95, "ent_coef": 0.0, "epochs": 4,
-            "minibatches": 4, "clip_value": False},
+    "learner": {"kind": "ppo", "lr": 3e-4, "gamma": 0.99, "gae_lambda": 0.95, "ent_coef": 0.0,
+                "epochs": 4, "minibatches": 4, "clip_value": False},
 }  # fmt: skip
 RUN = {"total_steps": 2_000_000, "chunk": 10, "checkpoint_every": 100, "archive_every": 0,
        "eval": {"every": 0}}  # fmt: skip

@@ -4,8 +4,8 @@
 return of the episodes that ended in this rollout — a regret estimate that reads no value
 function (MaxMC's reference, without the critic).
 
-**The curriculum** ``topk`` (top-k replay): a level buffer (arenax's, `arenax.curricula.
-buffer`) keeps the levels of highest score; once it holds ``min_fill`` of its capacity,
+**The curriculum** ``topk`` (top-k replay): a level buffer (arenax's level sampler,
+`arenax.curricula.sampler.LevelSampler`) keeps the levels of highest score; once it holds ``min_fill`` of its capacity,
 every cycle plays ``replay_fraction`` of the environments on levels drawn uniformly from
 its ``k`` best entries and the others on fresh levels, and the policies learn from every
 environment (no robust filtering). One cycle::
@@ -41,7 +41,6 @@ import jax.numpy as jnp
 
 import arenax
 from arenax.collectives import all_gather
-from arenax.curricula import buffer as B
 from arenax.curricula.common import (
     Curriculum,
     CurriculumOptions,
@@ -53,6 +52,7 @@ from arenax.curricula.common import (
     score_team_problems,
 )
 from arenax.curricula.players import Played, Players
+from arenax.curricula.sampler import LevelSampler
 from arenax.curricula.scores import SCORE_NAME, ScoreInputs
 from arenax.options import POSITIVE, UNIT, Problem
 
@@ -120,12 +120,24 @@ class TopKReplay(Curriculum):
     def n_replay(self) -> int:
         return round(self.config.replay_fraction * self.n_envs)
 
+    @property
+    def keep(self) -> LevelSampler:
+        """The buffer's rules: a new level replaces the lowest-scored one (rank, no
+        staleness)."""
+        return LevelSampler(self.config.buffer_size, staleness_coef=0.0, temperature=1.0)
+
+    @property
+    def draw(self) -> LevelSampler:
+        """Replay draws: uniform over the k best."""
+        k = min(self.config.k, self.config.buffer_size)
+        return dataclasses.replace(self.keep, prioritization="topk", topk=k)
+
     def init(self, key: jax.Array) -> TrainState:
         k_params, k_level = jax.random.split(key)
         level = self.generator(k_level)
         obs, _ = self.env.reset(k_level, level)
         learners = self.players.init(k_params, obs)
-        return TrainState.create(key, learners, B.create(level, self.config.buffer_size))
+        return TrainState.create(key, learners, self.keep.create(level))
 
     def cycle(
         self, state: TrainState, key: jax.Array, env_ids: jax.Array, axis_name: str | None
@@ -133,14 +145,13 @@ class TopKReplay(Curriculum):
         c, p, n, m = self.config, self.players, self.n_envs, self.n_replay
         k_new, k_sample, k_play, k_update = jax.random.split(key, 4)
         buf = state.curriculum
-        warm = B.fill_ratio(buf) >= c.min_fill
+        warm = self.keep.fill(buf) >= c.min_fill
         take = lambda tree, i: jax.tree.map(lambda x: x[i], tree)  # noqa: E731
 
         # 1. levels: the first m envs draw from the k best once warm; the others (all while
         #    cold) play fresh levels
         fresh = jax.vmap(self.generator)(jax.random.split(k_new, n))
-        top = B.score_weights(buf, 1.0, "topk", min(c.k, c.buffer_size))
-        sampled, idx = B.sample(buf, k_sample, m, jnp.where(jnp.any(buf.filled), top, 1.0))
+        sampled, idx = self.draw.sample(buf, k_sample, m)  # (used only once warm)
         replay = jnp.arange(n) < jnp.where(warm, m, 0)  # (n,)
         slot = jnp.concatenate([idx, jnp.zeros(n - m, jnp.int32)])
         levels = jax.tree.map(
@@ -158,23 +169,23 @@ class TopKReplay(Curriculum):
         learners, stats = p.update(state.learner, trajs, carry0, k_update, axis_name)
 
         # 4. each level's score, against its best return so far
-        before = jnp.where(replay, buf.max_returns[slot], B.stored_best(buf, levels))
+        before = jnp.where(replay, buf.max_returns[slot], self.keep.stored_best(buf, levels))
         scores, best = p.level_scores(c.score, played, before[env_ids],
                                       level_values(self.score_parts, local))  # fmt: skip
         scores, best = all_gather((scores, best), axis_name)
 
         # 5. rescore the replayed levels; then insert the fresh ones, each replacing the
         #    lowest-scored entry of a full buffer if it scores at least as high
-        buf = B.update_scores(buf, idx, scores[:m], best[:m], skip=~replay[:m])
+        buf = self.keep.rescore(buf, idx, scores[:m], best[:m], skip=~replay[:m])
         new_scores = jnp.where(replay, -jnp.inf, scores)  # -inf: not inserted
-        buf, _ = B.insert(buf, levels, new_scores, best, 0.0, 1.0, "rank")
+        buf = self.keep.insert(buf, levels, new_scores, best)
 
         steps = jnp.int32(n * self.n_steps)
         metrics = {
             **p.episode_metrics(played.episodes, axis_name),
             **stats,
             **level_batch_metrics(self.level_metrics, local, axis_name),
-            **B.buffer_metrics(buf, B.score_weights(buf, 1.0, "topk", min(c.k, c.buffer_size))),
+            **self.draw.metrics(buf),
             "replay": jnp.mean(replay.astype(jnp.float32)),
             "env_steps": steps,
             "student_steps": steps,

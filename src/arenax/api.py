@@ -37,20 +37,32 @@ from arenax.options import ConfigError
 
 
 def _changed(obj: Any, changes: Mapping[str, Any], where: str) -> Any:
-    """`obj` (a dataclass) with `changes`; a nested dataclass field takes a dict. An
-    unknown name is a one-line `ConfigError` listing the known ones."""
+    """`obj` (a dataclass) with `changes`, named as on the command line: a field by its name
+    or by the name its owner gives it (`option_prefix`: a team's learner by its kind,
+    `{"ppo": {...}}`; a team's network options are the team's own); a nested dataclass
+    field takes a dict, and a dict with another `"kind"` chooses another class of that
+    field (`{"learner": {"kind": "a2c", ...}}`). An unknown name is a one-line
+    `ConfigError` listing the known ones."""
     if not isinstance(changes, Mapping):
         raise ConfigError(f"{where}={changes!r}: expected a dict of options")
     names = {f.name: f for f in dataclasses.fields(obj) if f.init}
+    prefix = getattr(obj, "option_prefix", None)
+    alias = {}
+    if prefix is not None:
+        alias = {prefix(n): n for n in names if prefix(n) not in ("", n) and prefix(n)[:1] != "/"}
     out: dict[str, Any] = {}
     rest: dict[str, Any] = {}
-    for k, v in changes.items():
+    for shown, v in changes.items():
+        k = alias.get(shown, shown)
         if k not in names:
             rest[k] = v
             continue
         current = getattr(obj, k)
-        if dataclasses.is_dataclass(current) and isinstance(v, Mapping):
-            v = _changed(current, v, f"{where}.{k}")
+        kind = v.get("kind") if isinstance(v, Mapping) else None
+        if kind is not None and kind != getattr(current, "KIND", None):
+            v = _of_kind(k, v, f"{where}.{shown}")
+        elif dataclasses.is_dataclass(current) and isinstance(v, Mapping):
+            v = _changed(current, {n: x for n, x in v.items() if n != "kind"}, f"{where}.{shown}")
         elif (
             isinstance(current, Path | None)
             and isinstance(v, str)
@@ -63,11 +75,24 @@ def _changed(obj: Any, changes: Mapping[str, Any], where: str) -> Any:
         if getattr(obj, "KIND", "") == "team" and dataclasses.is_dataclass(network):
             out["network"] = _changed(network, rest, where)  # a team's network options are its own
         else:
-            known = ", ".join(sorted(names))
+            known = ", ".join(sorted({*names, *alias}))
             raise ConfigError(
                 f"{where}: unknown option(s) {', '.join(map(repr, rest))}; known: {known}"
             )
     return dataclasses.replace(obj, **out)
+
+
+def _of_kind(field: str, value: Mapping[str, Any], where: str) -> Any:
+    """The options class of `value["kind"]` among those `field` chooses from (as a saved
+    config names them: a family's options, a curriculum, a network, a learner), its
+    defaults changed by the rest of `value`."""
+    from arenax.training.saved import kinds_of
+
+    choices = kinds_of(field)
+    kind = value["kind"]
+    if kind not in choices:
+        raise ConfigError(f"{where}: kind {kind!r}; allowed: {', '.join(choices)}")
+    return _changed(choices[kind](), {n: x for n, x in value.items() if n != "kind"}, where)
 
 
 def configure(preset: Any, **options: Any) -> Any:
@@ -135,11 +160,10 @@ def _curriculum(value: Any) -> Any:
     if isinstance(value, str):
         value = {"kind": value}
     if isinstance(value, Mapping):
-        options = dict(value)
-        kind = options.pop("kind", None)
-        if kind not in CURRICULA:
+        if value.get("kind") not in CURRICULA:
+            kind = value.get("kind")
             raise ConfigError(f"curriculum={kind!r}: curricula: {', '.join(CURRICULA)}")
-        return _changed(CURRICULA[kind](), options, kind)
+        return _of_kind("curriculum", value, "curriculum")
     return value
 
 

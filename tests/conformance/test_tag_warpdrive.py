@@ -364,7 +364,7 @@ def test_warpdrive_presets_carry_its_shipped_run_configs(run: str, preset: str) 
     for team, tc in cfg.teams.items():
         name = team if tc.policy == "" else tc.policy
         p = shipped["policy"][name]
-        a = tc.a2c
+        a = tc.learner
         assert (a.lr, a.gamma, a.vf_coef, a.ent_coef) == (
             p["lr"],
             p["gamma"],

@@ -26,7 +26,7 @@ def test_train_load_act_and_evaluate_from_python(tmp_path: Path, capsys) -> None
     assert capsys.readouterr().out == ""  # quiet: no progress bar, no notes
     cfg = run.config
     assert (cfg.out_dir, cfg.total_steps, cfg.total_updates) == (tmp_path, 256, None)
-    assert cfg.teams["agent"].ppo.lr == 1e-4 and cfg.teams["agent"].network.hidden == 16
+    assert cfg.teams["agent"].learner.lr == 1e-4 and cfg.teams["agent"].network.hidden == 16
     assert cfg.env.height == 5 and cfg.n_envs == 8
     assert len(run.rows) == 2 and run.metrics["env_steps"].tolist() == [128.0, 256.0]
     loaded = arenax.load_run(tmp_path / "a")
@@ -71,7 +71,7 @@ def test_options_are_checked_in_one_line_before_compiling() -> None:
     assert callable(arenax.train) and isinstance(arenax.configure("maze-dr"), TrainConfig)
     from arenax.training import PRESETS
 
-    assert "maze-dr" in PRESETS and np.isfinite(PRESETS["maze-dr"].teams["agent"].ppo.lr)
+    assert "maze-dr" in PRESETS and np.isfinite(PRESETS["maze-dr"].teams["agent"].learner.lr)
 
 
 def test_a_config_built_by_hand_names_its_family_and_is_checked() -> None:

@@ -40,10 +40,10 @@ def test_ddpg_learns_a_one_step_task(td3: bool) -> None:
 
 def test_preset_trains_and_validates(tmp_path: Path) -> None:
     team = PRESETS["pendulum-ddpg"].teams["agent"]
-    ddpg = dataclasses.replace(team.ddpg, learning_starts=64, hidden=(16, 16), batch_size=32)
+    ddpg = dataclasses.replace(team.learner, learning_starts=64, hidden=(16, 16), batch_size=32)
     cfg = dataclasses.replace(PRESETS["pendulum-ddpg"], total_steps=64 * 4, chunk=2,
                               checkpoint_every=2, out_dir=tmp_path, progress=False,
-                              tensorboard=False, teams={"agent": dataclasses.replace(team, ddpg=ddpg)})  # fmt: skip
+                              tensorboard=False, teams={"agent": dataclasses.replace(team, learner=ddpg)})  # fmt: skip
     rows = train(cfg).rows
     assert rows[-1]["env_steps"] == 256 and rows[0]["updates"] == 64
     assert all(np.isfinite(r["critic_loss"]) for r in rows)

@@ -35,7 +35,7 @@ def team(
     hidden: tuple[int, ...] = (32, 32), ppo: PPOConfig = SMALL_PPO, **kw: object
 ) -> TeamConfig:
     """A team of an MLP policy with ``hidden`` layers learning with ``ppo``."""
-    return TeamConfig(network=MLPConfig(hidden=hidden), ppo=ppo, **kw)
+    return TeamConfig(network=MLPConfig(hidden=hidden), learner=ppo, **kw)
 
 
 def tiny_tag(tmp_path: Path, preset: str = "tag-continuous", tagger: TeamConfig | None = None,

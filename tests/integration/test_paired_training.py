@@ -59,7 +59,7 @@ def test_teacher_reward_on_last_step_and_valid_levels(tmp_path: Path) -> None:
     )
     assert bool(jnp.all(jax.vmap(is_valid)(levels)))
     # students and teacher keep their own learning rates
-    lr = cfg.teams["agent"].ppo.lr
+    lr = cfg.teams["agent"].learner.lr
     assert float(m["lr"]) == pytest.approx(lr) and float(m["teacher/lr"]) == pytest.approx(3e-3)
     assert float(m["student1/lr"]) == pytest.approx(lr)
 

@@ -88,7 +88,9 @@ def _api_options(cfg, out_dir: Path) -> dict:
     team = next(iter(cfg.teams))
     tc = cfg.teams[team]
     net = dataclasses.asdict(tc.network)
-    teams = {t: {**net, "ppo": {"epochs": 2, "minibatches": tc.ppo.minibatches}} for t in cfg.teams}
+    teams = {
+        t: {**net, "ppo": {"epochs": 2, "minibatches": tc.learner.minibatches}} for t in cfg.teams
+    }
     return dict(
         env=dataclasses.asdict(cfg.env), topk=dataclasses.asdict(cfg.curriculum), **teams,
         n_envs=cfg.n_envs, n_steps=cfg.n_steps, total_steps=cfg.total_steps, chunk=1,

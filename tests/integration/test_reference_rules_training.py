@@ -44,7 +44,9 @@ class Spy:
 def test_cycle_start_recurrent_state(carry_over: bool, tmp_path: Path) -> None:
     cfg = small("maze-dr", tmp_path)
     agent = cfg.teams["agent"]
-    agent = dataclasses.replace(agent, ppo=dataclasses.replace(agent.ppo, carry_over=carry_over))
+    agent = dataclasses.replace(
+        agent, learner=dataclasses.replace(agent.learner, carry_over=carry_over)
+    )
     cfg = dataclasses.replace(cfg, teams={"agent": agent})
     algo = make_curriculum(cfg)
     players = algo.players

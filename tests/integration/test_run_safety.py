@@ -33,7 +33,7 @@ from helpers import CACHE_DIR, assert_same, learning_rows
 
 TINY = TrainConfig(
     env=MazeConfig(height=5, width=5, n_walls=4, max_steps=20, normalize_obs=True),
-    teams={"agent": TeamConfig(network=ModelConfig(hidden=16), ppo=PPOConfig())},
+    teams={"agent": TeamConfig(network=ModelConfig(hidden=16), learner=PPOConfig())},
     n_envs=4, n_steps=16, total_steps=4 * 16 * 8, chunk=1, checkpoint_every=2,
     archive_every=4, eval=EvalConfig(every=0), progress=False, tensorboard=False,
 )  # fmt: skip

@@ -37,11 +37,11 @@ from helpers import assert_same, default_codegen_env, learning_rows
 
 def student(**network: object) -> dict[str, TeamConfig]:
     """The maze's team: the student network (with ``network`` changed) and the maze PPO."""
-    return {"agent": TeamConfig(network=ModelConfig(**network), ppo=PPOConfig())}
+    return {"agent": TeamConfig(network=ModelConfig(**network), learner=PPOConfig())}
 
 
 def agent_ppo(**ppo: object) -> dict[str, TeamConfig]:
-    return {"agent": TeamConfig(network=ModelConfig(), ppo=PPOConfig(**ppo))}
+    return {"agent": TeamConfig(network=ModelConfig(), learner=PPOConfig(**ppo))}
 
 
 TINY = TrainConfig(
@@ -319,7 +319,7 @@ def test_config_validation(changes: dict, message: str) -> None:
 def test_resume_refuses_a_different_config(tmp_path: Path) -> None:
     train(tiny(tmp_path, name="run", total_steps=TINY.steps_per_cycle * 3))
     with pytest.raises(ConfigError, match=r"ppo.lr: 0.0001 -> 0.001"):
-        teams = {"agent": TeamConfig(network=ModelConfig(hidden=16), ppo=PPOConfig(lr=1e-3))}
+        teams = {"agent": TeamConfig(network=ModelConfig(hidden=16), learner=PPOConfig(lr=1e-3))}
         train(tiny(tmp_path, teams=teams), resume=tmp_path / "run")
     with pytest.raises(ConfigError, match="exists; pass --resume"):
         train(tiny(tmp_path, name="run"))
@@ -331,7 +331,7 @@ def test_short_dr_run_learns_small_mazes(tmp_path: Path) -> None:
     cfg = TrainConfig(
         env=MazeConfig(height=5, width=5, n_walls=4, max_steps=40, normalize_obs=True),
         teams={"agent": TeamConfig(network=ModelConfig(hidden=32),
-                                   ppo=PPOConfig(lr=1e-3, ent_coef=0.01, gamma=0.99, gae_lambda=0.95))},
+                                   learner=PPOConfig(lr=1e-3, ent_coef=0.01, gamma=0.99, gae_lambda=0.95))},
         n_envs=16, n_steps=64, total_steps=16 * 64 * 100, chunk=10, checkpoint_every=100,
         archive_every=0, eval=EvalConfig(every=0), out_dir=tmp_path, progress=False,
         tensorboard=False,

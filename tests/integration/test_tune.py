@@ -20,7 +20,7 @@ from arenax.training import (
 )
 
 TINY = dataclasses.replace(PRESETS["maze-dr"], env=MazeConfig(height=5, width=5, n_walls=4, max_steps=8),
-                           teams={"agent": TeamConfig(network=ModelConfig(hidden=8), ppo=PPOConfig())},
+                           teams={"agent": TeamConfig(network=ModelConfig(hidden=8), learner=PPOConfig())},
                            n_steps=8)  # fmt: skip
 
 

@@ -135,7 +135,7 @@ def test_sequential_maestro_keeps_each_score_with_its_level() -> None:
     scores = jnp.array([[0.5, 0.4], [0.05, 0.95]], jnp.float32)
     best = jnp.array([[-1.0, -1.0], [7.0, 7.0]], jnp.float32)
     write = jax.jit(SB.rescore_then_insert, static_argnums=0)
-    out = jax.device_get(write(PLRConfig(), bufs, slots, replay, idx, levels, scores, best))
+    out = jax.device_get(write(PLRConfig().sampler, bufs, slots, replay, idx, levels, scores, best))
     # what each level was given: the replayed levels their new score (best 7), the new
     # levels theirs (best -1), the others what they held
     given = {0: (0.95, 7.0), 1: (0.8, 1.0), 2: (0.7, 1.0), 3: (0.05, 7.0),

@@ -144,23 +144,30 @@ def test_update_to_data_sets_the_gradient_steps_of_a_cycle(tmp_path) -> None:
             Q.DDPGConfig(update_to_data=utd).updates_per_cycle(n)
     cfg = PRESETS["pendulum-ddpg"]  # 4 envs x 16 steps
     team = cfg.teams["agent"]
-    bad = dataclasses.replace(team, ddpg=dataclasses.replace(team.ddpg, update_to_data=0.1))
+    bad = dataclasses.replace(team, learner=dataclasses.replace(team.learner, update_to_data=0.1))
     with pytest.raises(ConfigError, match=r"agent.ddpg.update_to_data=0.1: x n_envs=4 x "
                        r"n_steps=16 = 6.4 gradient steps a cycle"):  # fmt: skip
         validate(dataclasses.replace(cfg, teams={"agent": bad}))
-    data = to_dict(cfg)
+    def saved_then(cfg: object) -> dict:  # as run folders of that time held it: no `learner`
+        data = to_dict(cfg)
+        team = data["teams"]["agent"]
+        ddpg = {k: v for k, v in team.pop("learner").items() if k != "kind"}
+        team.update(ppo={}, ddpg=ddpg, a2c=None)
+        return data
+
+    data = saved_then(cfg)
     del data["teams"]["agent"]["ddpg"]["update_to_data"]
     data["teams"]["agent"]["ddpg"]["updates_per_cycle"] = 16
     (tmp_path / "config.json").write_text(json.dumps(data))
     old = load_config(tmp_path / "config.json")
-    assert old.teams["agent"].ddpg.update_to_data == 0.25
+    assert old.teams["agent"].learner.update_to_data == 0.25
     # saved when `policy_delay` was TD3's alone (DDPG stepped its actor every step)
     for td3, delay, every in ((False, 2, None), (True, 3, 3)):
-        data = to_dict(cfg)
+        data = saved_then(cfg)
         ddpg = data["teams"]["agent"]["ddpg"]
         del ddpg["actor_every"]
         ddpg.update(td3=td3, policy_delay=delay)
         (tmp_path / "config.json").write_text(json.dumps(data))
-        assert load_config(tmp_path / "config.json").teams["agent"].ddpg.actor_every == every
+        assert load_config(tmp_path / "config.json").teams["agent"].learner.actor_every == every
     save_config(cfg, tmp_path / "new.json")
     assert load_config(tmp_path / "new.json") == dataclasses.replace(cfg, resume=None)

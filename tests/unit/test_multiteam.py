@@ -115,7 +115,7 @@ def test_team_rollout_matches_an_independent_replay() -> None:
 @pytest.mark.parametrize(
     "changes, message",
     [
-        (dict(tagger=TeamConfig(ddpg=DDPGConfig()), runner=TeamConfig(ddpg=DDPGConfig())),
+        (dict(tagger=TeamConfig(learner=DDPGConfig()), runner=TeamConfig(learner=DDPGConfig())),
          "tagger.ddpg='set': needs one team of one agent with continuous actions"),
         (dict(env=TagConfig(n_taggers=1, n_runners=2, k_nearest=3)), "env.k_nearest=3"),
         (dict(env=TagConfig(n_runners=0)), "env.n_runners=0"),
@@ -124,8 +124,8 @@ def test_team_rollout_matches_an_independent_replay() -> None:
          "runner.frozen=True: must equal tagger.frozen"),
         (dict(tagger=TeamConfig(frozen=True), runner=TeamConfig(frozen=True)), "every team is frozen"),
         (dict(tagger=TeamConfig(network=MLPConfig(hidden=()))), "tagger.hidden=()"),
-        (dict(tagger=TeamConfig(ppo=PPOConfig(minibatches=3))), "tagger.ppo.minibatches=3"),
-        (dict(runner=TeamConfig(ppo=PPOConfig(gamma=2.0))), "runner.ppo.gamma=2.0"),
+        (dict(tagger=TeamConfig(learner=PPOConfig(minibatches=3))), "tagger.ppo.minibatches=3"),
+        (dict(runner=TeamConfig(learner=PPOConfig(gamma=2.0))), "runner.ppo.gamma=2.0"),
     ],
 )  # fmt: skip
 def test_tag_config_validation(changes: dict, message: str) -> None:

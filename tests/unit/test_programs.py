@@ -51,14 +51,17 @@ def test_the_budget_changes_the_key_only_through_a_linear_schedule(preset: str) 
     cfg = tiny(PRESETS[preset])
     cfg = dataclasses.replace(cfg, total_steps=4 * cfg.steps_per_cycle, total_updates=None)
     longer = dataclasses.replace(cfg, total_steps=3 * cfg.total_steps)
-    linear = any(t.learner[1].lr_schedule == "linear" for t in cfg.teams.values())
+    linear = any(t.learner.lr_schedule == "linear" for t in cfg.teams.values())
     assert linear == (preset == "maze-sfl-paper")  # the one preset with a linear schedule
     assert (key(longer) != key(cfg)) == linear
 
 
 def test_a_team_option_changes_the_key() -> None:
     t = CFG.teams["tagger"]
-    teams = {**CFG.teams, "tagger": dataclasses.replace(t, ppo=dataclasses.replace(t.ppo, lr=1.0))}
+    teams = {
+        **CFG.teams,
+        "tagger": dataclasses.replace(t, learner=dataclasses.replace(t.learner, lr=1.0)),
+    }
     assert key(dataclasses.replace(CFG, teams=teams)) != key(CFG)
 
 

@@ -374,12 +374,12 @@ def test_what_ages_the_levels(clock: str) -> None:
     reference ages every filled level by the batch size on such a cycle and not on
     insertion (`plr.py`: `ages = (ages + n) * filled` in `sample`; `update` leaves ages
     alone): ages [2, 2, 0, 0]. arenax's clock counts each inserted level: [3, 2, 1, 0]."""
-    c = PLRConfig(staleness_clock=clock, staleness_coef=0.5)
+    c = PLRConfig(staleness_clock=clock, staleness_coef=0.5).sampler
     buf = B.create(maze(0), 4)
     for cycle in range(2):
         buf = c.age_without_replay(buf, 2)
         levels = stack([maze(2 * cycle), maze(2 * cycle + 1)])
-        buf = c.insert_levels(buf, levels, jnp.array([0.2, 0.4]), jnp.zeros(2))
+        buf = c.insert(buf, levels, jnp.array([0.2, 0.4]), jnp.zeros(2))
     ages = (buf.clock - buf.last_seen).tolist()
     assert ages == ([2, 2, 0, 0] if clock == "draws" else [3, 2, 1, 0])
     # the staleness distribution: the newest cycle's levels are not stale at all (draws)
@@ -415,7 +415,7 @@ def test_duplicates_with_or_without_the_direction(ignore: tuple) -> None:
 def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
     for name in ("maze-dr", "maze-pplr", "maze-paccel", "maze-paired"):
         cfg = with_compat(PRESETS[name], "minimax")
-        c, ppo = cfg.curriculum, cfg.teams["agent"].ppo
+        c, ppo = cfg.curriculum, cfg.teams["agent"].learner
         assert ppo.bootstrap_truncation is False
         if isinstance(c, PairedConfig):
             assert c.teacher.ppo.bootstrap_truncation is False
@@ -456,7 +456,7 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
         arenax.configure("maze-pplr", compat="paper")
     # arenax's own defaults differ from the reference in each of these
     base = PRESETS["maze-paccel"]
-    ppo, c = base.teams["agent"].ppo, base.curriculum
+    ppo, c = base.teams["agent"].learner, base.curriculum
     assert ppo.bootstrap_truncation is None and not ppo.carry_over
     assert (c.inserted_staleness, c.duplicate_ignores, c.cold_children) == ("zero", (), "mutate")
     assert (c.taken_slot, c.staleness_clock) == ("keep_new", "levels")
@@ -464,6 +464,6 @@ def test_compat_minimax_sets_every_reference_rule(tmp_path: Path) -> None:
     assert (net.gate_init, net.policy_init) == ("joint", "orthogonal")
     with pytest.raises(ConfigError, match=r"ppo\.carry_over=True: applies to dr and paired"):
         agent = dataclasses.replace(
-            base.teams["agent"], ppo=dataclasses.replace(ppo, carry_over=True)
+            base.teams["agent"], learner=dataclasses.replace(ppo, carry_over=True)
         )
         validate(dataclasses.replace(base, teams={"agent": agent}))

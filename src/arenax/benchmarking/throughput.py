@@ -252,7 +252,7 @@ def student_forward_flops(cfg, batch: int) -> float:
 
 def update_flops(cfg) -> float:
     """FLOPs of one PPO update: epochs x (forward + backward ≈ 3 forwards) over the rollout."""
-    epochs = cfg.teams["agent"].ppo.epochs
+    epochs = cfg.teams["agent"].learner.epochs
     return 3.0 * epochs * student_forward_flops(cfg, cfg.n_envs * cfg.n_steps)
 
 

@@ -88,7 +88,9 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     step = cfg.devices
     if vary_envs := args.vary == "envs":
         one_team = (
-            [t.learner[1].minibatches for t in cfg.teams.values()] if len(cfg.teams) == 1 else [1]
+            [getattr(t.learner, "minibatches", 1) for t in cfg.teams.values()]
+            if len(cfg.teams) == 1
+            else [1]
         )
         step = math.lcm(cfg.devices, *one_team)
     value = max(step, -(-args.start // step) * step)

@@ -27,35 +27,21 @@ from arenax.training.distributed import DistributedOptions
 
 def _team_type(preset: str, team: Any) -> type:
     """`TeamConfig` with the team's network and learner as concrete option groups (the
-    network's options are the team's own: `--agent.hidden`)."""
+    network's options are the team's own: `--agent.hidden`; the learner's are named by
+    its kind: `--agent.ppo.lr`)."""
     from arenax.curricula import TeamConfig
-    from arenax.rl.a2c import A2CConfig
-    from arenax.rl.ddpg import DDPGConfig
-    from arenax.rl.ppo import PPOConfig
 
-    hide = Annotated[Any, tyro.conf.Suppress]
-    hidden_ppo = (
-        "ppo",
-        Annotated[PPOConfig, tyro.conf.Suppress],
-        dataclasses.field(default=team.ppo),
-    )
-    learner = [
-        ("ddpg", DDPGConfig, dataclasses.field(default=team.ddpg))
-        if team.ddpg is not None
-        else ("ddpg", hide, dataclasses.field(default=None)),
-        ("a2c", A2CConfig, dataclasses.field(default=team.a2c))
-        if team.a2c is not None
-        else ("a2c", hide, dataclasses.field(default=None)),
-    ]
-    if team.ddpg is not None or team.a2c is not None:
-        learner.append(hidden_ppo)
     fields = [
         (
             "network",
             Annotated[type(team.network), tyro.conf.arg(name="")],
             dataclasses.field(default=team.network),
         ),
-        *learner,
+        (
+            "learner",
+            Annotated[type(team.learner), tyro.conf.arg(name=team.learner.KIND)],
+            dataclasses.field(default=team.learner),
+        ),
     ]
     return dataclasses.make_dataclass(
         f"Team_{preset.replace('-', '_')}",
@@ -250,14 +236,14 @@ def _auto_envs(cfg: TrainConfig) -> TrainConfig:
     return dataclasses.replace(cfg, n_envs=n)
 
 
-def run_training(cfg: TrainConfig, checkpoint: int | None = None, checked: bool = True) -> None:
-    """Train (or resume) a config (`checked`: `start` checked it), and say how it went."""
+def run_training(cfg: TrainConfig, checkpoint: int | None = None) -> None:
+    """Train (or resume) a config `start` checked, and say how it went."""
     from arenax.training import distributed, train
     from arenax.training.program import Program
     from arenax.utils import enable_compilation_cache
 
     enable_compilation_cache()
-    program = Program.build(cfg, check=not checked)
+    program = Program.build(cfg, check=False)
     result = train(program, console=console, checkpoint=checkpoint)
     if not distributed.is_main():  # process 0 reports the run
         return
@@ -309,10 +295,11 @@ def train_command(args: Sequence[str]) -> None:
     """Train a preset (`arenax train PRESET --help` lists its options)."""
     _, value = parse_preset("train", args)
     cfg = start(only_given_budget(as_train_config(value), args))
-    auto = cfg.n_envs == "auto"
-    if auto:
-        cfg = _auto_envs(cfg)
-    run_training(cfg, checked=not auto)  # (the batch tune chose: checked when built)
+    if cfg.n_envs == "auto":
+        from arenax.training.config import validate
+
+        cfg = validate(_auto_envs(cfg))  # the batch size tune chose, checked with the rest
+    run_training(cfg)
 
 
 def tune_command(args: Sequence[str]) -> None:

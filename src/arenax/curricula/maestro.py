@@ -63,21 +63,25 @@ from arenax.curricula.coplayers import (
     slot_probs,
 )
 from arenax.curricula.players import Played, Players
-from arenax.curricula.plr import ACCELConfig
+from arenax.curricula.plr import PLRConfig
 from arenax.curricula.slot_buffers import buffer_priority
 from arenax.options import POSITIVE, UNIT, Problem
 
 
 @dataclasses.dataclass(frozen=True)
-class MaestroConfig(ACCELConfig, CoplayerOptions):
+class MaestroConfig(PLRConfig, CoplayerOptions):
     """MAESTRO's options (`--maestro.*`): the replay options of PLR⊥ for each co-player's
-    level buffer (and ACCEL's, with `edits`), and the co-player population's."""
+    level buffer (one `LevelSampler`'s rules for every buffer), the edits of its ACCEL-style
+    form, and the co-player population's."""
 
     edits: bool = False
     """ACCEL-style: mutate every replayed level (`n_edits` edits) and insert the children,
     played by the updated learners against the same co-player, in that co-player's buffer."""
     n_edits: Annotated[int, POSITIVE] = 5
     """Edits per mutation (with `edits`)."""
+    mutation_count: Literal["edits", "mutations"] = "edits"
+    """With `edits`: a level's mutation counter counts edits since its generated ancestor,
+    or mutations (the reference's counter: +1 each)."""
     coplayer_sampling: Literal["regret", "max_regret", "uniform"] = "regret"
     """How a group's co-player is drawn: by the rank of the best score its buffer holds
     (`regret`, temperature β: arenax's rule), the paper's rule (`max_regret`: the co-player
@@ -111,6 +115,10 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
     def tiny(self) -> MaestroConfig:
         return dataclasses.replace(super().tiny(), **self.tiny_population())
 
+    def reference_rules(self) -> MaestroConfig:
+        """PLR's, and the mutation counter counts mutations (ACCEL's)."""
+        return dataclasses.replace(super().reference_rules(), mutation_count="mutations")
+
     def run_problems(self, run: Any, game: Any) -> Iterator[Problem]:
         yield from self.family_problems(run)
         yield from score_team_problems(self.KIND, self.score_team, run, trains_first=False)
@@ -127,12 +135,6 @@ class MaestroConfig(ACCELConfig, CoplayerOptions):
                 "maestro.edits",
                 True,
                 "MAESTRO∥ has no children block: edits run with the sequential form (drop --maestro.parallel)",
-            )
-        if self.mutation_criterion != "all":
-            yield Problem(
-                "maestro.mutation_criterion",
-                self.mutation_criterion,
-                "MAESTRO's edits mutate every replayed level (all)",
             )
         if self.score_team == "both":
             yield Problem(
@@ -189,7 +191,7 @@ class MaestroCurriculum(Curriculum):
         level = self.generator(k_level)
         obs, _ = self.env.reset(k_level, level)
         learners = self.players.init(k_params, obs)
-        bufs = SB.create(level, self.config.buffer_size, self.config.population + 1)
+        bufs = SB.create(self.config.sampler, level, self.config.population + 1)
         return TrainState.create(
             key, learners, {"population": self.plan.init(learners), "buffers": bufs}
         )
@@ -220,7 +222,7 @@ class MaestroCurriculum(Curriculum):
         flat = jax.tree.map(lambda x: x.reshape((g * q, *x.shape[2:])), levels)
         kids = jax.vmap(self.mutator)(jax.random.split(k_mutate, self.n_envs), flat)
         kids = jax.tree.map(lambda x: x.reshape((g, q, *x.shape[1:])), kids)
-        best_before = SB.stored_best(c, bufs, slots, kids).reshape(-1)
+        best_before = SB.stored_best(c.sampler, bufs, slots, kids).reshape(-1)
         local = jax.tree.map(lambda x: x.reshape((g * q, *x.shape[2:]))[env_ids], kids)
         played = plan.rollout(
             state.replace(learner=learners), pop, slots, k_play, local, env_ids, self.n_steps
@@ -232,7 +234,7 @@ class MaestroCurriculum(Curriculum):
         per = c.n_edits if c.mutation_count == "edits" else 1
         mutations = parent_mutations + per
         return SB.insert_children(
-            c, bufs, slots, kids, scores, best.reshape((g, q)), mutations, idx
+            c.sampler, bufs, slots, kids, scores, best.reshape((g, q)), mutations, idx
         )
 
     def cycle(
@@ -263,7 +265,7 @@ class MaestroCurriculum(Curriculum):
         replay = (jax.vmap(B.fill_ratio)(bufs) >= c.min_fill)[slots]
         if coin:
             replay = replay & (jax.random.uniform(k_coin, (c.groups,)) < c.replay_prob)
-        bufs, idx = SB.sample(c, bufs, slots, replay, k_sample, plan.group_size)
+        bufs, idx = SB.sample(c.sampler, bufs, slots, replay, k_sample, plan.group_size)
         return slots, replay, bufs, idx
 
     def _fresh(self, key: jax.Array) -> Any:
@@ -277,7 +279,7 @@ class MaestroCurriculum(Curriculum):
     ) -> jax.Array:
         """`(g, q)`: each level's best return so far in its co-player's buffer (a replayed
         level's own slot where its group replays; `-inf` for a level not in it)."""
-        stored = SB.stored_best(self.config, bufs, slots, levels)
+        stored = SB.stored_best(self.config.sampler, bufs, slots, levels)
         return jnp.where(replay[:, None], bufs.max_returns[slots[:, None], idx], stored)
 
     def _learn(
@@ -330,9 +332,7 @@ class MaestroCurriculum(Curriculum):
         n_replay = jnp.sum(replay.astype(jnp.int32))
         learner_steps = jnp.where(c.robust, n_replay * q, self.n_envs) * self.n_steps
         fill = jax.vmap(B.fill_ratio)(bufs)
-        probs = jax.vmap(
-            lambda b: B.replay_probs(b, c.staleness_coef, c.temperature, c.prioritization, c.topk)
-        )(bufs)
+        probs = jax.vmap(c.sampler.probs)(bufs)
         weighted = jnp.sum(probs * jnp.where(bufs.filled, bufs.scores, 0.0), axis=1)
         ok = jnp.concatenate([pop.filled, jnp.ones((1,), jnp.bool_)])
         metrics = {
@@ -386,7 +386,7 @@ class MaestroCurriculum(Curriculum):
         # (the parents' mutation counts as sampled: a new level may take a replayed slot)
         parent_mutations = bufs.mutations[slots[:, None], idx]
         bufs = SB.rescore_then_insert(
-            c, bufs, slots, replay, idx, levels, grouped(scores), grouped(best)
+            c.sampler, bufs, slots, replay, idx, levels, grouped(scores), grouped(best)
         )
         edited = jnp.bool_(False)
         if c.edits:  # ACCEL-style children of the replayed levels, against the same co-players
@@ -442,7 +442,7 @@ class MaestroCurriculum(Curriculum):
             ),
         }  # (g, q, ...) each
         best_before = {
-            "new": SB.stored_best(c, bufs, slots, blocks["new"]),
+            "new": SB.stored_best(c.sampler, bufs, slots, blocks["new"]),
             "replay": self._best_before(bufs, slots, replay, idx, blocks["replay"]),
         }
 
@@ -473,7 +473,7 @@ class MaestroCurriculum(Curriculum):
         per_group = lambda b: tuple(grouped(x[b]) for x in (scores, best))  # noqa: E731
         new = (blocks["new"], *per_group("new"))
         old = (blocks["replay"], *per_group("replay"))
-        bufs = SB.insert_blocks(c, bufs, sampled, slots, replay, idx, new, old)
+        bufs = SB.insert_blocks(c.sampler, bufs, sampled, slots, replay, idx, new, old)
 
         # 6. results against each co-player (both blocks), a snapshot when due
         pop, taken = plan.after_update(

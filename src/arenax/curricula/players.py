@@ -33,7 +33,6 @@ from arenax.curricula.scores import (
 from arenax.envs.core import Environment
 from arenax.nn.mlp import MLPConfig
 from arenax.nn.student import ModelConfig
-from arenax.rl.a2c import A2CConfig
 from arenax.rl.ddpg import DDPGConfig
 from arenax.rl.gae import gae
 from arenax.rl.learner import Learner, LearnerState, no_update_stats
@@ -49,7 +48,7 @@ class TeamConfig:
     network: Any = MLPConfig()
     """The team's network: an MLP (vector observations) or the maze student (an image and
     a direction); its options are the team's own on the command line (`--agent.hidden`)."""
-    ppo: PPOConfig = PPOConfig(
+    learner: Any = PPOConfig(
         lr=3e-4,
         gamma=0.99,
         gae_lambda=0.95,
@@ -58,11 +57,10 @@ class TeamConfig:
         minibatches=4,
         clip_value=False,
     )
-    """The policy's PPO hyperparameters."""
-    ddpg: DDPGConfig | None = None
-    """Learn with DDPG / TD3 instead of PPO (one agent, continuous actions, DR)."""
-    a2c: A2CConfig | None = None
-    """Learn with A2C (WarpDrive's trainer) instead of PPO."""
+    """The team's learner, one of the registered (`arenax.rl.learners`): PPO, A2C
+    (WarpDrive's trainer) or DDPG / TD3 (one agent, continuous actions, DR); its options
+    are named by its kind on the command line (`--agent.ppo.lr`, `--tagger.a2c.lr`,
+    `--agent.ddpg.td3`)."""
     policy: str = ""
     """Name of the policy driving this team (default: the team's name). Teams with the same
     name share one policy (equal spaces and options)."""
@@ -75,25 +73,30 @@ class TeamConfig:
     KIND: ClassVar[str] = "team"
 
     def option_prefix(self, field: str) -> str:
-        """The network's options are the team's own (`--agent.hidden`)."""
-        return "" if field == "network" else field
+        """The network's options are the team's own (`--agent.hidden`), the learner's
+        are named by its kind (`--agent.ppo.lr`)."""
+        if field == "network":
+            return ""
+        if field == "learner":
+            return getattr(self.learner, "KIND", field)
+        return field
+
+    @property
+    def off_policy(self) -> bool:
+        """The team learns off-policy (DDPG / TD3): its curriculum's off-policy cycle."""
+        return getattr(self.learner, "off_policy", False)
 
     def tiny(self) -> TeamConfig:
         """The team at the tests' sizes: its network's, two PPO epochs (one minibatch for
         the MLP teams), DDPG's small buffer."""
         net = self.network.tiny() if hasattr(self.network, "tiny") else self.network
-        minibatches = self.ppo.minibatches if isinstance(net, ModelConfig) else 1
-        return dataclasses.replace(
-            self,
-            network=net,
-            ppo=dataclasses.replace(self.ppo, epochs=2, minibatches=minibatches),
-            ddpg=self.ddpg and self.ddpg.tiny(),
-        )
-
-    @property
-    def learner(self) -> tuple[str, PPOConfig | A2CConfig]:
-        """`(name, options)` of the team's on-policy learner: `("a2c", …)` or `("ppo", …)`."""
-        return ("a2c", self.a2c) if self.a2c is not None else ("ppo", self.ppo)
+        learner = self.learner
+        if isinstance(learner, PPOConfig):
+            minibatches = learner.minibatches if isinstance(net, ModelConfig) else 1
+            learner = dataclasses.replace(learner, epochs=2, minibatches=minibatches)
+        elif isinstance(learner, DDPGConfig):
+            learner = learner.tiny()
+        return dataclasses.replace(self, network=net, learner=learner)
 
 
 class Played(NamedTuple):

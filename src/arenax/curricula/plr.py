@@ -58,6 +58,7 @@ from arenax.curricula.common import (
     score_team_problems,
 )
 from arenax.curricula.players import Played, Players
+from arenax.curricula.sampler import LevelSampler
 from arenax.curricula.scores import SCORE_NAME, SCORES
 from arenax.options import POSITIVE, POSITIVE_REAL, UNIT, IntIn, Problem
 from arenax.utils import tree_bytes
@@ -125,45 +126,21 @@ class PLRConfig(CurriculumOptions):
         return 1 if not self.parallel else (3 if self.accel else 2)
 
     @property
-    def priority(self) -> tuple[float, float, str, int]:
-        """The replay distribution's options: staleness weight, temperature, prioritisation, k."""
-        return (self.staleness_coef, self.temperature, self.prioritization, self.topk)
-
-    def sample_slots(
-        self, buf: B.LevelBuffer, key: jax.Array, n: int
-    ) -> tuple[B.LevelBuffer, jax.Array]:
-        """`n` replay slots of `buf` by these options (`sampling`); stamps them as seen."""
-        if self.sampling == "one_at_a_time":
-            return B.sample_one_at_a_time(buf, key, n, *self.priority)
-        return B.sample(buf, key, n, B.replay_probs(buf, *self.priority))
-
-    def insert_levels(
-        self,
-        buf: B.LevelBuffer,
-        levels: Any,
-        scores: jax.Array,
-        best: jax.Array,
-        mutations: jax.Array | None = None,
-        parents: jax.Array | None = None,
-    ) -> B.LevelBuffer:
-        """`buf` with `levels` inserted by these options (staleness, duplicates)."""
-        buf, _ = B.insert(
-            buf,
-            levels,
-            scores,
-            best,
-            *self.priority,
-            mutations,
-            parents,
-            inherit_staleness=self.inserted_staleness == "inherit",
-            ignore=self.duplicate_ignores,
-            tick=self.staleness_clock == "levels",
+    def sampler(self) -> LevelSampler:
+        """The level buffer's rules these options set (capacity, prioritisation,
+        staleness, duplicates, sampling, taken slots)."""
+        return LevelSampler(
+            capacity=self.buffer_size,
+            staleness_coef=self.staleness_coef,
+            temperature=self.temperature,
+            prioritization=self.prioritization,
+            topk=self.topk,
+            inserted_staleness=self.inserted_staleness,
+            staleness_clock=self.staleness_clock,
+            duplicate_ignores=self.duplicate_ignores,
+            sampling=self.sampling,
+            taken_slot=self.taken_slot,
         )
-        return buf
-
-    def age_without_replay(self, buf: B.LevelBuffer, n: int) -> B.LevelBuffer:
-        """`buf` before a cycle without replay (`staleness_clock="draws"`: aged `n` draws)."""
-        return buf if self.staleness_clock == "levels" else buf.replace(clock=buf.clock + n)
 
     def curriculum(self, s: Setup) -> ReplayCurriculum:
         """The replay curriculum over the game; what it needs of the family: `empty`
@@ -238,7 +215,7 @@ class PLRConfig(CurriculumOptions):
         distribution."""
         if not isinstance(state, B.LevelBuffer):
             return None
-        return state, B.replay_probs(state, *self.priority)
+        return state, self.sampler.probs(state)
 
     def warm_up(self, run: Any) -> tuple[int, int] | None:
         """Robust replay trains no policy until `min_fill` of the buffer is filled; each
@@ -335,6 +312,11 @@ class ReplayCurriculum(Curriculum):
     def accel(self) -> bool:
         return self.config.accel
 
+    @property
+    def sampler(self) -> LevelSampler:
+        """The level buffer's rules (`PLRConfig.sampler`)."""
+        return self.config.sampler
+
     # ------------------------------------------------------------------ state
     def init(self, key: jax.Array) -> TrainState:
         """Fresh policies and an empty level buffer."""
@@ -342,7 +324,7 @@ class ReplayCurriculum(Curriculum):
         level = self.generator(k_level)
         obs, _ = self.env.reset(k_level, level)
         learners = self.players.init(k_params, obs)
-        return TrainState.create(key, learners, B.create(level, self.config.buffer_size))
+        return TrainState.create(key, learners, self.sampler.create(level))
 
     # ------------------------------------------------------------------ pieces
     def _new_levels(self, key: jax.Array) -> Any:
@@ -382,14 +364,14 @@ class ReplayCurriculum(Curriculum):
 
     def _sample(self, buf: B.LevelBuffer, key: jax.Array) -> tuple[B.LevelBuffer, jax.Array]:
         """`n_envs` replay slots (see `PLRConfig.sampling`); stamps them as seen."""
-        return self.config.sample_slots(buf, key, self.n_envs)
+        return self.sampler.sample(buf, key, self.n_envs)
 
     def _best_before(self, buf: B.LevelBuffer, levels: Any) -> jax.Array:
         """Best return the buffer holds for each level that is already in it, else -inf."""
-        return B.stored_best(buf, levels, self.config.duplicate_ignores)
+        return self.sampler.stored_best(buf, levels)
 
     def _probs(self, buf: B.LevelBuffer) -> jax.Array:
-        return B.replay_probs(buf, *self.config.priority)
+        return self.sampler.probs(buf)
 
     def _block(self, layout: Blocks, played: Played, name: str) -> Played:
         """Block `name`'s part of a parallel cycle's rollout."""
@@ -415,7 +397,7 @@ class ReplayCurriculum(Curriculum):
             **self.players.episode_metrics(episodes, axis_name),
             **stats,
             **level_batch_metrics(self.level_metrics, levels_local, axis_name),
-            **B.buffer_metrics(buf, self._probs(buf)),
+            **self.sampler.metrics(buf),
             "buffer/bytes_per_level": jnp.float32(
                 tree_bytes(jax.tree.map(lambda x: x[0], buf.levels))
             ),
@@ -441,18 +423,17 @@ class ReplayCurriculum(Curriculum):
         replayed levels), then the children of the replayed levels (`parent`: each child's
         index in the replay block). Returns the buffer and the fraction of replayed slots
         that new levels took."""
-        c = self.config
+        c, sampler = self.config, self.sampler
         new, rep = ((blocks[k], scores[k], best[k]) for k in ("new", "replay"))
         sampled = buf
-        back = c.taken_slot == "higher_score"
-        buf, taken = B.write_blocks(buf, sampled, idx, new, rep, replayed, c.insert_levels, back)
+        buf, taken = sampler.write_blocks(buf, sampled, idx, new, rep, replayed)
         if "children" in blocks:
             mutated = replayed | (c.cold_children == "mutate")
             mutations = jnp.where(replayed, sampled.mutations[idx][parent], 0)
             mutations = mutations + jnp.where(mutated, self._per_mutation, 0)
             parents = jnp.where(replayed, idx[parent], -1)
             kids = (blocks["children"], scores["children"], best["children"])
-            buf = c.insert_levels(buf, *kids, mutations, parents)
+            buf = sampler.insert(buf, *kids, mutations, parents)
         return buf, jnp.where(replayed, jnp.mean(taken.astype(jnp.float32)), 0.0)
 
     # ------------------------------------------------------------------ cycles
@@ -502,7 +483,7 @@ class ReplayCurriculum(Curriculum):
         scores, best = all_gather(self._score(played, local, best_before), axis_name)
 
         def file_replayed(_: None) -> tuple:
-            new_buf = B.update_scores(b, idx, scores, best)
+            new_buf = self.sampler.rescore(b, idx, scores, best)
             steps = jnp.int32(n * t)
             if self.accel:  # mutate, evaluate the children with the updated student, insert
                 kids, parent = self._children(k_mutate, levels, scores)
@@ -513,14 +494,15 @@ class ReplayCurriculum(Curriculum):
                     axis_name,
                 )
                 mutations = new_buf.mutations[idx][parent] + self._per_mutation
-                new_buf = c.insert_levels(
+                new_buf = self.sampler.insert(
                     new_buf, kids, kid_scores, kid_best, mutations, idx[parent]
                 )
                 steps = steps + n * t
             return new_buf, steps
 
         def file_new(_: None) -> tuple:
-            new_buf = c.insert_levels(c.age_without_replay(buf, n), levels, scores, best)
+            sampler = self.sampler
+            new_buf = sampler.insert(sampler.age_without_replay(buf, n), levels, scores, best)
             return new_buf, jnp.int32(n * t)
 
         buf, steps = jax.lax.cond(replay, file_replayed, file_new, None)
@@ -546,7 +528,7 @@ class ReplayCurriculum(Curriculum):
         new = self._new_levels(k_new)
         sampled, idx = self._sample(buf, k_sample)
         # sampling stamps the replayed levels as seen
-        buf = where(replay, sampled, c.age_without_replay(buf, n))
+        buf = where(replay, sampled, self.sampler.age_without_replay(buf, n))
         replayed = where(replay, take(buf.levels, idx), self._new_levels(k_more_new))
         blocks = {"new": new, "replay": replayed}
         parent = jnp.arange(n)

@@ -3,8 +3,8 @@ slot axis (leaves `(P + 1, C, ...)`; slot `P` is the live co-player's), and a cy
 reads and writes of them, one group of `q` environments at a time (each group plays one
 co-player; several groups may draw the same one, so the writes run in group order).
 
-`options` is the curriculum's replay options (`arenax.curricula.plr.PLRConfig`: how levels
-are sampled, inserted and compared)."""
+`sampler` is the buffers' rules (`arenax.curricula.sampler.LevelSampler`: how levels are
+sampled, inserted and compared), one for every slot."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ import jax
 import jax.numpy as jnp
 
 from arenax.curricula import buffer as B
+from arenax.curricula.sampler import LevelSampler
 
 
-def create(level: Any, capacity: int, slots: int) -> B.LevelBuffer:
-    """`slots` empty buffers of `capacity` levels shaped after `level`."""
-    one = B.create(level, capacity)
+def create(sampler: LevelSampler, level: Any, slots: int) -> B.LevelBuffer:
+    """`slots` empty buffers of the sampler's capacity shaped after `level`."""
+    one = sampler.create(level)
     return jax.tree.map(lambda x: jnp.stack([x] * slots), one)
 
 
@@ -52,15 +53,21 @@ def highest(bufs: B.LevelBuffer) -> jax.Array:
     return jnp.where(empty | (top == best), 1.0, 0.0)
 
 
-def stored_best(options: Any, bufs: B.LevelBuffer, slots: jax.Array, levels: Any) -> jax.Array:
+def stored_best(
+    sampler: LevelSampler, bufs: B.LevelBuffer, slots: jax.Array, levels: Any
+) -> jax.Array:
     """`(g, q)`: the best return each group's co-player's buffer holds for each of the
     group's `levels` (leaves `(g, q, ...)`), `-inf` for a level not in it."""
-    ignore = options.duplicate_ignores
-    return jax.vmap(lambda s, lv: B.stored_best(get(bufs, s), lv, ignore))(slots, levels)
+    return jax.vmap(lambda s, lv: sampler.stored_best(get(bufs, s), lv))(slots, levels)
 
 
 def sample(
-    options: Any, bufs: B.LevelBuffer, slots: jax.Array, replay: jax.Array, key: jax.Array, q: int
+    sampler: LevelSampler,
+    bufs: B.LevelBuffer,
+    slots: jax.Array,
+    replay: jax.Array,
+    key: jax.Array,
+    q: int,
 ) -> tuple[B.LevelBuffer, jax.Array]:
     """`q` replay slots `(g, q)` per group from its co-player's buffer, stamped as seen
     where the group replays (`replay (g,)`)."""
@@ -68,7 +75,7 @@ def sample(
     def draw(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, jax.Array]:
         slot, rep, k = xs
         buf = get(bufs, slot)
-        sampled, idx = options.sample_slots(buf, k, q)
+        sampled, idx = sampler.sample(buf, k, q)
         buf = jax.tree.map(lambda a, b: jnp.where(rep, a, b), sampled, buf)
         return put(bufs, slot, buf), idx
 
@@ -76,7 +83,7 @@ def sample(
 
 
 def rescore_then_insert(
-    options: Any,
+    sampler: LevelSampler,
     bufs: B.LevelBuffer,
     slots: jax.Array,
     replay: jax.Array,
@@ -97,14 +104,12 @@ def rescore_then_insert(
 
     def rescore(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
         slot, rep, i, s, b = xs
-        buf = jax.lax.cond(rep, lambda u: B.update_scores(u, i, s, b), lambda u: u, get(bufs, slot))
+        buf = jax.lax.cond(rep, lambda u: sampler.rescore(u, i, s, b), lambda u: u, get(bufs, slot))
         return put(bufs, slot, buf), None
 
     def insert(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
         slot, rep, lv, s, b = xs
-        buf = jax.lax.cond(
-            rep, lambda u: u, lambda u: options.insert_levels(u, lv, s, b), get(bufs, slot)
-        )
+        buf = jax.lax.cond(rep, lambda u: u, lambda u: sampler.insert(u, lv, s, b), get(bufs, slot))
         return put(bufs, slot, buf), None
 
     bufs = jax.lax.scan(rescore, bufs, (slots, replay, idx, scores, best))[0]
@@ -112,7 +117,7 @@ def rescore_then_insert(
 
 
 def insert_blocks(
-    options: Any,
+    sampler: LevelSampler,
     bufs: B.LevelBuffer,
     sampled: B.LevelBuffer,
     slots: jax.Array,
@@ -126,20 +131,16 @@ def insert_blocks(
     by `buffer.write_blocks` (`sampled`: the buffers as sampled, before any group's
     insertions)."""
 
-    back = options.taken_slot == "higher_score"
-
     def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
         slot, rep, i, new, old = xs
-        buf, _ = B.write_blocks(
-            get(bufs, slot), get(sampled, slot), i, new, old, rep, options.insert_levels, back
-        )
+        buf, _ = sampler.write_blocks(get(bufs, slot), get(sampled, slot), i, new, old, rep)
         return put(bufs, slot, buf), None
 
     return jax.lax.scan(write, bufs, (slots, replay, idx, new, old))[0]
 
 
 def insert_children(
-    options: Any,
+    sampler: LevelSampler,
     bufs: B.LevelBuffer,
     slots: jax.Array,
     kids: Any,
@@ -153,6 +154,6 @@ def insert_children(
 
     def write(bufs: B.LevelBuffer, xs: tuple) -> tuple[B.LevelBuffer, None]:
         slot, lv, s, b, m, i = xs
-        return put(bufs, slot, options.insert_levels(get(bufs, slot), lv, s, b, m, i)), None
+        return put(bufs, slot, sampler.insert(get(bufs, slot), lv, s, b, m, i)), None
 
     return jax.lax.scan(write, bufs, (slots, kids, scores, best, mutations, parents))[0]

@@ -22,7 +22,7 @@ Under `shard_map` every mean and normalisation is global (sums `psum`-ed).
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +40,9 @@ _EPS = 1e-10  # WarpDrive's guard in its normalisations
 @dataclasses.dataclass(frozen=True)
 class A2CConfig:
     """A2C and its optimiser (WarpDrive's trainer: Adam, optional gradient-norm clipping)."""
+
+    KIND: ClassVar[str] = "a2c"
+    off_policy: ClassVar[bool] = False
 
     lr: Annotated[float, LEARNING_RATE] = 1e-3
     """Adam learning rate."""

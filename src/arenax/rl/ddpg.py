@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -39,6 +39,10 @@ Critic = Callable[[Any, jax.Array, jax.Array], jax.Array]
 @dataclasses.dataclass(frozen=True)
 class DDPGConfig:
     """DDPG (or TD3) options: buffer, optimisers, targets, exploration."""
+
+    KIND: ClassVar[str] = "ddpg"
+    #: learns from a replay buffer (its own off-policy cycle: DR's `off_policy_curriculum`)
+    off_policy: ClassVar[bool] = True
 
     td3: bool = False
     """TD3: twin critics (the minimum in the target), target-policy smoothing noise, and

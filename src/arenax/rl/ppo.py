@@ -18,7 +18,7 @@ not as every minibatch a quarter full, and costs about a quarter of an update.
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -33,6 +33,11 @@ from arenax.struct import pytree_dataclass
 @dataclasses.dataclass(frozen=True)
 class PPOConfig:
     """PPO and its optimiser (global-norm clipping, then Adam)."""
+
+    #: a team's learner by name (`--<team>.ppo.*`, `"kind"` in saved configs)
+    KIND: ClassVar[str] = "ppo"
+    #: learns from its own rollouts (a curriculum's `Players` drive it)
+    off_policy: ClassVar[bool] = False
 
     lr: Annotated[float, LEARNING_RATE] = 1e-4
     """Adam learning rate."""

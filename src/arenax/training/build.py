@@ -13,9 +13,9 @@ from arenax.curricula.players import Players
 from arenax.envs.core import Environment
 from arenax.envs.wrappers import GlobalState, Scripted
 from arenax.options import ConfigError
-from arenax.rl.a2c import A2CConfig, A2CLearner
 from arenax.rl.learner import Learner
-from arenax.rl.ppo import PPOConfig, bootstraps
+from arenax.rl.learners import make_learner as learner_of
+from arenax.rl.ppo import bootstraps
 from arenax.training.config import TrainConfig
 
 
@@ -24,11 +24,11 @@ def make_env(cfg: TrainConfig) -> Environment:
     return cfg.family.make(cfg.env)
 
 
-def make_learner(cfg: TrainConfig, policy: Any, options: PPOConfig | A2CConfig) -> Learner:
-    """A PPO or A2C learner for `policy` (its learning-rate schedule spans the whole run)."""
-    kind = A2CLearner if isinstance(options, A2CConfig) else Learner
-    steps = cfg.update_rounds * options.epochs * options.minibatches
-    return kind(policy, options, total_updates=steps)
+def make_learner(cfg: TrainConfig, policy: Any, options: Any) -> Learner:
+    """The on-policy learner of `options` (PPO, A2C…) for `policy`: its learning-rate
+    schedule spans the whole run's gradient steps."""
+    steps = cfg.update_rounds * options.epochs * getattr(options, "minibatches", 1)
+    return learner_of(options, policy, steps)
 
 
 def central_critic_teams(cfg: TrainConfig, env: Environment) -> tuple[str, ...]:
@@ -62,10 +62,10 @@ def make_players(cfg: TrainConfig) -> Players:
                     )
             continue
         policy = tc.network.policy(env.observation_space(team), env.action_space(team))
-        learners[name] = make_learner(cfg, policy, tc.learner[1])
+        learners[name] = make_learner(cfg, policy, tc.learner)
         if tc.frozen:
             frozen.add(name)
-    boot = {t: bootstraps(cfg.teams[t].learner[1], env) for t in team_policy}
+    boot = {t: bootstraps(cfg.teams[t].learner, env) for t in team_policy}
     score_team = getattr(cfg.curriculum, "score_team", "")
     outcome = functools.partial(cfg.family.success, env)  # (team, episodes) -> (T, N)
     return Players(env, learners, team_policy, frozenset(frozen), boot, score_team, outcome)
@@ -77,7 +77,7 @@ def make_curriculum(cfg: TrainConfig) -> Curriculum:
     if cfg.off_policy:
         (team,) = cfg.teams.values()
         return cfg.curriculum.off_policy_curriculum(
-            make_env(cfg), team.ddpg, cfg.n_envs, cfg.n_steps
+            make_env(cfg), team.learner, cfg.n_envs, cfg.n_steps
         )
     setup = Setup(
         make_players(cfg),

@@ -38,6 +38,7 @@ from arenax.options import (
 )
 from arenax.registry import FAMILIES, family_of_options
 from arenax.rl.ddpg import DDPGConfig
+from arenax.rl.learners import LEARNERS
 from arenax.rl.ppo import PPOConfig
 from arenax.training.distributed import DistributedOptions
 from arenax.utils import scan_unroll
@@ -63,7 +64,7 @@ class EvalConfig:
 
 
 def _maze_teams() -> dict[str, TeamConfig]:
-    return {"agent": TeamConfig(network=ModelConfig(), ppo=PPOConfig())}
+    return {"agent": TeamConfig(network=ModelConfig(), learner=PPOConfig())}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -221,8 +222,8 @@ class TrainConfig:
 
     @property
     def off_policy(self) -> bool:
-        """A team learns with DDPG / TD3."""
-        return any(c.ddpg is not None for c in self.teams.values())
+        """A team learns off-policy (DDPG / TD3)."""
+        return any(c.off_policy for c in self.teams.values())
 
     def option_prefix(self, field: str) -> str:
         """Option paths as on the command line: `--<curriculum>.*`, `--<team>.*`, and
@@ -326,23 +327,33 @@ class TrainConfig:
             users = [t for t in self.teams if policy_of.get(t) == name]
             first = self.teams[users[0]]
             for other in users[1:]:
-                for f in ("frozen", "network", "ppo", "ddpg", "a2c"):
+                for f in ("frozen", "network", "learner"):
                     a, b = getattr(first, f), getattr(self.teams[other], f)
                     if a != b:
+                        shown = first.option_prefix(f) or f
                         yield Problem(
-                            f"{other}.{f}",
+                            f"{other}.{shown}",
                             b,
-                            f"must equal {users[0]}.{f} (both teams use policy {name!r})",
+                            f"must equal {users[0]}.{shown} (both teams use policy {name!r})",
                         )
+            learner = first.learner
+            kind = getattr(learner, "KIND", "")
+            if LEARNERS.get(kind) is not type(learner):
+                yield Problem(
+                    f"{users[0]}.learner", type(learner).__name__, f"allowed: {', '.join(LEARNERS)}"
+                )
+                continue
+            if learner.off_policy:
+                continue
             seqs = per_device * sum(game.num_agents(t) for t in users)
-            kind, learner = first.learner
-            if first.ddpg is None and seqs % learner.minibatches:
+            minibatches = getattr(learner, "minibatches", 1)
+            if seqs % minibatches:
                 what = (
                     f"agent sequences of policy {name!r}" if len(game.teams) > 1 else "environments"
                 )
                 yield Problem(
-                    f"{users[0]}.ppo.minibatches",
-                    learner.minibatches,
+                    f"{users[0]}.{kind}.minibatches",
+                    minibatches,
                     f"must divide the {what} per device ({seqs})",
                 )
             if learner.carry_over and not getattr(self.curriculum, "carries_over", False):
@@ -352,12 +363,6 @@ class TrainConfig:
                     True,
                     f"applies to {' and '.join(carrying)} (replayed levels start from a zero state, as in the reference)",
                 )
-            if first.a2c is not None and first.ddpg is not None:
-                yield Problem(
-                    f"{users[0]}.a2c",
-                    "set",
-                    f"{users[0]} learns with ddpg already: choose one learner",
-                )
         acting = [t for t in self.teams if t in policy_of]
         if acting and all(self.teams[t].frozen for t in acting):
             yield Problem(
@@ -365,7 +370,7 @@ class TrainConfig:
             )
         for team, tc in self.teams.items():
             if not tc.scripted:
-                network = tc.ddpg if tc.ddpg is not None else tc.network
+                network = tc.learner if tc.off_policy else tc.network
                 if not isinstance(network, ModelConfig | MLPConfig | DDPGConfig):
                     yield Problem(
                         f"{team}.network",
@@ -397,8 +402,8 @@ class TrainConfig:
                         "a centralised critic needs its own trunk (no --<team>.shared-trunk)",
                     )
         if self.off_policy:
-            team = next(t for t, c in self.teams.items() if c.ddpg is not None)
-            yield from self.teams[team].ddpg.run_problems(self, game, team)
+            team = next(t for t, c in self.teams.items() if c.off_policy)
+            yield from self.teams[team].learner.run_problems(self, game, team)
 
     def _curriculum_problems(self, family: Family, game: Any) -> Iterator[Problem]:
         """A registered curriculum, and the rules it sets on the run."""

@@ -59,7 +59,7 @@ def stop_on_non_finite_loss(
             "the episode returns are non-finite too: the environment produced NaN/inf (check "
             "its levels' values, e.g. env.level_problems(level))"
             if env_bad
-            else "lower the team's learning rate or max_grad_norm (--<team>.ppo.* or .a2c.*) and "
+            else "lower the team's learning rate or max_grad_norm (--<team>.ppo.* or .a2c.*: the team's learner) and "
             "resume or restart (if the environment can produce NaN/inf observations, check "
             "its levels: env.level_problems(level))"
         )

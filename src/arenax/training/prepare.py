@@ -69,7 +69,7 @@ def prepare_run_dir(program: Program, resume: Path | None) -> tuple[Program, Pat
     diffs = resume_differences(saved, cfg)
     budget = ("total_steps", "total_updates")
     changed = any(getattr(saved, f) != getattr(cfg, f) for f in budget)
-    linear = any(t.learner[1].lr_schedule == "linear" for t in cfg.teams.values())
+    linear = any(getattr(t.learner, "lr_schedule", "") == "linear" for t in cfg.teams.values())
     if linear and changed:
         diffs.append("the budget (it sets the linear learning-rate schedule)")
     if diffs:

@@ -17,6 +17,7 @@ from arenax.curricula.players import TeamConfig
 from arenax.envs.family import Family, Preset
 from arenax.options import ConfigError
 from arenax.registry import BUILTIN, FAMILIES
+from arenax.rl.ppo import PPOConfig
 from arenax.training.config import TrainConfig
 from arenax.training.saved import from_dict
 
@@ -70,12 +71,14 @@ def reference_rules(cfg: TrainConfig) -> TrainConfig:
     duplicates and sampling, ACCEL's mutation counters, PAIRED's editor and teacher).
     Budgets and hyperparameters are left as they are."""
     c = cfg.curriculum
-    ppo = {"bootstrap_truncation": False, "carry_over": c.carries_over}
+    rules_of_learner = {"bootstrap_truncation": False, "carry_over": c.carries_over}
 
     def team(tc: TeamConfig) -> TeamConfig:
-        net = tc.network
+        net, learner = tc.network, tc.learner
         rules = getattr(net, "reference_rules", None)
-        return r(tc, ppo=r(tc.ppo, **ppo), network=rules() if rules else net)
+        if isinstance(learner, PPOConfig):  # minimax's PPO: value targets, carried states
+            learner = r(learner, **rules_of_learner)
+        return r(tc, learner=learner, network=rules() if rules else net)
 
     teams = {t: team(tc) for t, tc in cfg.teams.items()}
     return r(cfg, teams=teams, curriculum=c.reference_rules())

@@ -16,6 +16,7 @@ from arenax.nn.mlp import MLPConfig
 from arenax.nn.student import ModelConfig
 from arenax.options import ConfigError
 from arenax.registry import FAMILIES
+from arenax.rl.learners import LEARNERS
 from arenax.training.config import TrainConfig
 
 __all__ = [
@@ -31,14 +32,17 @@ __all__ = [
 NETWORKS: dict[str, type] = {c.KIND: c for c in (ModelConfig, MLPConfig)}
 
 
-#: the option classes a saved config names by `"kind"`, per field
-def _kinds(field: str) -> dict[str, type]:
+def kinds_of(field: str) -> dict[str, type]:
+    """The option classes a saved config names by `"kind"` in `field` (a family's options,
+    a curriculum, a network, a learner): `{kind: class}`, from the registries."""
     if field == "env":
         return {n: f.options for n, f in FAMILIES.items() if f.options is not None}
     if field == "curriculum":
         return CURRICULA
     if field == "network":
         return NETWORKS
+    if field == "learner":
+        return LEARNERS
     return {}
 
 
@@ -73,7 +77,7 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
     kwargs = {}
     for k, v in data.items():
         t = hints[k]
-        choices = _kinds(k)
+        choices = kinds_of(k)
         if choices and isinstance(v, dict):
             kind = v.get("kind", "")
             if kind not in choices:
@@ -111,7 +115,19 @@ def load_config(path: Path) -> TrainConfig:
         if "policy_delay" in ddpg:  # saved when the delay was TD3's alone
             delay = ddpg.pop("policy_delay")
             ddpg["actor_every"] = delay if ddpg.get("td3") else None
+    for team in data.get("teams", {}).values():
+        if "learner" not in team:  # saved when a team had ppo / ddpg / a2c fields: the one used
+            ppo, ddpg, a2c = (team.pop(k, None) for k in ("ppo", "ddpg", "a2c"))
+            kind, options = next(
+                (k, v)
+                for k, v in (("ddpg", ddpg), ("a2c", a2c), ("ppo", ppo or {}))
+                if v is not None
+            )
+            team["learner"] = {"kind": kind, **options}
     cur = data.get("curriculum") or {}
+    if cur.get("kind") == "maestro":  # saved when MAESTRO showed ACCEL's options: unused
+        for name in ("mutation_criterion", "cold_children", "mutation_parents"):
+            cur.pop(name, None)
     if cur.get("kind") == "population" and "pfsp_floor" not in cur:
         # saved before PFSP's floor and win rates: PFSP as it ran (returns, no floor)
         cur.update(pfsp_floor=0.0, result="return")

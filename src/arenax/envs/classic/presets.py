@@ -15,7 +15,8 @@ from arenax.envs.family import Preset
 #: the agent of the classic presets: an MLP of two layers of 64, CleanRL's PPO
 AGENT: dict[str, Any] = {
     "network": {"kind": "mlp", "hidden": [64, 64]},
-    "ppo": {
+    "learner": {
+        "kind": "ppo",
         "lr": 3e-4,
         "gamma": 0.99,
         "gae_lambda": 0.95,
@@ -81,7 +82,8 @@ PENDULUM_PRESETS: dict[str, Preset] = {
             "teams": {
                 "agent": {
                     "network": {"kind": "mlp", "hidden": [64, 64]},
-                    "ppo": {
+                    "learner": {
+                        "kind": "ppo",
                         "lr": 1e-3,
                         "gamma": 0.95,
                         "gae_lambda": 0.95,
@@ -104,7 +106,7 @@ PENDULUM_PRESETS: dict[str, Preset] = {
         "Pendulum (Gymnasium's physics), DDPG (TD3 with --agent.ddpg.td3).",
         {
             "env": {"levels": "default"},
-            "teams": {"agent": {"ddpg": {}}},
+            "teams": {"agent": {"learner": {"kind": "ddpg"}}},
             "curriculum": {"kind": "dr"},
             "n_envs": 4,
             "n_steps": 16,

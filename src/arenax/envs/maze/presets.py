@@ -39,13 +39,15 @@ PLR_PPO: dict[str, Any] = dict(lr=3e-4, gamma=0.999, gae_lambda=0.98, ent_coef=0
 
 
 def maze(summary: str, curriculum: dict[str, Any], ppo: dict[str, Any] | None = None) -> Preset:
-    """A 13 × 13 maze of 60 walls, the student network (`--agent.*`, its PPO `ppo`),
+    """A 13 × 13 maze of 60 walls, the student network (`--agent.*`) and PPO (`ppo`),
     `curriculum`, the published budget, evaluation on the classic mazes."""
     return Preset(
         summary,
         {
             "env": {"n_walls": 60, "normalize_obs": True},
-            "teams": {"agent": {"network": {"kind": "student"}, "ppo": ppo or {}}},
+            "teams": {
+                "agent": {"network": {"kind": "student"}, "learner": {"kind": "ppo", **(ppo or {})}}
+            },
             "curriculum": curriculum,
             "total_steps": None,
             "total_updates": 30_000,

@@ -102,7 +102,8 @@ def warpdrive_team(policy: dict[str, Any], name: str = "") -> dict[str, Any]:
             "hidden": list(policy["model"]["fc_dims"]),
             "shared_trunk": True,
         },
-        "a2c": {
+        "learner": {
+            "kind": "a2c",
             "lr": policy["lr"],
             "max_grad_norm": float(policy["max_grad_norm"]) if policy["clip_grad_norm"] else None,
             "gamma": policy["gamma"],
