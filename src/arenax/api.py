@@ -125,10 +125,6 @@ def configure(preset: Any, **options: Any) -> Any:
     kind = getattr(type(cfg.curriculum), "KIND", "")
     kinds = set(CURRICULA)
     given = set(options)
-    if "total_steps" in given and "total_updates" not in given:
-        options = {**options, "total_updates": None}  # the budget given is the budget
-    elif "total_updates" in given and "total_steps" not in given:
-        options = {**options, "total_steps": None}
     for k, v in options.items():
         if k == "env" or k in cfg.teams or k == kind:
             groups[k] = v
@@ -147,7 +143,7 @@ def configure(preset: Any, **options: Any) -> Any:
     teams = dict(cfg.teams)
     for team, v in groups.items():
         teams[team] = _changed(teams[team], v, team)
-    cfg = dataclasses.replace(cfg, teams=teams)
+    cfg = dataclasses.replace(cfg, teams=teams).with_budget(given)  # the budget given is the budget
     if not cfg.launch.distributed:  # (a multi-process run's launcher sets its devices)
         request_cpu_devices(cfg.devices)  # before validating reads JAX's backend
     validate(cfg)
@@ -252,16 +248,16 @@ class Run:
             raise ConfigError(f"team={team!r}: allowed {', '.join(policies)}")
         return Actor(team, policies[team], params[team], greedy)
 
-    def evaluate(
-        self, suite: str = "", episodes: int = 100, quiet: bool = False, **options: Any
-    ) -> Any:
-        """The family's evaluation of the latest checkpoint (as `arenax eval`): a
-        `Report` (`summary`, `rows`, `table`); writes
-        `eval_<name>.csv` in the run folder."""
-        from arenax.eval.report import evaluate_run
+    def evaluate(self, quiet: bool = False, **options: Any) -> Any:
+        """The family's evaluation of a checkpoint (as `arenax eval`, its options named as
+        there: `suite`, `episodes`, `greedy`, `checkpoint`, `opponents`, `cvar_alpha`…,
+        `arenax.eval.report.EvaluationOptions`): a `Report` (`summary`, `rows`, `table`);
+        writes `eval_<name>.csv` in the run folder."""
+        from arenax.eval.report import EvaluationOptions, evaluate_run
 
         console = Console(quiet=True) if quiet else None
-        return evaluate_run(self.run_dir, suite, episodes, console=console, **options)
+        chosen = _changed(EvaluationOptions(), options, "evaluate")
+        return evaluate_run(self.run_dir, console=console, options=chosen)
 
 
 def train(preset: Any, quiet: bool = False, **options: Any) -> Run:

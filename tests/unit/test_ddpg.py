@@ -148,6 +148,7 @@ def test_update_to_data_sets_the_gradient_steps_of_a_cycle(tmp_path) -> None:
     with pytest.raises(ConfigError, match=r"agent.ddpg.update_to_data=0.1: x n_envs=4 x "
                        r"n_steps=16 = 6.4 gradient steps a cycle"):  # fmt: skip
         validate(dataclasses.replace(cfg, teams={"agent": bad}))
+
     def saved_then(cfg: object) -> dict:  # as run folders of that time held it: no `learner`
         data = to_dict(cfg)
         team = data["teams"]["agent"]

@@ -279,16 +279,8 @@ def start(cfg: TrainConfig) -> TrainConfig:
 
 
 def only_given_budget(cfg: TrainConfig, args: Sequence[str]) -> TrainConfig:
-    """The budget given on the command line is the run's budget: `--total-steps` alone
-    drops the preset's update budget (and `--total-updates` alone its step budget), so
-    the run, its progress bar and its learning-rate schedule end where the user said."""
-    given = {a.split("=", 1)[0].replace("_", "-") for a in args if a.startswith("--")}
-    steps, updates = "--total-steps" in given, "--total-updates" in given
-    if steps and not updates and cfg.total_steps is not None:
-        return dataclasses.replace(cfg, total_updates=None)
-    if updates and not steps and cfg.total_updates is not None:
-        return dataclasses.replace(cfg, total_steps=None)
-    return cfg
+    """The budget given on the command line is the run's budget (`TrainConfig.with_budget`)."""
+    return cfg.with_budget(a.split("=", 1)[0] for a in args if a.startswith("--"))
 
 
 def train_command(args: Sequence[str]) -> None:

@@ -58,9 +58,9 @@ class TeamConfig:
         clip_value=False,
     )
     """The team's learner, one of the registered (`arenax.rl.learners`): PPO, A2C
-    (WarpDrive's trainer) or DDPG / TD3 (one agent, continuous actions, DR); its options
-    are named by its kind on the command line (`--agent.ppo.lr`, `--tagger.a2c.lr`,
-    `--agent.ddpg.td3`)."""
+    (WarpDrive's trainer) or DDPG / TD3 (one agent, continuous actions, DR); on the command
+    line its options are named by its kind (`--<team>.<kind>.*`; the preset chooses the
+    kind)."""
     policy: str = ""
     """Name of the policy driving this team (default: the team's name). Teams with the same
     name share one policy (equal spaces and options)."""

@@ -8,7 +8,7 @@ import csv
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -18,7 +18,8 @@ from rich.console import Console
 from arenax import images as pictures
 from arenax.envs.family import Evaluation, Report
 from arenax.envs.wrappers import whole_game
-from arenax.options import ConfigError
+from arenax.options import SEED, UNIT, AtLeast, ConfigError, IntIn, OrNone, check
+from arenax.training.config import EvalOptions
 from arenax.utils import frame_indices, make_console, save_gif
 
 
@@ -124,52 +125,91 @@ def write_csv(rows: list[Any], path: Path) -> Path:
     return path
 
 
+@dataclasses.dataclass(frozen=True)
+class EvaluationOptions(EvalOptions):
+    """How `arenax eval` (and `Run.evaluate`, `evaluate_run`) evaluates a run's checkpoint:
+    the levels, episodes and actions of every evaluation (`EvalOptions`), and which
+    checkpoint, whom the trained teams meet, the robustness measure, where results go."""
+
+    seed: Annotated[int, SEED] = 0
+    """PRNG seed of the evaluation."""
+    checkpoint: Annotated[int | None, OrNone(AtLeast(0))] = None
+    """Cycle of the checkpoint to load (default: the latest)."""
+    opponents: tuple[Literal["trained", "random", "scripted"], ...] = (
+        "trained",
+        "random",
+        "scripted",
+    )
+    """Games of several teams: the drivers the trained teams meet."""
+    coplayers: tuple[Path, ...] = ()
+    """Games of several teams: other runs of the same game whose latest policies the
+    trained teams also meet (cross-play; each named by its folder)."""
+    snapshots: bool = False
+    """Co-player runs (population, maestro): the trained teams also meet each snapshot of
+    the run's own co-player population (past policies of the co-player team)."""
+    cvar_alpha: Annotated[float, UNIT] = 0.0
+    """Also the success rate on the worst alpha fraction (CVaR) of --cvar-levels levels
+    drawn from the run's training distribution (0: off): the worst levels are chosen on
+    one evaluation and measured on a second, independent one (the SFL paper's method)."""
+    cvar_levels: Annotated[int, IntIn(1, 1_000_000)] = 1000
+    """Levels of the robustness evaluation (the SFL paper: 10,000 for JaxNav, 1,000 for
+    the maze)."""
+    cvar_episodes: Annotated[int, IntIn(1, 1000)] = 4
+    """Episodes per level in each of the two evaluations (the SFL paper: 10)."""
+    cvar_solvable: bool = True
+    """Only solvable levels (the maze: a path from the agent to the goal exists; Tag
+    arenas are not filtered: an unreachable runner is an outcome of the game)."""
+    out: Path | None = None
+    """CSV to write (default: `RUN_DIR/eval_<name>.csv`)."""
+    gif_dir: Path | None = None
+    """Also write one episode GIF per level (or matchup) into this folder."""
+
+
 def evaluate_run(
     run_dir: Path,
-    suite: str = "",
-    episodes: int = 100,
-    greedy: bool = False,
-    seed: int = 0,
-    checkpoint: int | None = None,
-    out: Path | None = None,
-    gif_dir: Path | None = None,
+    suite: str | None = None,
+    episodes: int | None = None,
+    *,
     console: Console | None = None,
-    opponents: tuple[str, ...] = ("trained", "random", "scripted"),
-    cvar_alpha: float = 0.0,
-    cvar_levels: int = 1000,
-    cvar_episodes: int = 4,
-    cvar_solvable: bool = True,
-    coplayers: Sequence[Path] = (),
-    snapshots: bool = False,
+    options: EvaluationOptions | None = None,
+    **changes: Any,
 ) -> Report:
     """Evaluate a run's checkpoint with its family's evaluation (the maze: held-out mazes;
     Tag: matchups against opponents, and against the latest policies of the `coplayers`
     runs and, with `snapshots`, the run's own population snapshots; a family without its
-    own: its held-out levels, or levels of its generator):
+    own: its held-out levels, or levels of its generator), by `options` (default
+    `EvaluationOptions()`) with `suite`, `episodes` and any other of its fields `changes`:
     print the table, write `RUN_DIR/eval_<name>.csv` (or `out`) and any further CSVs the
     evaluation returns."""
+    given = {"suite": suite, "episodes": episodes}
+    changes = {**{k: v for k, v in given.items() if v is not None}, **changes}
+    unknown = set(changes) - {f.name for f in dataclasses.fields(EvaluationOptions)}
+    if unknown:
+        raise ConfigError(f"evaluate: unknown option(s) {', '.join(sorted(unknown))}")
+    o = dataclasses.replace(options or EvaluationOptions(), **changes)
+    check(o)
     console = console or make_console()
-    cfg, algo, policies, params, cycle = load_players(run_dir, checkpoint)
+    cfg, algo, policies, params, cycle = load_players(run_dir, o.checkpoint)
     game = whole_game(algo.env)
-    others = load_coplayers(game, coplayers, tuple(opponents))
-    own, sides = population_snapshots(run_dir, checkpoint) if snapshots else ({}, {})
+    others = load_coplayers(game, o.coplayers, tuple(o.opponents))
+    own, sides = population_snapshots(run_dir, o.checkpoint) if o.snapshots else ({}, {})
     request = Evaluation(
         game,
         policies,
         params,
         algo.env.generate,
-        suite,
-        episodes,
-        greedy,
-        jax.random.key(seed),
-        gif_dir,
-        tuple(opponents),
+        o.suite,
+        o.episodes,
+        o.greedy,
+        jax.random.key(o.seed),
+        o.gif_dir,
+        tuple(o.opponents),
         {**others, **own},
         sides,
-        cvar_alpha,
-        cvar_levels,
-        cvar_episodes,
-        cvar_solvable,
+        o.cvar_alpha,
+        o.cvar_levels,
+        o.cvar_episodes,
+        o.cvar_solvable,
     )
     report = cfg.family.run_evaluation(request)
     report.cycle = cycle
@@ -177,8 +217,10 @@ def evaluate_run(
     console.print(report.table)
     for line in report.notes:
         console.print(line)
-    path = write_csv(report.rows, Path(out) if out else Path(run_dir) / f"eval_{report.name}.csv")
-    console.print(f"wrote {path}" + (f" and GIFs in {gif_dir}" if gif_dir else ""))
+    path = write_csv(
+        report.rows, Path(o.out) if o.out else Path(run_dir) / f"eval_{report.name}.csv"
+    )
+    console.print(f"wrote {path}" + (f" and GIFs in {o.gif_dir}" if o.gif_dir else ""))
     for name, rows in report.extra.items():
         console.print(f"wrote {write_csv(rows, Path(run_dir) / f'eval_{name}.csv')}")
     return report

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -43,24 +43,36 @@ from arenax.rl.ppo import PPOConfig
 from arenax.training.distributed import DistributedOptions
 from arenax.utils import scan_unroll
 
-__all__ = ["ConfigError", "EvalConfig", "TrainConfig", "validate"]
+__all__ = ["ConfigError", "EvalConfig", "EvalOptions", "TrainConfig", "validate"]
 
 POSITIVE_OR_NONE = OrNone(POSITIVE)
 TIME_LIMIT = OrNone(In(0.0, 1e9, lo_open=True))  # seconds
 
 
 @dataclasses.dataclass(frozen=True)
-class EvalConfig:
-    """Evaluation on held-out levels during training (the family's evaluation)."""
+class EvalOptions:
+    """What a trained policy is evaluated on: which held-out levels, how many episodes, with
+    sampled or greedy actions (the options every evaluation shares: training's periodic one,
+    `EvalConfig`, and a checkpoint's, `arenax.eval.report.EvaluationOptions`)."""
 
     suite: str = ""
-    """Held-out levels or suites, comma-separated (`arenax list`; default: the family's)."""
+    """Held-out levels or suites, comma-separated (`arenax list`; default: the family's —
+    every held-out maze; Tag: starts of the run's own generator)."""
+    episodes: Annotated[int, IntIn(1, 100_000)] = 100
+    """Episodes per level, or per matchup (1 to 100,000)."""
+    greedy: bool = False
+    """Greedy (argmax) actions instead of sampling."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalConfig(EvalOptions):
+    """Evaluation on held-out levels during training (the family's evaluation): as any
+    evaluation (`EvalOptions`), 10 episodes a level by default, every `every` cycles."""
+
     episodes: Annotated[int, IntIn(1, 100_000)] = 10
     """Episodes per level (1 to 100,000)."""
     every: Annotated[int, AtLeast(0)] = 500
     """Evaluate every this many cycles (0: never during training)."""
-    greedy: bool = False
-    """Greedy (argmax) actions instead of sampling."""
 
 
 def _maze_teams() -> dict[str, TeamConfig]:
@@ -176,6 +188,56 @@ class TrainConfig:
         """PPO updates over the run (the learning-rate schedule's length): one per nominal
         cycle, i.e. the update budget, or fewer when the step budget ends the run first."""
         return self.cycles
+
+    # ------------------------------------------------------------------ the budget
+    # (every rule of the two budgets is here: what a given budget means, when one is spent,
+    # how many cycles may still run, what a resumed run may lower it to)
+    def with_budget(self, given: Iterable[str]) -> TrainConfig:
+        """The budget given (`given`: the names of the options set, as on the command line
+        or from Python) is the run's budget: `total_steps` given alone drops the update
+        budget, `total_updates` alone the step budget, so that the run, its progress bar and
+        its learning-rate schedule end where the user said."""
+        names = {n.replace("-", "_").lstrip("_") for n in given}
+        steps, updates = "total_steps" in names, "total_updates" in names
+        if steps and not updates and self.total_updates is not None:
+            return dataclasses.replace(self, total_updates=None)
+        if updates and not steps and self.total_steps is not None:
+            return dataclasses.replace(self, total_steps=None)
+        return self
+
+    def spent(self, counters: Mapping[str, int]) -> bool:
+        """Whether a budget is spent by a run's `counters` (`env_steps`, `updates`): the
+        first one reached ends the run."""
+        steps = self.total_steps is not None and counters.get("env_steps", 0) >= self.total_steps
+        updates = (
+            self.total_updates is not None and counters.get("updates", 0) >= self.total_updates
+        )
+        return steps or updates
+
+    def cycles_left(self, counters: Mapping[str, int]) -> int:
+        """Cycles that may still run without passing a budget (at least one): a cycle takes
+        at least `steps_per_cycle` steps and makes at most one update."""
+        left = []
+        if self.total_steps is not None:
+            done = counters.get("env_steps", 0)
+            left.append(math.ceil((self.total_steps - done) / self.steps_per_cycle))
+        if self.total_updates is not None:
+            left.append(self.total_updates - counters.get("updates", 0))
+        return max(1, min(left))
+
+    def budget_problems(self, counters: Mapping[str, int], cycle: int) -> Iterator[Problem]:
+        """A resumed run's budget must not be below what it has done already (a last cycle
+        that went past the budget is a spent budget, not a lower one)."""
+        for field, counter in (("total_steps", "env_steps"), ("total_updates", "updates")):
+            budget, done = getattr(self, field), counters.get(counter, 0)
+            per_cycle = self.steps_per_cycle if counter == "env_steps" else 1
+            if budget is not None and budget < done and done - budget >= per_cycle:
+                yield Problem(
+                    field,
+                    budget,
+                    f"below the {done:,} {counter.replace('_', ' ')} this run has done (cycle "
+                    f"{cycle}); pass a larger --{field.replace('_', '-')}",
+                )
 
     @property
     def run_name(self) -> str:

@@ -35,8 +35,6 @@ from arenax.training.run import (
     NothingToDo,
     Run,
     checkpoint_when_due,
-    cycles_left,
-    finished,
     is_counter,
     save_members,
     start_run,
@@ -158,7 +156,7 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
         return chunk
 
     for m in run.members:
-        m.chunk_end = run.cycle + min(cfg.chunk, cycles_left(cfg, m.counters))
+        m.chunk_end = run.cycle + min(cfg.chunk, cfg.cycles_left(m.counters))
     run.progress = _progress(run)
     # the bar follows the budget that ends the run first (of the slowest seed): the update
     # budget, unless the step budget's cycles are fewer
@@ -205,13 +203,13 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
             for m, own, rows in trained:
                 for hook in hooks:
                     hook(run, m, own, rows)
-            ending = [m for m in active if m.chunk_end == run.cycle and finished(cfg, m.counters)]
+            ending = [m for m in active if m.chunk_end == run.cycle and cfg.spent(m.counters)]
             checkpoint_when_due(run, bool(ending))
             for m in active:
                 if m in ending:
                     m.active = False
                 elif m.chunk_end == run.cycle:
-                    m.chunk_end = run.cycle + min(cfg.chunk, cycles_left(cfg, m.counters))
+                    m.chunk_end = run.cycle + min(cfg.chunk, cfg.cycles_left(m.counters))
             last = active[0].rows[-1]
             shown = "  ".join(f"{k} {_fmt(last[m])}" for k, m in run.algorithm.progress.items())
             min_fill = getattr(cfg.curriculum, "min_fill", None)

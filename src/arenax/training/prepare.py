@@ -89,16 +89,3 @@ def check_process_devices(cfg: TrainConfig) -> None:
             f"{jax.process_count()} processes; pass --devices {jax.device_count()} (or leave "
             "the default)"
         )
-
-
-def check_budget_left(cfg: TrainConfig, counters: dict[str, int], cycle: int) -> None:
-    """A resumed run's budget must not be below what it has done already."""
-    for field, counter in (("total_steps", "env_steps"), ("total_updates", "updates")):
-        budget, done = getattr(cfg, field), counters.get(counter, 0)
-        per_cycle = cfg.steps_per_cycle if counter == "env_steps" else 1
-        if budget is not None and budget < done and done - budget >= per_cycle:
-            # (a last cycle that went past the budget is a spent budget, not a lower one)
-            raise ConfigError(
-                f"{field}={budget}: below the {done:,} {counter.replace('_', ' ')} this run "
-                f"has done (cycle {cycle}); pass a larger --{field.replace('_', '-')}"
-            )

@@ -1,11 +1,10 @@
 """A run in progress: its seeds (`Member`: config, checkpoints, logs, counters), how it
-starts (new or restored from the latest good checkpoint), when it checkpoints, and the
-budget rules (a run ends at the first budget spent)."""
+starts (new or restored from the latest good checkpoint), and when it checkpoints (the
+budget's rules are `TrainConfig`'s: `spent`, `cycles_left`, `budget_problems`)."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,12 @@ from rich.console import Console
 from rich.progress import Progress
 
 from arenax.curricula.common import Curriculum, TrainState
+from arenax.options import ConfigError
 from arenax.training import distributed
 from arenax.training.checkpoint import Checkpointer, CheckpointError
 from arenax.training.config import TrainConfig
 from arenax.training.logging import Logger
 from arenax.training.parallel import place, stacked_specs
-from arenax.training.prepare import check_budget_left
 from arenax.training.program import Program
 from arenax.training.rundir import RunLock
 from arenax.training.saved import save_config, to_dict
@@ -113,7 +112,8 @@ def start_run(
             state, records, start = restore_members(program, ckpts, checkpoint, warn)
             counters = [{k: int(v) for k, v in r.items() if is_counter(k)} for r in records]
             for c, n, r in zip(configs, counters, records, strict=True):
-                check_budget_left(c, n, int(r["cycle"]))
+                for problem in c.budget_problems(n, int(r["cycle"])):
+                    raise ConfigError(problem.message())
             steps = sum(n["env_steps"] for n in counters)
             console.print(f"[bold]resumed[/] {run_dir} at cycle {start} ({steps:,} env steps)")
         else:
@@ -125,7 +125,7 @@ def start_run(
         for lock in locks:
             lock.release()
         raise
-    if resume and all(finished(cfg, n) for n in counters):  # spent: change nothing
+    if resume and all(cfg.spent(n) for n in counters):  # spent: change nothing
         for k in ckpts:
             k.close()
         for lock in locks:
@@ -147,7 +147,7 @@ def start_run(
                 wandb_project=c.wandb_project,
                 warn=warn,
             )
-        done = finished(cfg, n)
+        done = cfg.spent(n)
         members.append(Member(c, k, logger, n, start if resume else None, not done, start))
     return Run(cfg, run_dir, program, console, state, start, members, locks)
 
@@ -227,23 +227,3 @@ def checkpoint_when_due(run: Run, ended: bool) -> None:
 def is_counter(metric: str) -> bool:
     """Per-cycle counts that rows accumulate: `*_steps` and `updates`."""
     return metric.endswith("_steps") or metric == "updates"
-
-
-def finished(cfg: TrainConfig, counters: dict[str, int]) -> bool:
-    """Whether a budget is spent (the first one reached ends the run)."""
-    steps = cfg.total_steps is not None and counters.get("env_steps", 0) >= cfg.total_steps
-    updates = cfg.total_updates is not None and counters.get("updates", 0) >= cfg.total_updates
-    return steps or updates
-
-
-def cycles_left(cfg: TrainConfig, counters: dict[str, int]) -> int:
-    """Cycles that may still run without passing a budget (at least one): a cycle takes
-    at least `steps_per_cycle` steps and makes at most one update."""
-    left = []
-    if cfg.total_steps is not None:
-        left.append(
-            math.ceil((cfg.total_steps - counters.get("env_steps", 0)) / cfg.steps_per_cycle)
-        )
-    if cfg.total_updates is not None:
-        left.append(cfg.total_updates - counters.get("updates", 0))
-    return max(1, min(left))

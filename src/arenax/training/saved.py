@@ -159,18 +159,33 @@ RESUMABLE_FIELDS = frozenset(
 
 
 def resume_differences(saved: TrainConfig, new: TrainConfig) -> list[str]:
-    """Fields (outside `RESUMABLE_FIELDS`) whose values differ."""
-    a, b = to_dict(saved), to_dict(new)
-    out = []
+    """Options (outside `RESUMABLE_FIELDS`) whose values differ, each named by its path as
+    on the command line and in the options' own errors (`agent.ppo.lr: 0.0001 -> 0.001`;
+    an option class chosen anew, by its kind: `curriculum: 'plr' -> 'accel'`)."""
+    out: list[str] = []
+    join = lambda a, b: f"{a}.{b}" if a and b else a or b  # noqa: E731
+
+    def kind(v: Any) -> str:
+        return getattr(v, "KIND", "") or type(v).__name__
 
     def walk(x: Any, y: Any, path: str) -> None:
-        if isinstance(x, dict) and isinstance(y, dict):
-            for k in x.keys() | y.keys():
-                walk(x.get(k), y.get(k), f"{path}.{k}" if path else k)
-        elif x != y:
-            out.append(f"{path}: {x!r} -> {y!r}")
+        if not (dataclasses.is_dataclass(x) and dataclasses.is_dataclass(y)):
+            if x != y:
+                out.append(f"{path}: {x!r} -> {y!r}")
+            return
+        name_of = getattr(x, "option_prefix", lambda f: f)
+        for f in dataclasses.fields(x):
+            if not f.init or (not path and f.name in RESUMABLE_FIELDS):
+                continue
+            a, b = getattr(x, f.name), getattr(y, f.name)
+            if isinstance(a, dict) and isinstance(b, dict):  # options by key (`teams`)
+                for k in sorted(a.keys() | b.keys()):
+                    walk(a.get(k), b.get(k), join(path, str(k)))
+            elif dataclasses.is_dataclass(a) and type(a) is not type(b):
+                out.append(f"{join(path, f.name)}: {kind(a)!r} -> {kind(b)!r}")
+            else:
+                name = name_of(f.name)
+                walk(a, b, name[1:] if name.startswith("/") else join(path, name))
 
-    for k in a:
-        if k not in RESUMABLE_FIELDS:
-            walk(a[k], b[k], k)
+    walk(saved, new, "")
     return sorted(out)
