@@ -3,40 +3,49 @@
 Environments, agents, curricula and learners in one compiled JAX program.
 """
 
-from arenax.envs.family import Preset
-from arenax.registry import (
-    list_envs,
-    list_generators,
-    list_mutators,
-    list_suites,
-    make,
-    make_generator,
-    make_mutator,
-    register,
-    register_generator,
-    register_mutator,
-    register_suite,
-    suite_levels,
-)
-
 __version__ = "0.1.0"
+
+#: what `arenax.<name>` is, imported on first use: the package imports nothing heavy, so a
+#: command line that only prints help or refuses an option needs neither JAX nor a family
+_LAZY = {
+    **dict.fromkeys(
+        ("list_envs", "list_generators", "list_mutators", "list_suites", "make",
+         "make_generator", "make_mutator", "register", "register_generator",
+         "register_mutator", "register_suite", "suite_levels"),
+        "arenax.registry",
+    ),  # the families' registry
+    "Preset": "arenax.envs.family",
+    # the Python interface (train a preset, load a run) and the curriculum registry
+    **dict.fromkeys(("train", "load_run", "configure", "Run", "Actor"), "arenax.api"),
+    **dict.fromkeys(
+        ("register_curriculum", "register_score", "CurriculumOptions", "ScoreInputs"),
+        "arenax.curricula",
+    ),
+}  # fmt: skip
 
 
 def __getattr__(name: str) -> object:
-    """The Python interface (`arenax.train`: train a preset, `arenax.load_run`,
-    `arenax.configure`, `arenax.Run`) and the curriculum registry
-    (`arenax.register_curriculum`, `arenax.register_score`, `arenax.CurriculumOptions`,
-    `arenax.ScoreInputs`) are imported on first use (the training stack is heavy to
-    import)."""
-    if name in ("train", "load_run", "configure", "Run", "Actor"):
-        from arenax import api
+    """`arenax.make`, `arenax.register`, … (the registry), `arenax.train`,
+    `arenax.load_run`, `arenax.configure`, `arenax.Run` (the Python interface) and the
+    curriculum registry (`arenax.register_curriculum`, `arenax.register_score`,
+    `arenax.CurriculumOptions`, `arenax.ScoreInputs`), imported on first use. A
+    submodule of that name (`arenax.train` is the function, not `arenax.training`) is
+    not shadowed."""
+    import importlib
+    import importlib.util
 
-        return getattr(api, name)
-    if name in ("register_curriculum", "register_score", "CurriculumOptions", "ScoreInputs"):
-        import arenax.curricula
+    module = _LAZY.get(name)
+    if module is None:  # a submodule not imported yet (`arenax.registry.FAMILIES`)
+        if name.startswith("_") or importlib.util.find_spec(f"arenax.{name}") is None:
+            raise AttributeError(f"module 'arenax' has no attribute {name!r}")
+        return importlib.import_module(f"arenax.{name}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(arenax.curricula, name)
-    raise AttributeError(f"module 'arenax' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

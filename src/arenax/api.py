@@ -177,6 +177,9 @@ class Actor:
     policy: Any
     params: Any
     greedy: bool = False
+    observation: Any = None
+    """The team's observation of one env (`jax.ShapeDtypeStruct` leaves, `(A, ...)`):
+    the structure and dtypes `act` gives what it is handed (None: taken as it is)."""
 
     def initial_carry(self, batch: int) -> Any:
         return self.policy.initial_carry(batch)
@@ -184,12 +187,50 @@ class Actor:
     def act(
         self, obs: Any, key: jax.Array, carry: Any = None, first: Any = None
     ) -> tuple[jax.Array, Any]:
+        """Also takes what the exports hand out: `to_gymnasium`'s dict of a Dict space's
+        fields (the maze's `{"image", "direction"}`) and NumPy arrays of other dtypes."""
+        obs = as_observation(obs, self.observation)
         batch = jax.tree.leaves(obs)[0].shape[0]
         if carry is None:
             carry = self.initial_carry(batch)
             first = np.ones((batch,), bool) if first is None else first
         first = np.zeros((batch,), bool) if first is None else np.asarray(first, bool)
         return _act(self.policy, self.params, obs, key, carry, jnp.asarray(first), self.greedy)
+
+
+def as_observation(obs: Any, like: Any) -> Any:
+    """`obs` (leaves `(B, ...)`) in the structure and dtypes of the observation `like`: a
+    mapping of its fields (Gymnasium's Dict observations) becomes its dataclass; a field
+    missing is a `ValueError` naming the fields wanted."""
+    if like is None:
+        return obs
+    if isinstance(obs, Mapping) and dataclasses.is_dataclass(like):
+        names = [f.name for f in dataclasses.fields(like)]
+        missing = [n for n in names if n not in obs]
+        if missing:
+            raise ValueError(
+                f"obs: a dict without {', '.join(map(repr, missing))}; the team's "
+                f"observation has the fields {', '.join(map(repr, names))}"
+            )
+        obs = type(like)(**{n: obs[n] for n in names})
+
+    def cast(x: Any, t: Any) -> jax.Array:
+        x = jnp.asarray(x)
+        if x.dtype != t.dtype and np.dtype(x.dtype).kind != np.dtype(t.dtype).kind:
+            raise ValueError(  # uint8 pixels are not the float32 / 10 a policy learned on
+                f"obs: {x.dtype} where the team's policy takes {t.dtype}: an env made with "
+                "other options than the run's (make it from the run's config)"
+            )
+        return x.astype(t.dtype)
+
+    try:
+        return jax.tree.map(cast, obs, like)
+    except (ValueError, TypeError) as exc:
+        if str(exc).startswith("obs: "):
+            raise
+        raise ValueError(
+            f"obs: not the team's observation ({type(like).__name__}): {exc}"
+        ) from None
 
 
 @functools.partial(jax.jit, static_argnums=(0, 6))
@@ -221,12 +262,26 @@ class Run:
     def state(self) -> Any:
         """The training state (`TrainState`: every team's parameters and optimiser
         state, the curriculum's state, the counters): the final one after `train` (several
-        seeds: stacked, one row per seed); from the latest checkpoint after `load_run`,
-        loaded on first use (a run of several seeds: load `RUN/seed<s>`)."""
+        seeds: stacked, one row per seed); from the newest readable checkpoint after
+        `load_run`, loaded on first use (a run of several seeds: its seeds' states
+        stacked; `load_run("RUN/seed<s>")` for one seed's)."""
         if self._state is None:
             from arenax.eval.report import load_run as load_checkpoint
+            from arenax.eval.report import seed_runs
 
-            _, self._state, _ = load_checkpoint(self.run_dir)
+            seeds = [] if (self.run_dir / "checkpoints").is_dir() else seed_runs(self.run_dir)
+            if not seeds:
+                _, self._state, _ = load_checkpoint(self.run_dir)
+                return self._state
+            loaded = [load_checkpoint(seed) for seed in seeds]
+            cycles = [cycle for _, _, cycle in loaded]
+            if len(set(cycles)) > 1:
+                have = ", ".join(f"{p.name}: {c}" for p, c in zip(seeds, cycles, strict=True))
+                raise ConfigError(
+                    f"{self.run_dir}: the seeds' newest checkpoints differ ({have}): load "
+                    "each seed's folder on its own"
+                )
+            self._state = jax.tree.map(lambda *xs: jnp.stack(xs), *(s for _, s, _ in loaded))
         return self._state
 
     @property
@@ -240,13 +295,18 @@ class Run:
     ) -> Actor:
         """The policy that drives `team` (default: the first) at `checkpoint` (default:
         the latest)."""
+        from arenax.envs.wrappers import whole_game
         from arenax.eval.report import load_players
 
-        _, _, policies, params, _ = load_players(self.run_dir, checkpoint)
+        _, algo, policies, params, _ = load_players(self.run_dir, checkpoint)
         team = team or next(iter(policies))
         if team not in policies:
             raise ConfigError(f"team={team!r}: allowed {', '.join(policies)}")
-        return Actor(team, policies[team], params[team], greedy)
+        game = whole_game(algo.env)
+        observation = jax.eval_shape(
+            lambda k: game.reset(k, game.generate(k))[0][team], jax.random.key(0)
+        )
+        return Actor(team, policies[team], params[team], greedy, observation)
 
     def evaluate(self, quiet: bool = False, **options: Any) -> Any:
         """The family's evaluation of a checkpoint (as `arenax eval`, its options named as

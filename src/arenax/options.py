@@ -120,6 +120,20 @@ class OrNone(Rule):
         return None if v is None else self.rule(v)
 
 
+#: the value of a resumed run's option that keeps what the run saved (`arenax resume`)
+SAVED = "saved"
+
+
+@dataclasses.dataclass(frozen=True)
+class OrSaved(Rule):
+    """`SAVED` ("keep the saved run's value"), or a value the inner rule accepts."""
+
+    rule: Rule
+
+    def __call__(self, v: Any) -> str | None:
+        return None if v == SAVED else self.rule(v)
+
+
 @dataclasses.dataclass(frozen=True)
 class In(Rule):
     """A finite number in `[lo, hi]` (`(lo, hi]` with `lo_open`)."""

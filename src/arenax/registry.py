@@ -69,6 +69,12 @@ def family_of(
         make = lambda opts: cls()  # noqa: E731
 
     kind = cls if isinstance(cls, type) else type(cls())  # a factory: look at what it builds
+    if not issubclass(kind, Environment):
+        what = "class" if isinstance(cls, type) else "factory's result"
+        raise TypeError(
+            f"register({name!r}, ...): the {what} {kind.__name__} is not an arenax "
+            "environment (subclass arenax.envs.core.Environment)"
+        )
 
     def has(method: str) -> bool:
         return callable(getattr(kind, method, None))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jax
-import numpy as np
+if TYPE_CHECKING:  # (JAX and NumPy are imported where used: `arenax --help` needs neither)
+    import numpy as np
+
 from rich.console import Console
 
 #: columns of output that goes to a file or a pipe (rich's default there, 80, cuts tables)
@@ -27,6 +28,8 @@ def make_console(**kwargs: Any) -> Console:
 def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path:
     """Turn on JAX's persistent compilation cache (default `$ARENAX_CACHE` or
     `~/.cache/arenax/jax`) so repeated runs skip XLA compilation."""
+    import jax
+
     path = Path(path or os.environ.get("ARENAX_CACHE") or Path.home() / ".cache/arenax/jax")
     path.mkdir(parents=True, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", str(path))
@@ -48,6 +51,8 @@ def scan_unroll() -> int:
     launches and a copy of the loop condition to the host, and a `maze-dr` cycle has
     ~3,000 of them; on the CPU unrolling buys little and costs compile time (and results
     stay bitwise those of earlier versions). Read when a program is traced."""
+    import jax
+
     default = 1 if jax.default_backend() == "cpu" else ACCELERATOR_SCAN_UNROLL
     raw = os.environ.get("ARENAX_SCAN_UNROLL", str(default))
     try:
@@ -102,4 +107,7 @@ def frame_indices(n: int, max_frames: int) -> list[int]:
 
 def tree_bytes(tree: Any) -> int:
     """Bytes of a pytree's arrays (or of their shapes and dtypes, e.g. from `eval_shape`)."""
+    import jax
+    import numpy as np
+
     return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))

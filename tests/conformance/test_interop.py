@@ -439,6 +439,20 @@ def test_vector_export_resets_dear_episodes_in_small_passes() -> None:
     assert to_gymnasium(maze, fixed, 4, reset_chunk=3).reset_chunk == 3
 
 
+def test_the_reset_chunk_the_docs_show_is_accepted() -> None:
+    """Every `reset_chunk=` value docs/interop.md shows is one `to_gymnasium` takes (the
+    docs once showed a pair, `(64, 8)`, that it refuses)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "interop.md").read_text()
+    shown = re.findall(r"to_gymnasium\([^)]*reset_chunk=([^)`]+)\)", doc)
+    assert shown, "docs/interop.md no longer shows reset_chunk"
+    maze = arenax.make("maze", height=5, width=5, n_walls=2)
+    for value in shown:
+        chunk = eval(value, {})  # a literal written in the docs
+        assert to_gymnasium(maze, maze.generate, 4, reset_chunk=chunk).reset_chunk == chunk
+
+
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 def test_vector_resets_drawn_in_passes_equal_drawing_for_every_env(monkeypatch, mode) -> None:
     """The vector export draws new episodes only for the envs that need one, in passes of

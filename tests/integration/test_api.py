@@ -35,7 +35,9 @@ def test_train_load_act_and_evaluate_from_python(tmp_path: Path, capsys) -> None
     assert int(run.state.cycle) == 2 == int(loaded.state.cycle)
     for x, y in zip(jax.tree.leaves(run.state), jax.tree.leaves(loaded.state), strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-    env = arenax.make("maze", height=5, width=5, n_walls=4, max_steps=16)
+    # the run's env (maze-dr normalises images: float32 / 10; a policy handed uint8 pixels
+    # is refused in one line, below)
+    env = arenax.make("maze", height=5, width=5, n_walls=4, max_steps=16, normalize_obs=True)
     obs, state = env.reset(jax.random.key(0), env.generate(jax.random.key(1)))
     actor = loaded.actor(greedy=True)
     a, carry = actor.act(obs["agent"], jax.random.key(2))
@@ -45,6 +47,22 @@ def test_train_load_act_and_evaluate_from_python(tmp_path: Path, capsys) -> None
     for _ in range(3):  # the carry goes on from step to step
         obs, state, *_ = env.step(jax.random.key(0), state, {"agent": a})
         a, carry = actor.act(obs["agent"], jax.random.key(3), carry)
+    # what the Gymnasium export hands out (a dict of the Dict space's fields, int64
+    # directions): the same actions as on the env's own observations
+    from arenax.interop import to_gymnasium
+
+    vec = to_gymnasium(env, env.generate, 3, seed=4)
+    gym_obs, _ = vec.reset()
+    assert isinstance(gym_obs, dict) and gym_obs["direction"].dtype == np.int64
+    own = type(obs["agent"])(gym_obs["image"], gym_obs["direction"].astype(np.int32))
+    expected, _ = actor.act(own, jax.random.key(5))
+    got, _ = actor.act(gym_obs, jax.random.key(5))
+    assert got.shape == (3,) and np.array_equal(np.asarray(got), np.asarray(expected))
+    vec.step(np.asarray(got))
+    with pytest.raises(ValueError, match="a dict without 'direction'"):
+        actor.act({"image": gym_obs["image"]}, jax.random.key(5))
+    with pytest.raises(ValueError, match="uint8 where the team's policy takes float32"):
+        actor.act({**gym_obs, "image": (gym_obs["image"] * 10).astype(np.uint8)}, jax.random.key(5))
     report = loaded.evaluate(suite="SixteenRooms", episodes=2, quiet=True)
     assert set(report.summary) == {"eval/solved", "eval/return"}
     assert (tmp_path / "a" / "eval_SixteenRooms.csv").is_file()

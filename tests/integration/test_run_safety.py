@@ -200,6 +200,28 @@ def test_a_truncated_checkpoint_is_one_line_without_orbax_tracebacks(tmp_path: P
     for f in data:
         f.write_bytes(b"")
     env = {**os.environ, "ARENAX_CACHE": str(CACHE_DIR)}
+    run = tmp_path / "half"
+    before = sorted(str(p.relative_to(run)) for p in run.rglob("*"))
+    # the readers (`arenax.load_run`, `arenax eval`) fall back as resume does, in one line
+    # each, and write nothing into the run (they once printed 45 "Event loop is closed"
+    # tracebacks and a raw Orbax error)
+    code = f"import arenax; print('cycle', int(arenax.load_run({str(run)!r}).state.cycle))"
+    readers = {
+        "load_run": [sys.executable, "-c", code],
+        "eval": [sys.executable, "-m", "arenax.cli", "eval", str(run), "--suite",
+                 "SixteenRooms", "--episodes", "1", "--out", str(tmp_path / "ev.csv")],
+    }  # fmt: skip
+    for what, argv in readers.items():
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+        text = out.stdout + out.stderr
+        assert out.returncode == 0, (what, text[-3000:])
+        said = " ".join(text.split())
+        assert "checkpoint 6 is unreadable" in said, (what, text[:3000])
+        assert "reading the older checkpoint 4 instead" in said, (what, text[:3000])
+        assert "Traceback" not in text and "Event loop is closed" not in text, text[:3000]
+        assert ("cycle 4" in text) if what == "load_run" else ("@ cycle 4" in said), text
+        assert len([x for x in text.splitlines() if "warning" in x]) == 2, (what, text)
+    assert sorted(str(p.relative_to(run)) for p in run.rglob("*")) == before
     out = subprocess.run(
         [sys.executable, "-m", "arenax.cli", "resume", str(tmp_path / "half"), "--total-steps",
          str(4 * 16 * 8), "--no-progress"],
@@ -238,6 +260,12 @@ def test_every_checkpoint_unreadable_is_one_line(
     }
     with pytest.raises(ConfigError, match=r"checkpoint=7: no such checkpoint \(have: 2\)"):
         train(tiny(tmp_path), resume=tmp_path / "r", checkpoint=7)
+    # the readers: the same one line (a CheckpointError), not Orbax's raw error
+    import arenax
+    from arenax.training.checkpoint import CheckpointError
+
+    with pytest.raises(CheckpointError, match=r"no readable checkpoint \(2 failed\); details in"):
+        arenax.load_run(tmp_path / "r").state  # noqa: B018
 
 
 @pytest.mark.slow
@@ -452,6 +480,21 @@ def test_version_and_help_describe_every_command(capsys) -> None:
         assert cli.command(name).__doc__, name  # and every command function is documented
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], [], ["trian"]])
+def test_help_and_a_wrong_command_import_neither_jax_nor_a_family(argv: list[str]) -> None:
+    """`arenax --help`, `--version` and an unknown command answer without importing JAX
+    or the families (they once took ~3 s of CPU, nearly all of it those imports)."""
+    code = (
+        "import sys\nfrom arenax.cli import main\ntry:\n    main(sys.argv[1:])\n"
+        "except SystemExit:\n    pass\n"
+        "print('imported:', sorted(m for m in ('jax', 'numpy', 'arenax.registry', "
+        "'arenax.envs') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert "imported: []" in out.stdout, out.stdout + out.stderr
+
+
 def test_reading_a_run_without_checkpoints_writes_nothing_into_it(
     a_run: Path, tmp_path: Path, monkeypatch, capsys
 ) -> None:
@@ -531,3 +574,31 @@ def test_the_save_threads_tracebacks_go_to_the_runs_error_log(
     assert "another error" not in log
     # what reaches the terminal's handlers
     assert "_SignalingThread" not in caplog.text and "another error" in caplog.text
+
+
+def test_a_closed_event_loop_of_a_failed_save_goes_to_the_runs_error_log(tmp_path: Path) -> None:
+    """On a full disk, TensorStore's threads call back into the event loop Orbax's failed
+    write closed: the "Event loop is closed" traceback they print (once seen before the
+    one-line error, on a 3 MB tmpfs) goes to the run's checkpoint_errors.log. Other
+    errors of threads still reach the terminal. (In a process of its own: pytest replaces
+    `threading.excepthook` during a test.)"""
+    code = f"""
+import threading
+from pathlib import Path
+from arenax.training.checkpoint import Checkpointer
+
+def fail(message):
+    raise RuntimeError(message)
+
+ckpt = Checkpointer(Path({str(tmp_path / "run")!r}), writer=True)
+for message in ("Event loop is closed", "another failure"):
+    t = threading.Thread(target=fail, args=(message,))
+    t.start()
+    t.join()
+ckpt.close()
+"""
+    (tmp_path / "run").mkdir()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "Event loop is closed" not in out.stderr and "another failure" in out.stderr
+    assert "Event loop is closed" in (tmp_path / "run" / "checkpoint_errors.log").read_text()

@@ -9,6 +9,8 @@ import csv
 import dataclasses
 from pathlib import Path
 
+import jax
+import numpy as np
 import pytest
 
 from arenax import cli
@@ -120,6 +122,16 @@ def test_a_stack_resumes_exactly_and_each_seed_is_a_run_of_its_own(
     assert "over 2 seeds: held-out solved rate" in out
     for i in range(2):
         assert (tmp_path / "full" / f"seed{i}" / "eval_SixteenRooms.csv").is_file()
+    # from Python: the stack's state is its seeds' states stacked, as `train` returns it (it
+    # once said "no checkpoint in RUN/checkpoints"); one policy: name a seed's folder
+    import arenax
+
+    loaded = arenax.load_run(tmp_path / "full")
+    for x, y in zip(jax.tree.leaves(loaded.state), jax.tree.leaves(full.state), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    with pytest.raises(ConfigError, match=r"a run of 2 seeds \(--seeds\).*name one \(.*seed0"):
+        loaded.actor()
+    assert arenax.load_run(tmp_path / "full" / "seed1").actor().team == "agent"
     # one seed trained further on its own: the stack cannot resume, and the error says why
     # and what to do instead
     longer = cfg.total_steps * 4 // 3

@@ -97,3 +97,26 @@ def test_a_time_limit_stops_after_the_chunk_that_passes_it_and_resumes(
     assert [r["updates"] for r in rest] == [3, 4, 5, 6]
     for a, b in zip(stopped.rows + rest, full, strict=True):
         assert np.isclose(a["loss"], b["loss"], rtol=0, atol=0), (a, b)
+
+
+def test_resume_clears_a_saved_time_limit_with_none_as_train_does(tmp_path: Path) -> None:
+    """`arenax resume RUN --time-limit None` means what it means on `train`: no limit (it
+    once kept the saved limit, with no way to clear it); an option not given keeps the
+    saved value, and the budgets take None the same way."""
+    from arenax.cli.common import parse
+    from arenax.cli.train import ResumeArgs, resumed_config
+    from arenax.training.saved import save_config
+
+    cfg = small("maze-dr", tmp_path, total_steps=4096, time_limit=60.0, name="t")
+    (tmp_path / "t").mkdir()
+    save_config(cfg, tmp_path / "t" / "config.json")
+
+    def resumed(*argv: str) -> TrainConfig:
+        return resumed_config(parse(ResumeArgs, [str(tmp_path / "t"), *argv], "arenax resume"))
+
+    kept = resumed()
+    assert (kept.time_limit, kept.total_steps, kept.total_updates) == (60.0, 4096, 4)
+    assert resumed("--time-limit", "None").time_limit is None
+    assert resumed("--time-limit", "5").time_limit == 5.0
+    assert resumed("--total-updates", "None").total_updates is None
+    assert resumed("--total-steps", "None").total_steps is None

@@ -82,6 +82,23 @@ def test_unknown_and_unsuitable_games_are_refused() -> None:
             validate(dataclasses.replace(all_presets()["cartpole-dr"], env=env))
     finally:
         del arenax.registry.FAMILIES["two-team-tag"]
+    # what is not an environment: refused at registration (a class, a factory's result) or,
+    # for a record whose `make` returns one, before the run builds anything (it once
+    # trained into "AttributeError: ... 'teams'")
+    with pytest.raises(TypeError, match=r"the class Nope is not an arenax environment"):
+        arenax.register("nope", Nope)
+    with pytest.raises(TypeError, match=r"the factory's result dict is not an arenax environment"):
+        arenax.register("nope", lambda: {"teams": ("agent",)})
+    assert "nope" not in arenax.registry.FAMILIES
+    from arenax.envs.family import Family
+
+    record = Family("nope", lambda options: "an env", Nope)
+    arenax.register(record)
+    try:
+        with pytest.raises(arenax.options.ConfigError, match=r"env='nope': the family's make returned str, not an arenax environment"):  # fmt: skip
+            validate(dataclasses.replace(all_presets()["cartpole-dr"], env=Nope()))
+    finally:
+        del arenax.registry.FAMILIES["nope"]
 
 
 def test_maze_level_files_as_a_suite(tmp_path: Path) -> None:

@@ -98,7 +98,6 @@ def run(name: str, args: Sequence[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `arenax` console script."""
     import arenax
-    from arenax.registry import load_plugins
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] in (["--version"], ["-V"]):
@@ -109,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(0 if argv else 2)
     if argv[0] not in COMMANDS:
         error(f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)} (arenax --help)")
+    from arenax.registry import load_plugins
+
     try:  # families registered by the user's modules (ARENAX_PLUGINS) join the presets
         load_plugins()
     except ImportError as exc:

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 import tyro
 
 from arenax.cli.common import console, error, parse, run_problems
-from arenax.options import POSITIVE, AtLeast, OrNone, check, fields_of
+from arenax.options import POSITIVE, SAVED, AtLeast, OrNone, OrSaved, check, fields_of
 from arenax.training.config import TIME_LIMIT, TrainConfig
 from arenax.training.distributed import DistributedOptions
 
@@ -232,7 +232,8 @@ def _auto_envs(cfg: TrainConfig) -> TrainConfig:
     cap = int(os.environ.get("ARENAX_TUNE_MAX", cap))
     console.print(f"--n-envs auto: measuring batch sizes up to {cap} (arenax tune) ...")
     probe = dataclasses.replace(cfg, n_envs=cfg.devices)
-    n = tune(probe, TuneArgs(max=cap, budget_s=10.0), console)["suggested"]
+    ladder = TuneArgs(start=min(TuneArgs().start, cap), max=cap, budget_s=10.0)
+    n = tune(probe, ladder, console)["suggested"]
     return dataclasses.replace(cfg, n_envs=n)
 
 
@@ -316,12 +317,12 @@ class ResumeArgs:
 
     run_dir: tyro.conf.Positional[Path]
     """The run directory."""
-    total_steps: Annotated[int | None, OrNone(POSITIVE)] = None
-    """A new `total_steps` (default: the saved one)."""
-    total_updates: Annotated[int | None, OrNone(POSITIVE)] = None
-    """A new `total_updates` (default: the saved one)."""
-    time_limit: Annotated[float | None, TIME_LIMIT] = None
-    """A time limit in seconds for this call (default: the saved one)."""
+    total_steps: Annotated[int | Literal["saved"] | None, OrSaved(OrNone(POSITIVE))] = SAVED
+    """A new `total_steps` (None: no step budget; default: the saved one)."""
+    total_updates: Annotated[int | Literal["saved"] | None, OrSaved(OrNone(POSITIVE))] = SAVED
+    """A new `total_updates` (None: no update budget; default: the saved one)."""
+    time_limit: Annotated[float | Literal["saved"] | None, OrSaved(TIME_LIMIT)] = SAVED
+    """A time limit in seconds for this call (None: no limit; default: the saved one)."""
     devices: Annotated[int | None, OrNone(POSITIVE)] = None
     """A new `devices` (default: the saved one)."""
     checkpoint: Annotated[int | None, OrNone(AtLeast(0))] = None
@@ -337,13 +338,21 @@ class ResumeArgs:
 
 def resume_command(args: Sequence[str]) -> None:
     """Continue a run from its newest readable checkpoint (optionally with a new budget)."""
-    from arenax.training.prepare import load_saved_config
-
     a: ResumeArgs = parse(ResumeArgs, args, "arenax resume")
     check(a)
+    run_training(start(resumed_config(a)), a.checkpoint)
+
+
+def resumed_config(a: ResumeArgs) -> TrainConfig:
+    """The run's saved config with what `arenax resume` was given: a budget or time limit
+    given replaces the saved one (None, as on `train`: none), one not given keeps it."""
+    from arenax.training.prepare import load_saved_config
+
     saved = load_saved_config(a.run_dir)
     changes: dict = {"resume": a.run_dir, "progress": a.progress, "launch": a.launch}
-    for f in ("total_steps", "total_updates", "time_limit", "devices"):
-        if getattr(a, f) is not None:
+    for f in ("total_steps", "total_updates", "time_limit"):
+        if getattr(a, f) != SAVED:
             changes[f] = getattr(a, f)
-    run_training(start(dataclasses.replace(saved, **changes)), a.checkpoint)
+    if a.devices is not None:
+        changes["devices"] = a.devices
+    return dataclasses.replace(saved, **changes)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -23,27 +24,48 @@ from arenax.training.config import EvalOptions
 from arenax.utils import frame_indices, make_console, save_gif
 
 
-def load_checkpoint(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
+def load_checkpoint(
+    run_dir: Path, checkpoint: int | None = None, report: Callable[[str], None] | None = None
+) -> tuple[Any, Any, int]:
     """`(program, train state, cycle)` of a run directory's checkpoint (default: the
-    latest): the saved config's `Program` (its curriculum built once) and the state it
-    restores, on this process's first device."""
+    newest that reads): the saved config's `Program` (its curriculum built once) and the
+    state it restores, on this process's first device. An unreadable checkpoint is
+    `report`ed in one line (default: to stderr) and the next older one is read, as
+    `arenax resume` does, but nothing in the run is moved or written; `CheckpointError`
+    (one line) when none reads."""
     from arenax.training.checkpoint import Checkpointer
     from arenax.training.program import Program
     from arenax.training.saved import load_config
 
     run_dir = Path(run_dir)
+    seeds = seed_runs(run_dir)
+    if seeds and not (run_dir / "checkpoints").is_dir():
+        names = ", ".join(str(p) for p in seeds[:2]) + (", ..." if len(seeds) > 2 else "")
+        raise ConfigError(
+            f"{run_dir}: a run of {len(seeds)} seeds (--seeds): its checkpoints are in each "
+            f"seed's folder; name one ({names})"
+        )
     if not (run_dir / "config.json").exists():
         raise FileNotFoundError(f"{run_dir}/config.json not found: not a run directory")
     program = Program.of_checkpoint(load_config(run_dir / "config.json"))
     abstract = program.abstract_state()
     if not (run_dir / "checkpoints").is_dir():  # (a reader creates nothing in the run)
         raise FileNotFoundError(f"no checkpoint in {run_dir.absolute() / 'checkpoints'}")
+    if report is None:
+        report = lambda text: print(f"warning: {text}", file=sys.stderr)  # noqa: E731
     ckpt = Checkpointer(run_dir)
     try:
-        state, record = ckpt.restore(abstract, cycle=checkpoint)
+        state, record = ckpt.restore_good(abstract, cycle=checkpoint, report=report, read_only=True)
     finally:
         ckpt.close()
     return program, state, int(record["cycle"])
+
+
+def seed_runs(run_dir: Path) -> list[Path]:
+    """The seeds' run folders of a run of several seeds (`--seeds N`: `RUN/seed<s>`,
+    in seed order; `[]` for any other folder)."""
+    found = [p.parent for p in Path(run_dir).glob("seed*/config.json")]
+    return sorted(found, key=lambda p: int(p.name[4:]) if p.name[4:].isdigit() else -1)
 
 
 def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, int]:
@@ -52,10 +74,12 @@ def load_run(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, in
     return program.cfg, state, cycle
 
 
-def load_players(run_dir: Path, checkpoint: int | None = None) -> tuple[Any, Any, dict, dict, int]:
+def load_players(
+    run_dir: Path, checkpoint: int | None = None, report: Callable[[str], None] | None = None
+) -> tuple[Any, Any, dict, dict, int]:
     """`(config, curriculum, {team: policy}, {team: params}, cycle)` of a run's
     checkpoint: what plays (the protagonist for PAIRED runs)."""
-    program, state, cycle = load_checkpoint(run_dir, checkpoint)
+    program, state, cycle = load_checkpoint(run_dir, checkpoint, report)
     algo = program.curriculum
     return program.cfg, algo, algo.team_policies(), jax.device_get(algo.team_params(state)), cycle
 
@@ -189,10 +213,12 @@ def evaluate_run(
     o = dataclasses.replace(options or EvaluationOptions(), **changes)
     check(o)
     console = console or make_console()
-    cfg, algo, policies, params, cycle = load_players(run_dir, o.checkpoint)
+    warn = lambda text: console.print(f"[yellow]warning:[/] {text}")  # noqa: E731
+    cfg, algo, policies, params, cycle = load_players(run_dir, o.checkpoint, warn)
     game = whole_game(algo.env)
     others = load_coplayers(game, o.coplayers, tuple(o.opponents))
-    own, sides = population_snapshots(run_dir, o.checkpoint) if o.snapshots else ({}, {})
+    # (the checkpoint just read: a fallback is not reported twice)
+    own, sides = population_snapshots(run_dir, cycle) if o.snapshots else ({}, {})
     request = Evaluation(
         game,
         policies,

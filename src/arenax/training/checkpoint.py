@@ -20,6 +20,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import warnings
@@ -106,17 +107,20 @@ def _abandoned(exc: BaseException | None, where: Any = None) -> bool:
     return "orbax" in repr(where) or "_read_array_index" in repr(where)
 
 
-def _quiet_abandoned_reads(log: Path) -> None:
-    """Send the noise of reads Orbax abandoned on a damaged checkpoint to `log` (the
-    latest run's `checkpoint_errors.log`) instead of the terminal: asyncio's "never
-    retrieved" records (`_AsyncNoise`), errors TensorStore's callback threads print
-    through `sys.excepthook` ("Event loop is closed") and unfinished coroutines reported
-    through `sys.unraisablehook`. Other errors pass through untouched. Once per process."""
+def _quiet_abandoned_reads(log: Path) -> Path | None:
+    """Send the noise of reads and writes Orbax abandoned (a damaged checkpoint, a full
+    disk) to `log` (the latest run's `checkpoint_errors.log`) instead of the terminal:
+    asyncio's "never retrieved" records (`_AsyncNoise`), errors TensorStore's callback
+    threads print through `sys.excepthook` ("Event loop is closed") and unfinished
+    coroutines reported through `sys.unraisablehook` or `threading.excepthook`. Other
+    errors pass through untouched. Installed before the first read or write (TensorStore's
+    threads report a failure at once, before Orbax has raised), once per process; a later
+    call only moves the log. Returns the log used before (None: the first call)."""
     logger = logging.getLogger("asyncio")
     for f in logger.filters:
         if isinstance(f, _AsyncNoise):
-            f.log = log
-            return
+            previous, f.log = f.log, log
+            return previous
     noise = _AsyncNoise(log)
     logger.addFilter(noise)
     warnings.filterwarnings("ignore", message="coroutine '_read_array_index.*' was never awaited")
@@ -139,7 +143,21 @@ def _quiet_abandoned_reads(log: Path) -> None:
             return
         previous_unraisable(u)
 
+    previous_thread_hook = threading.excepthook
+
+    def thread_hook(args: Any) -> None:  # a callback thread's read of a closed loop
+        if _abandoned(args.exc_value):
+            write(
+                "".join(
+                    traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback)
+                )
+            )
+            return
+        previous_thread_hook(args)
+
     sys.excepthook, sys.unraisablehook = excepthook, unraisablehook
+    threading.excepthook = thread_hook
+    return None
 
 
 def state_digest(state: Any) -> str:
@@ -184,6 +202,7 @@ class Checkpointer:
         self._failed = False
         if writer:
             _quiet_failed_saves(self.run_dir / "checkpoint_errors.log")
+            _quiet_abandoned_reads(self.run_dir / "checkpoint_errors.log")
 
     def _manager(self) -> ocp.CheckpointManager:
         options = ocp.CheckpointManagerOptions(
@@ -297,6 +316,7 @@ class Checkpointer:
         specs: Any = None,
         cycle: int | None = None,
         report: Callable[[str], None] = print,
+        read_only: bool = False,
     ) -> tuple[Any, dict[str, Any]]:
         """Restore checkpoint `cycle`, or the newest one that reads and verifies: each
         failure is reported in one line and the next older checkpoint (the latest, then the
@@ -304,7 +324,11 @@ class Checkpointer:
         `<run>/corrupt_checkpoints/` so that the run continues from it. Rolling back to an
         older `cycle` starts a new branch of the run: the later checkpoints and a copy of
         the logs move to `<run>/rolled_back/<time>/` (the logs then drop their rows after
-        `cycle`), said in one line. Raises `CheckpointError` if none works."""
+        `cycle`), said in one line. Raises `CheckpointError` if none works.
+
+        `read_only` (evaluation, `arenax.load_run`): the same fallback, reported the same
+        way, but nothing in the run is moved or written (the details of failed reads stay
+        in the temporary folder's log)."""
         every = sorted(self.all_steps())
         steps = every[::-1]
         if cycle is not None:
@@ -317,24 +341,28 @@ class Checkpointer:
         bad = []
         # details of failed reads; the run directory is not written until a restore works
         log = Path(tempfile.gettempdir()) / f"arenax-checkpoint-errors-{os.getpid()}.log"
+        earlier = _quiet_abandoned_reads(log)
         for step in steps:
             try:
                 state, record = self.restore(abstract_state, mesh, step, specs)
             except Exception as exc:  # an unreadable checkpoint: report, try an older one
                 why = (str(exc).strip().splitlines() or [""])[0]
                 why = why.split(" See full TensorStore details")[0][:160]
-                _quiet_abandoned_reads(log)
                 with contextlib.suppress(OSError), log.open("a") as f:
                     f.write(f"checkpoint {step}: {type(exc).__name__}: {exc}\n")
                 report(f"checkpoint {step} is unreadable ({type(exc).__name__}: {why})")
                 bad.append(step)
                 continue
-            if bad:
+            if not bad and earlier is not None:
+                _quiet_abandoned_reads(earlier)  # nothing failed: the noise goes where it went
+            if bad and read_only:
+                report(f"reading the older checkpoint {step} instead (details: {log})")
+            elif bad:
                 self._set_aside([s for s in bad if s > step])
                 kept = self._keep_error_log(log)
                 report(f"resuming from the older checkpoint {step} (details: {kept})")
             later = [s for s in every if s > step and s not in bad]
-            if later:
+            if later and not read_only:
                 dest = self._set_aside(later, "rolled_back")
                 report(
                     f"rolled back to checkpoint {step}: the later checkpoints "
@@ -342,9 +370,11 @@ class Checkpointer:
                     f"the run continues from cycle {step} as a new branch"
                 )
             return state, record
+        others = [s for s in every if s not in bad]
+        hint = f"; the others: {', '.join(map(str, others))}" if others else ""
         raise CheckpointError(
-            f"{self.directory}: no readable checkpoint ({', '.join(map(str, bad))} failed); "
-            f"details in {log}"
+            f"{self.directory}: no readable checkpoint ({', '.join(map(str, bad))} failed"
+            f"{hint}); details in {log}"
         )
 
     def _keep_error_log(self, log: Path) -> Path:

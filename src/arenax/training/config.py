@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from arenax.curricula.players import TeamConfig
 from arenax.curricula.registry import CURRICULA
 from arenax.envs import spaces
+from arenax.envs.core import Environment
 from arenax.envs.family import Family
 from arenax.nn.mlp import MLPConfig
 from arenax.nn.student import ModelConfig
@@ -339,6 +340,14 @@ class TrainConfig:
             game = family.make(self.env)
         except Exception as exc:  # a plugin's factory: report whatever it raised
             yield Problem("env", family.name, f"{type(exc).__name__}: {exc}")
+            return
+        if not isinstance(game, Environment):
+            yield Problem(
+                "env",
+                family.name,
+                f"the family's make returned {type(game).__name__}, not an arenax environment "
+                "(a subclass of arenax.envs.core.Environment)",
+            )
             return
         yield from self._curriculum_problems(family, game)
         yield from self._team_problems(game)
