@@ -78,7 +78,8 @@ def _commands(out: Path) -> list[tuple[list[str], str]]:
 @pytest.mark.slow
 def test_every_entry_point_runs_with_the_compiler_options_users_get(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(ARENAX_CACHE=str(CACHE_DIR), ARENAX_TUNE_MAX="4", PYTHONPATH=str(ROOT / "src"))
+    env.update(ARENAX_CACHE=str(CACHE_DIR), ARENAX_TUNE_MAX="4", PYTHONPATH=str(ROOT / "src"),
+               COLUMNS="240")  # tables whole: the checks read their cells  # fmt: skip
     for argv, expected in _commands(tmp_path):
         r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path,
                            timeout=600)  # fmt: skip

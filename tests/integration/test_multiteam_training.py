@@ -240,6 +240,7 @@ def test_cli_tag_train_resume_render_plot(
     ]  # fmt: skip
     assert all(int(r["episodes"]) == 6 and 0 <= float(r["any_tag"]) <= 1 for r in rows)
     assert len(list((tmp_path / "gifs").glob("*.gif"))) == 6
+    self_play = rows[0]  # trained vs trained: the round robin's first cell plays the same
     # cross-play: another run's policies as a driver, and the worst cases over drivers
     run_cli("train", "tag-grid", *small[:-1], "h", "--total-steps", str(4 * 8 * 2))
     capsys.readouterr()
@@ -257,3 +258,35 @@ def test_cli_tag_train_resume_render_plot(
     with pytest.raises(SystemExit):  # refused in one line, before loading anything
         run_cli("eval", str(tmp_path / "g"), "--coplayers", str(tmp_path / "nowhere"))
     assert "coplayers=" in capsys.readouterr().out
+    # the cross-play round robin: every run's taggers against every run's runners, a
+    # matrix that does not depend on which run is named first; its (g, g) cell is the
+    # episodes of the plain evaluation's trained-vs-trained matchup, bit for bit
+    matrices = []
+    for first, other in (("g", "h"), ("h", "g")):
+        run_cli("eval", str(tmp_path / first), "--episodes", "6", "--cross-play",
+                "--coplayers", str(tmp_path / other))  # fmt: skip
+        with (tmp_path / first / "eval_crossplay.csv").open() as f:
+            matrices.append(list(csv.DictReader(f)))
+        assert (tmp_path / first / "eval_crossplay.png").stat().st_size > 1000
+    out = " ".join(capsys.readouterr().out.split())
+    assert "win: the taggers win an episode with at least one tag" in out
+    assert matrices[0] == matrices[1]
+    assert [(r["taggers"], r["runners"]) for r in matrices[0]] == [
+        ("g", "g"),
+        ("g", "h"),
+        ("h", "g"),
+        ("h", "h"),
+    ]
+    for r in matrices[0]:
+        assert int(r["episodes"]) == 6
+        assert float(r["p_tag_lo"]) <= float(r["p_tag"]) <= float(r["p_tag_hi"])
+    with (tmp_path / "g" / "eval_crossplay_matches.csv").open() as f:
+        gg = next(iter(csv.DictReader(f)))
+    assert {**gg, "taggers": "trained", "runners": "trained"} == self_play
+    assert float(matrices[0][0]["p_tag"]) == float(self_play["any_tag"])
+    for bad in (["--cross-play"], ["--cross-play", "--coplayers", str(tmp_path / "h"),
+                                   "--gif-dir", str(tmp_path / "gifs")]):  # fmt: skip
+        with pytest.raises(SystemExit):
+            run_cli("eval", str(tmp_path / "g"), *bad)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "a round robin needs two runs or more" in out and "not with --cross-play" in out

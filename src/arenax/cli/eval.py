@@ -58,12 +58,31 @@ class EvalArgs:
                 f"curriculum {cfg.curriculum.KIND!r} keeps no population of co-players (population, maestro)",
             )
         for run in o.coplayers:
-            yield from one_seed_problems(run, "coplayers")
+            if not o.cross_play:  # a round robin takes a run of several seeds as its seeds
+                yield from one_seed_problems(run, "coplayers")
             yield from run_problems(run, "coplayers")
+        if o.cross_play:
+            yield from _cross_play_problems(self.run_dir, o)
         yield from file_problem(o.out, "out", (".csv",))
         yield from dir_problem(o.gif_dir, "gif_dir")
         if o.out is None and (Path(self.run_dir) / "config.json").is_file():
             yield from dir_problem(self.run_dir, "run_dir")
+
+
+def _cross_play_problems(run_dir: Path, o: EvaluationOptions) -> Iterator[Problem]:
+    from arenax.eval.report import seed_runs
+
+    runs = [run_dir, *o.coplayers]
+    members = sum(max(1, len(seed_runs(r))) for r in runs)
+    if members < 2:
+        yield Problem(
+            "cross_play", True,
+            "a round robin needs two runs or more: name others with --coplayers (a run of "
+            "several seeds counts each seed)",
+        )  # fmt: skip
+    for field in ("snapshots", "gif_dir"):
+        if getattr(o, field):
+            yield Problem(field, getattr(o, field), "not with --cross-play")
 
 
 def _eval_one(args: EvalArgs) -> Any:
@@ -88,7 +107,7 @@ def eval_command(argv: Sequence[str]) -> None:
     args: EvalArgs = parse(EvalArgs, argv, "arenax eval")
     check(args)
     seeds = seed_dirs(args.run_dir)
-    if not seeds:
+    if not seeds or args.options.cross_play:  # a round robin takes a stack's seeds at once
         _eval_one(args)
         return
     summaries, cycles = [], {}

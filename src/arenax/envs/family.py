@@ -105,6 +105,10 @@ class Evaluation:
             the success rate's CVaR over the worst `cvar_alpha` of `cvar_levels`
             levels (0: not asked), chosen on one evaluation and measured on a second.
         cvar_solvable: only solvable levels (families that know which are).
+        round_robin: many-agent games: instead of the matchups, every co-player's
+            (`coplayers`, the evaluated run among them) first team against every one's
+            second team (Tag: taggers × runners), one row per pair and level set, with
+            the pooled cells in `Report.extra["crossplay"]`.
     """
 
     env: Environment
@@ -125,6 +129,7 @@ class Evaluation:
     cvar_levels: int = 1000
     cvar_episodes: int = 4
     cvar_solvable: bool = True
+    round_robin: bool = False
 
 
 @dataclasses.dataclass

@@ -225,3 +225,36 @@ def _plot_seed_evals(plt: Any, run_dir: Path, seeds: list[Path], out_dir: Path) 
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def crossplay_heatmap(cells: list[Any], path: Path, title: str = "") -> Path:
+    """A cross-play round robin as a heatmap (`CrossPlayCell`s: rows the taggers' runs,
+    columns the runners'; each cell its P(tag) and 95% interval). Returns `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(c.taggers for c in cells))
+    at = {(c.taggers, c.runners): c for c in cells}
+    grid = np.array([[at[t, r].p_tag for r in names] for t in names])
+    side = 1.0 + 0.9 * len(names)
+    fig, ax = plt.subplots(figsize=(side + 1.5, side))
+    im = ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="viridis")
+    for i, t in enumerate(names):
+        for j, r in enumerate(names):
+            c = at[t, r]
+            ax.text(j, i, f"{c.p_tag:.2f}\n[{c.p_tag_lo:.2f}, {c.p_tag_hi:.2f}]",
+                    ha="center", va="center", fontsize=7,
+                    color="black" if c.p_tag > 0.6 else "white")  # fmt: skip
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.set_xlabel("runners of run")
+    ax.set_ylabel("taggers of run")
+    ax.set_title(title or "cross-play: P(tag)", fontsize=9, wrap=True)
+    fig.colorbar(im, ax=ax, label="P(tag) (95% interval in brackets)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

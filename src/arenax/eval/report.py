@@ -85,15 +85,15 @@ def load_players(
 
 
 def load_coplayers(
-    game: Any, runs: Sequence[Path], taken: tuple[str, ...] = ()
+    game: Any, runs: Sequence[Path], taken: tuple[str, ...] = (), names: Sequence[str] = ()
 ) -> dict[str, tuple[dict, dict]]:
     """`{run folder name: ({team: policy}, {team: params})}` of other runs' latest
-    checkpoints, to meet the evaluated run's teams (cross-play). Their games must have the
-    same teams, observation and action spaces; a name equal to a driver (`taken`) or to
-    another co-player's is refused."""
+    checkpoints, to meet the evaluated run's teams (cross-play); `names`: other names, in
+    the order of `runs`. Their games must have the same teams, observation and action
+    spaces; a name equal to a driver (`taken`) or to another co-player's is refused."""
     out: dict[str, tuple[dict, dict]] = {}
-    for run in runs:
-        name = Path(run).name
+    for i, run in enumerate(runs):
+        name = names[i] if names else Path(run).name
         if name in out or name in taken:
             raise ConfigError(
                 f"coplayers: {name!r} names two drivers; give the runs distinct folder names"
@@ -171,6 +171,11 @@ class EvaluationOptions(EvalOptions):
     snapshots: bool = False
     """Co-player runs (population, maestro): the trained teams also meet each snapshot of
     the run's own co-player population (past policies of the co-player team)."""
+    cross_play: bool = False
+    """Games of two teams (Tag): instead of the matchups, a round robin of every run's
+    first team against every run's second (taggers x runners) over this run and
+    --coplayers (a run of several seeds: each seed), on the held-out arenas of --suite:
+    a matrix table, `eval_crossplay.csv` and a heatmap `eval_crossplay.png`."""
     cvar_alpha: Annotated[float, UNIT] = 0.0
     """Also the success rate on the worst alpha fraction (CVaR) of --cvar-levels levels
     drawn from the run's training distribution (0: off): the worst levels are chosen on
@@ -214,9 +219,19 @@ def evaluate_run(
     check(o)
     console = console or make_console()
     warn = lambda text: console.print(f"[yellow]warning:[/] {text}")  # noqa: E731
-    cfg, algo, policies, params, cycle = load_players(run_dir, o.checkpoint, warn)
+    members = crossplay_members(Path(run_dir), o.coplayers) if o.cross_play else {}
+    first = next(iter(members.values()), run_dir)  # a stack: its first seed's game
+    cfg, algo, policies, params, cycle = load_players(first, o.checkpoint, warn)
     game = whole_game(algo.env)
-    others = load_coplayers(game, o.coplayers, tuple(o.opponents))
+    if o.cross_play:
+        if len(game.teams) != 2:
+            raise ConfigError(
+                f"cross_play: a round robin needs a game of two teams ({cfg.family.name}: "
+                f"{', '.join(game.teams)})"
+            )
+        others = load_coplayers(game, list(members.values()), (), list(members))
+    else:
+        others = load_coplayers(game, o.coplayers, tuple(o.opponents))
     # (the checkpoint just read: a fallback is not reported twice)
     own, sides = population_snapshots(run_dir, cycle) if o.snapshots else ({}, {})
     request = Evaluation(
@@ -236,8 +251,11 @@ def evaluate_run(
         o.cvar_levels,
         o.cvar_episodes,
         o.cvar_solvable,
+        o.cross_play,
     )
     report = cfg.family.run_evaluation(request)
+    if o.cross_play and "crossplay" not in report.extra:
+        raise ConfigError(f"cross_play: family {cfg.family.name!r} has no round robin")
     report.cycle = cycle
     report.table.title = f"{Path(run_dir).name} @ cycle {cycle}: {report.table.title}"
     console.print(report.table)
@@ -249,7 +267,30 @@ def evaluate_run(
     console.print(f"wrote {path}" + (f" and GIFs in {o.gif_dir}" if o.gif_dir else ""))
     for name, rows in report.extra.items():
         console.print(f"wrote {write_csv(rows, Path(run_dir) / f'eval_{name}.csv')}")
+    if o.cross_play:
+        from arenax.eval.plots import crossplay_heatmap
+
+        title = f"{report.table.title}"
+        console.print(
+            f"wrote {crossplay_heatmap(report.extra['crossplay'], Path(run_dir) / 'eval_crossplay.png', title)}"
+        )
     return report
+
+
+def crossplay_members(run_dir: Path, others: Sequence[Path]) -> dict[str, Path]:
+    """`{name: run folder}` of a round robin: `run_dir` and `others`, a run of several
+    seeds as its seeds (`RUN/seed<s>`, named `RUN/seed<s>`), others by folder name."""
+    out: dict[str, Path] = {}
+    for run in (run_dir, *others):
+        seeds = [] if (Path(run) / "checkpoints").is_dir() else seed_runs(Path(run))
+        for member in seeds or [Path(run)]:
+            name = f"{Path(run).name}/{member.name}" if seeds else Path(run).name
+            if name in out:
+                raise ConfigError(
+                    f"cross_play: {name!r} names two runs; give the runs distinct folder names"
+                )
+            out[name] = member
+    return out
 
 
 def ranked_buffer(run_dir: Path) -> tuple[Any, list[tuple[Any, float, float, int]], int]:

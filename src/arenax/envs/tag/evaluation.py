@@ -91,11 +91,34 @@ def team_actor(
     return act
 
 
+def pair_actor(env: Any, policies: dict[str, Any], greedy: bool) -> Callable:
+    """`act(params, state, obs, key) -> {team: actions}` of one arena, every team driven
+    by `policies[team]` with `params[team]` given at each call (traced): one compiled
+    program for every pair of runs of a cross-play round robin whose networks agree."""
+
+    def act(params: dict[str, Any], state: Any, obs: Any, key: jax.Array) -> dict:
+        out = {}
+        for i, team in enumerate(env.teams):
+            k = jax.random.fold_in(key, i)
+            pol = policies[team]
+            seq = jax.tree.map(lambda x: x[None], obs[team])  # (T=1, A, ...)
+            _, logits, _ = pol.apply(params[team], seq, None, ())
+            out[team] = pol.dist.mode(logits[0]) if greedy else pol.dist.sample(k, logits[0])
+        return out
+
+    return act
+
+
 @functools.partial(jax.jit, static_argnames=("env", "act"))
-def play_episodes(env: Any, act: Callable, levels: Any, key: jax.Array) -> dict[str, jax.Array]:
+def play_episodes(
+    env: Any, act: Callable, levels: Any, key: jax.Array, act_params: Any = None
+) -> dict[str, jax.Array]:
     """One full episode per level (leading `E`): `tagged`, `first_tag` (step of the
     first tag, 0 if none), `length`, `return_<team>` (mean over the team's agents),
-    each `(E,)`."""
+    each `(E,)`. With `act_params`, `act` is `act(act_params, state, obs, key)`
+    (`pair_actor`)."""
+    if act_params is not None:
+        act = functools.partial(act, act_params)
     e = jax.tree.leaves(levels)[0].shape[0]
     state = jax.vmap(lambda lv: env.reset_state(None, lv))(levels)
     zero = jnp.zeros((e,), jnp.float32)
@@ -162,13 +185,15 @@ def evaluate_matchup(
     arena: str = "",
     coplayers: dict[str, tuple[dict, dict]] | None = None,
     act: Callable | None = None,
+    act_params: Any = None,
 ) -> tuple[MatchResult, dict[str, np.ndarray]]:
     """One matchup's episodes on `levels`; `act`: the matchup's `team_actor`, when the
-    caller plays it on several sets of levels (one compiled program for all of them)."""
+    caller plays it on several sets of levels (one compiled program for all of them), or
+    a `pair_actor` with its `act_params`."""
     if act is None:
         drivers = {"tagger": taggers, "runner": runners}
         act = team_actor(env, drivers, policies, params, greedy, coplayers)
-    out = jax.device_get(play_episodes(env, act, levels, key))
+    out = jax.device_get(play_episodes(env, act, levels, key, act_params))
     n = len(out["tagged"])
     tagged = mean_ci(out["tagged"])
     had = out["first"] > 0
@@ -317,6 +342,8 @@ def evaluate_run(req: Evaluation) -> Report:
     else:
         arenas = heldout_arenas(env, req.suite)
         sets = {name: jax.vmap(h.sample)(keys) for name, h in arenas.items()}
+    if req.round_robin:
+        return round_robin(req, sets, k_play)
     results = []
     acts: dict[tuple[str, str], Callable] = {}  # one actor (one program) per matchup
     for j, (arena, levels) in enumerate(sets.items()):
@@ -386,6 +413,98 @@ def evaluate_run(req: Evaluation) -> Report:
             )
         report.extra["cvar"] = rob
     return report
+
+
+@dataclasses.dataclass(frozen=True)
+class CrossPlayCell:
+    """One cell of a cross-play round robin: run `taggers`' taggers against run
+    `runners`' runners, over every arena played (`episodes` in all). A win of the
+    taggers is an episode with at least one tag (`P(tag)`, Wilson 95% interval); the
+    runners win the others."""
+
+    taggers: str
+    runners: str
+    episodes: int
+    p_tag: float
+    p_tag_lo: float
+    p_tag_hi: float
+
+
+def round_robin(req: Evaluation, sets: dict[str, Any], k_play: jax.Array) -> Report:
+    """Every co-player's taggers against every co-player's runners (`req.coplayers`,
+    the evaluated run among them), `req.episodes` episodes on each level set of `sets`.
+    Pair (a, b) of the runs in name order plays arena j with key `fold_in(k_play,
+    a·N + b + 1000·j)`: the matrix does not depend on which run was evaluated. Rows
+    are `MatchResult`s per pair and arena; `extra["crossplay"]` the `CrossPlayCell`s."""
+    env, runs = req.env, req.coplayers
+    names = sorted(runs)
+    missing = [n for n in names if set(runs[n][0]) != set(env.teams)]
+    if missing:
+        raise ValueError(
+            f"cross-play: {missing[0]!r} has no trained policy for every team "
+            f"({', '.join(env.teams)}): a round robin plays trained teams only"
+        )
+    tagger, runner = env.teams
+    policies = {tagger: runs[names[0]][0][tagger], runner: runs[names[0]][0][runner]}
+    act = pair_actor(env, policies, req.greedy)
+    results = []
+    for j, (arena, levels) in enumerate(sets.items()):
+        for a, tg in enumerate(names):
+            for b, rn in enumerate(names):
+                prm = {tagger: runs[tg][1][tagger], runner: runs[rn][1][runner]}
+                same = all(runs[r][0][t] == policies[t] for r, t in ((tg, tagger), (rn, runner)))
+                pair = (
+                    act
+                    if same
+                    else pair_actor(env, {tagger: runs[tg][0][tagger], runner: runs[rn][0][runner]}, req.greedy)
+                )  # fmt: skip
+                k = jax.random.fold_in(k_play, a * len(names) + b + 1000 * j)
+                res, _ = evaluate_matchup(
+                    env, tg, rn, {}, {}, levels, k, req.greedy, arena, act=pair, act_params=prm
+                )
+                results.append(res)
+    cells = []
+    for tg in names:
+        for rn in names:
+            rs = [r for r in results if r.taggers == tg and r.runners == rn]
+            n = sum(r.episodes for r in rs)
+            wins = sum(round(r.any_tag * r.episodes) for r in rs)
+            cells.append(CrossPlayCell(tg, rn, n, wins / n, *wilson(wins, n)))
+    mode = "greedy" if req.greedy else "sampled"
+    where = (
+        f"{len(sets)} arenas x {req.episodes}" if req.suite else f"{req.episodes} held-out starts"
+    )
+    table = crossplay_table(
+        cells, f"Tag cross-play: P(tag) of row's taggers vs column's runners ({where}, {mode})"
+    )
+    report = Report(results, table, "crossplay_matches", {})
+    report.extra["crossplay"] = cells
+    as_tagger = {t: np.mean([c.p_tag for c in cells if c.taggers == t]) for t in names}
+    as_runner = {r: 1 - np.mean([c.p_tag for c in cells if c.runners == r]) for r in names}
+    for n in names:
+        report.summary[f"crossplay/{n}/taggers"] = float(as_tagger[n])
+        report.summary[f"crossplay/{n}/runners"] = float(as_runner[n])
+    report.notes.append(
+        "win: the taggers win an episode with at least one tag, the runners every other; "
+        "each run's mean over its opponents: "
+        + "; ".join(f"{n} taggers {as_tagger[n]:.2f}, runners {as_runner[n]:.2f}" for n in names)
+    )
+    return report
+
+
+def crossplay_table(cells: list[CrossPlayCell], title: str) -> Table:
+    """The round robin as a matrix: rows the taggers' runs, columns the runners'."""
+    names = list(dict.fromkeys(c.taggers for c in cells))
+    table = Table(title=title, caption="P(tag) and its Wilson 95% interval")
+    table.add_column("taggers \\ runners", justify="left")
+    for n in names:
+        table.add_column(n, justify="right")
+    for tg in names:
+        row = {c.runners: c for c in cells if c.taggers == tg}
+        table.add_row(
+            tg, *(f"{row[r].p_tag:.2f}\n{row[r].p_tag_lo:.2f}–{row[r].p_tag_hi:.2f}" for r in names)
+        )
+    return table
 
 
 def heldout_arenas(env: Any, spec: str) -> dict[str, Heldout]:
