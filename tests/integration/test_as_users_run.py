@@ -3,9 +3,10 @@ optimisation level turns training's compiler options off, which once hid that `a
 tune` and `--n-envs auto` failed on every input on a CPU: a nested jit with those options).
 
 One process per command, as on a command line: `train` with `--n-envs auto`, `resume`,
-`eval`, `render` (a gallery and a run's episode), `bench`, the Python API (train, load,
-act, evaluate) with the Gymnasium and PettingZoo exports, and the benchmark scripts that
-have small cases (`arenax tune` itself: `test_tune.py`). Tiny shapes; about a minute.
+`eval`, `render` (a run's episode), `bench`, the Python API (train, load, act, evaluate)
+with the Gymnasium and PettingZoo exports, and the benchmark scripts that have small cases
+(`train_throughput.py --tiny`; `arenax tune` itself: `test_tune.py`). Tiny shapes; about
+a minute and a half.
 """
 
 from __future__ import annotations
@@ -62,12 +63,12 @@ def _commands(out: Path) -> list[tuple[list[str], str]]:
         ([*arenax, "eval", str(out / "cli"), "--suite", "SixteenRooms", "--episodes", "1"],
          "cli @ cycle"),
         ([*arenax, "render", str(out / "cli"), "--episode-gif", str(out / "ep.gif")], "wrote"),
-        ([*arenax, "render", "--source", "maze/dr", "--n", "2", "--out", str(out / "g.png")],
-         "wrote"),
         ([*arenax, "bench", "--env", "maze", "--batches", "4", "--steps", "8", "--repeats",
           "1"], "steps/s"),
         ([sys.executable, "-c", API.format(out=str(out))], "api ok"),
         ([*bench, "--capacities", "16", "--batch", "4", "--repeats", "1"], "16"),
+        ([sys.executable, str(ROOT / "benchmarks" / "train_throughput.py"), "--presets",
+          "maze-dr", "--tiny", "--devices", "1", "--no-flops", "--repeats", "1"], "maze-dr"),
         ([sys.executable, str(ROOT / "benchmarks" / "classic_throughput.py"), "--batches",
           "4", "--steps", "8", "--rounds", "1", "--families", "cartpole"], "cartpole"),
         ([sys.executable, str(ROOT / "benchmarks" / "export_overhead.py"), "--batches", "1",

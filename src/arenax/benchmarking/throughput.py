@@ -194,6 +194,9 @@ class TrainBenchArgs:
     seeds: tuple[int, ...] = (1,)
     """Runs stacked in one program (`--seeds`), one row each: env steps/s are summed
     over the seeds."""
+    tiny: bool = False
+    """Each preset at the test suite's small shapes (`arenax.training.variants.tiny`): a check that
+    the script runs, in seconds; its figures measure nothing."""
 
     def problems(self) -> Iterator[Problem]:
         from arenax.training.presets import PRESETS
@@ -302,7 +305,7 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
 
     from arenax.training.presets import PRESETS
     from arenax.training.program import Program
-    from arenax.training.variants import with_cell
+    from arenax.training.variants import tiny, with_cell
 
     check(args)
     if max(args.devices, default=1) > len(jax.devices()):
@@ -332,7 +335,8 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     for name in args.presets:
         first = next(iter(PRESETS[name].teams.values()))  # the maze's agent, Tag's taggers
         for cell in args.cells or (getattr(first.network, "cell", "-"),):
-            cfg = PRESETS[name] if cell == "-" else with_cell(PRESETS[name], cell)
+            base = tiny(PRESETS[name]) if args.tiny else PRESETS[name]
+            cfg = base if cell == "-" else with_cell(base, cell)
             cases.append((name, cell, cfg))
     for (name, cell, cfg), n_seeds, d in itertools.product(cases, args.seeds, counts):
         # a cycle with more than its blocks' rollouts (a teacher's: PAIRED) is long: one a chunk
