@@ -82,13 +82,18 @@ def team_actor(
                 out[team] = scripted_actions(env, state, team)
             else:
                 pols, prms = coplayers.get(how, (policies, params))
-                pol = pols[team]
-                seq = jax.tree.map(lambda x: x[None], obs[team])  # (T=1, A, ...)
-                _, logits, _ = pol.apply(prms[team], seq, None, ())
-                out[team] = pol.dist.mode(logits[0]) if greedy else pol.dist.sample(k, logits[0])
+                out[team] = policy_actions(pols[team], prms[team], obs[team], k, greedy)
         return out
 
     return act
+
+
+def policy_actions(policy: Any, params: Any, obs: Any, key: jax.Array, greedy: bool) -> jax.Array:
+    """One step of a feed-forward team policy on its agents' observations `(A, ...)`:
+    the mode of its action distribution, or a sample with `key`; `(A, ...)` actions."""
+    seq = jax.tree.map(lambda x: x[None], obs)  # (T=1, A, ...)
+    _, logits, _ = policy.apply(params, seq, None, ())
+    return policy.dist.mode(logits[0]) if greedy else policy.dist.sample(key, logits[0])
 
 
 def pair_actor(env: Any, policies: dict[str, Any], greedy: bool) -> Callable:
@@ -97,14 +102,12 @@ def pair_actor(env: Any, policies: dict[str, Any], greedy: bool) -> Callable:
     program for every pair of runs of a cross-play round robin whose networks agree."""
 
     def act(params: dict[str, Any], state: Any, obs: Any, key: jax.Array) -> dict:
-        out = {}
-        for i, team in enumerate(env.teams):
-            k = jax.random.fold_in(key, i)
-            pol = policies[team]
-            seq = jax.tree.map(lambda x: x[None], obs[team])  # (T=1, A, ...)
-            _, logits, _ = pol.apply(params[team], seq, None, ())
-            out[team] = pol.dist.mode(logits[0]) if greedy else pol.dist.sample(k, logits[0])
-        return out
+        return {
+            team: policy_actions(
+                policies[team], params[team], obs[team], jax.random.fold_in(key, i), greedy
+            )
+            for i, team in enumerate(env.teams)
+        }
 
     return act
 
@@ -445,19 +448,21 @@ def round_robin(req: Evaluation, sets: dict[str, Any], k_play: jax.Array) -> Rep
             f"({', '.join(env.teams)}): a round robin plays trained teams only"
         )
     tagger, runner = env.teams
-    policies = {tagger: runs[names[0]][0][tagger], runner: runs[names[0]][0][runner]}
-    act = pair_actor(env, policies, req.greedy)
+    actors: list[tuple[dict, Callable]] = []  # one `pair_actor` (program) per pair of networks
+
+    def actor_of(policies: dict[str, Any]) -> Callable:
+        for known, act in actors:
+            if known == policies:
+                return act
+        actors.append((policies, pair_actor(env, policies, req.greedy)))
+        return actors[-1][1]
+
     results = []
     for j, (arena, levels) in enumerate(sets.items()):
         for a, tg in enumerate(names):
             for b, rn in enumerate(names):
+                pair = actor_of({tagger: runs[tg][0][tagger], runner: runs[rn][0][runner]})
                 prm = {tagger: runs[tg][1][tagger], runner: runs[rn][1][runner]}
-                same = all(runs[r][0][t] == policies[t] for r, t in ((tg, tagger), (rn, runner)))
-                pair = (
-                    act
-                    if same
-                    else pair_actor(env, {tagger: runs[tg][0][tagger], runner: runs[rn][0][runner]}, req.greedy)
-                )  # fmt: skip
                 k = jax.random.fold_in(k_play, a * len(names) + b + 1000 * j)
                 res, _ = evaluate_matchup(
                     env, tg, rn, {}, {}, levels, k, req.greedy, arena, act=pair, act_params=prm
