@@ -25,11 +25,12 @@ from rich.console import Console
 
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
 from arenax.envs.tag.evaluation import DRIVERS
-from arenax.eval.report import evaluate_run
+from arenax.eval.report import evaluate_run, seed_runs
 from arenax.options import POSITIVE, Problem
 from arenax.stats import mean_ci
 from arenax.training import PRESETS, train
 from arenax.training.logging import read_jsonl
+from arenax.training.variants import tiny
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +48,9 @@ class Args:
     """Evaluation episodes per arena and matchup."""
     opponents: tuple[str, ...] = ("scripted", "random")
     """Runner drivers the trained taggers meet."""
+    tiny: bool = False
+    """Every run at the test suite's small shapes (`arenax.training.variants.tiny`): a
+    check that the script runs (give it a few updates), not a result."""
     out: Path = Path("outputs/arena_learning")
     """Folder for the runs, the PNG and results.json."""
 
@@ -69,6 +73,7 @@ def config(method: str, args: Args):
         cfg = PRESETS[f"tag-grid-{method}"]
     budget = dict(total_steps=args.steps) if args.updates is None else dict(
         total_steps=None, total_updates=args.updates)  # fmt: skip
+    cfg = tiny(cfg) if args.tiny else cfg
     return dataclasses.replace(
         cfg, **budget, seeds=args.seeds, out_dir=args.out, name=method,
         overwrite=True, progress=False, tensorboard=False,
@@ -83,12 +88,12 @@ def main(args: Args) -> None:
         train_s = time.perf_counter() - t0
         per_seed: dict[str, list[float]] = {}
         budget: dict[str, list[int]] = {"updates": [], "env_steps": []}
-        for s in range(args.seeds):
-            last = read_jsonl(args.out / method / f"seed{s}" / "metrics.jsonl")[-1]
+        for run in seed_runs(args.out / method) or [args.out / method]:  # (one seed: no seed<s>)
+            last = read_jsonl(run / "metrics.jsonl")[-1]
             for k in budget:
                 budget[k].append(int(last[k]))
             report = evaluate_run(
-                args.out / method / f"seed{s}", "arenas", args.episodes, seed=1234,
+                run, "arenas", args.episodes, seed=1234,
                 console=Console(quiet=True), opponents=args.opponents,
             )  # fmt: skip
             for r in report.rows:

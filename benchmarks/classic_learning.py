@@ -29,10 +29,11 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.envs.evaluation import evaluate_levels
-from arenax.options import POSITIVE, Problem
+from arenax.options import POSITIVE, OrNone, Problem
 from arenax.training import PRESETS, train
 from arenax.training.build import make_env
 from arenax.training.program import Program
+from arenax.training.variants import tiny
 
 TARGETS = {"cartpole": 500.0, "pendulum": -250.0}
 
@@ -52,6 +53,11 @@ class Args:
     actor_every: tuple[int, ...] = ()
     """DDPG presets: train once per actor delay (critic steps per actor step; default: the
     preset's)."""
+    steps: Annotated[int | None, OrNone(POSITIVE)] = None
+    """Env steps per run (default: the preset's budget)."""
+    tiny: bool = False
+    """Every run at the test suite's small shapes (`arenax.training.variants.tiny`): a
+    check that the script runs (give it a few `--steps`), not a result."""
 
     def problems(self) -> Iterator[Problem]:
         classic = [n for n, c in PRESETS.items() if c.family.name in TARGETS]
@@ -97,7 +103,9 @@ def main(args: Args) -> None:
                 "budget", "train s", "default return"):  # fmt: skip
         table.add_column(col, justify="right")
     for name in args.presets:
-        base = PRESETS[name]
+        base = tiny(PRESETS[name]) if args.tiny else PRESETS[name]
+        if args.steps is not None:
+            base = dataclasses.replace(base, total_steps=args.steps, total_updates=None)
         target = TARGETS[base.family.name] if args.target is None else args.target
         team = next(iter(base.teams.values()))
         grid = itertools.product(args.utd or (None,), args.actor_every or (None,), args.seeds)

@@ -6,7 +6,7 @@ Each compile gets a freshly lowered chunk; the two levels' compiles alternate, a
 the timed chunks, so a machine whose speed drifts (shared CPUs) affects both alike. Best
 of `--repeats`, and every sample in order.
 
-    python benchmarks/compile_options.py [--presets maze-dr maze-pplr] [--repeats 3]
+    python benchmarks/compile_options.py [--presets maze-dr maze-pplr] [--repeats 3] [--tiny]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from arenax.training import parallel
 from arenax.training.parallel import make_chunk
 from arenax.training.presets import PRESETS
 from arenax.training.program import Program
+from arenax.training.variants import tiny
 from arenax.utils import CPU_OPT_LEVEL, make_console
 
 
@@ -51,6 +52,9 @@ class Args:
     """Compiles and timed chunks per level (best reported)."""
     chunk: int = 2
     """Cycles per chunk."""
+    tiny: bool = False
+    """Each preset at the test suite's small shapes (`arenax.training.variants.tiny`): a check
+    that the script runs, not a measurement."""
 
 
 def leaves_equal(a: object, b: object) -> bool:
@@ -64,7 +68,7 @@ def leaves_equal(a: object, b: object) -> bool:
 
 
 def measure(name: str, args: Args) -> dict:
-    cfg = PRESETS[name]
+    cfg = tiny(PRESETS[name]) if args.tiny else PRESETS[name]
     program = Program.build(dataclasses.replace(cfg, devices=1))
     fresh = lambda: program.init([0])  # noqa: E731
     n = np.int32(args.chunk)

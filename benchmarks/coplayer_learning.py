@@ -26,11 +26,12 @@ import numpy as np
 from rich.console import Console
 
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
-from arenax.eval.report import evaluate_run
+from arenax.eval.report import evaluate_run, seed_runs
 from arenax.options import POSITIVE, Problem
 from arenax.stats import mean_ci
 from arenax.training import PRESETS, train
 from arenax.training.logging import read_jsonl
+from arenax.training.variants import tiny
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +50,9 @@ class Args:
     """Evaluation episodes per arena and matchup."""
     out: Path = Path("outputs/coplayer_learning")
     """Folder for the runs, the PNGs and results.json."""
+    tiny: bool = False
+    """Every run at the test suite's small shapes (`arenax.training.variants.tiny`): a
+    check that the script runs (give it a few updates), not a result."""
     reuse: bool = False
     """Reuse the runs an earlier call left in `out` (its results.json): train only the
     methods it lacks, then evaluate every method."""
@@ -78,10 +82,16 @@ def config(method: str, args: Args):
         cfg = dataclasses.replace(m, curriculum=c)
     else:
         cfg = PRESETS[f"tag-grid-{method}"]
+    cfg = tiny(cfg) if args.tiny else cfg
     return dataclasses.replace(
         cfg, total_steps=None, total_updates=args.updates, seeds=args.seeds, out_dir=args.out,
         name=method, overwrite=True, progress=False, tensorboard=False,
     )  # fmt: skip
+
+
+def _runs(args: Args, method: str) -> list[Path]:
+    """The method's seeds' run folders (`RUN/seed<s>`; one seed: `RUN` itself)."""
+    return seed_runs(args.out / method) or [args.out / method]
 
 
 def main(args: Args) -> None:
@@ -93,7 +103,7 @@ def main(args: Args) -> None:
             continue
         t0 = time.perf_counter()
         res = train(config(method, args))
-        curves = [read_jsonl(args.out / method / f"seed{s}" / "metrics.jsonl") for s in range(args.seeds)]  # fmt: skip
+        curves = [read_jsonl(run / "metrics.jsonl") for run in _runs(args, method)]
         results[method] = {
             "train_s": time.perf_counter() - t0,
             "steps_per_s": res.steady_sps,
@@ -110,7 +120,7 @@ def main(args: Args) -> None:
             link.parent.mkdir(parents=True, exist_ok=True)
             if link.is_symlink() or link.exists():
                 link.unlink()
-            link.symlink_to((args.out / m / f"seed{s}").resolve())
+            link.symlink_to(_runs(args, m)[s].resolve())
             names[m, s] = link
     drivers = ("scripted", "random", *args.methods)
     p_tag: dict[str, dict[str, list[float]]] = {m: {d: [] for d in drivers} for m in args.methods}

@@ -5,7 +5,7 @@ PFSP, self-play) beside PLR⊥ over the same arenas with the same teams (a polic
 Compile time apart from steady-state
 env steps/s, replay curricula timed once their buffers are warm.
 
-    python benchmarks/coplayer_throughput.py [--devices 1 2] [--repeats 3] [--only NAME ...]
+    python benchmarks/coplayer_throughput.py [--devices 1 2] [--repeats 3] [--only NAME ...] [--tiny]
 """
 
 import dataclasses
@@ -26,6 +26,9 @@ class Args:
     """Cycles per compiled chunk."""
     only: tuple[str, ...] = ()
     """Measure only these rows (names as in the table; default: every row)."""
+    tiny: bool = False
+    """Each row at the test suite's small shapes (`arenax.training.variants.tiny`): a check
+    that the script runs, not a measurement."""
 
 
 def main(args: Args) -> None:
@@ -50,7 +53,7 @@ def main(args: Args) -> None:
         raise ConfigError(f"only={unknown}: no such rows; allowed: {', '.join(names)}")
     names = tuple(n for n in names if not args.only or n in args.only)
     train_throughput(TrainBenchArgs(presets=names, devices=args.devices, repeats=args.repeats,
-                                    chunk=args.chunk, flops=False))  # fmt: skip
+                                    chunk=args.chunk, flops=False, tiny=args.tiny))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -155,11 +155,18 @@ def run_arenax(args: Args, preset: str) -> None:
     )  # fmt: skip
     seconds = time.perf_counter() - t0
     for path, s in zip(paths, _seeds(args), strict=True):
-        run_dir = args.out / name / preset / f"seed{s}"
+        run_dir = args.out / name / preset / (f"seed{s}" if args.seeds > 1 else "")
         rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
         report = evaluate_run(run_dir, ",".join(MAZES), args.episodes, console=Console(quiet=True))
-        trained = [r for r in rows if r.get("updated", 0) > 0]
-        warmup = [r["all_blocks/return_per_env"] for r in rows if r["updates"] == 0]
+        # a replay curriculum logs its cycles' blocks apart (`all_blocks/…`, `updated`); DR
+        # updates every cycle on the one block it plays
+        trained = [r for r in rows if r.get("updated", 1) > 0]
+
+        def every(rows: list[dict], k: str) -> list[float]:  # (DR logs no per-env return)
+            values = (r.get(f"all_blocks/{k}", r.get(k)) for r in rows)
+            return [v for v in values if v is not None]
+
+        warmup = every([r for r in rows if r["updates"] == 0], "return_per_env")
         result = {
             "library": name,
             "updates": int(rows[-1]["updates"]),
@@ -167,8 +174,8 @@ def run_arenax(args: Args, preset: str) -> None:
             "seconds": seconds,
             "returns": {
                 "replay": [r["return"] for r in trained],
-                "all/ep": [r["all_blocks/return"] for r in trained],
-                "all/env": [r["all_blocks/return_per_env"] for r in trained],
+                "all/ep": every(trained, "return"),
+                "all/env": every(trained, "return_per_env"),
             },
             "warmup": warmup,
             "solved": {m.maze: m.solved for m in report.rows},
@@ -278,6 +285,8 @@ def plot(args: Args) -> Path | None:
                 if not path.exists():
                     continue
                 x = np.asarray(json.loads(path.read_text())["returns"]["all/env"])
+                if not x.size:  # no return recorded (a run of a few updates)
+                    continue
                 k = min(10, len(x))
                 smooth = np.convolve(x, np.ones(k) / k, mode="valid")
                 label = f"{library} seed {s}"

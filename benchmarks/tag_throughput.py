@@ -6,6 +6,7 @@ Compile times are reported apart from steady-state throughput (best of ``--repea
 Observations and rewards of (1) are folded into a checksum so XLA cannot drop them.
 
     python benchmarks/tag_throughput.py [--cases continuous-100x110 ...] [--modes env rollout train]
+        [--tiny]
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from arenax.training import PRESETS, TrainConfig
 from arenax.training.build import make_env
 from arenax.training.parallel import make_chunk
 from arenax.training.program import Program
+from arenax.training.variants import tiny
 
 _TC = PRESETS["tag-continuous"]
 _TG = PRESETS["tag-grid"]
@@ -83,6 +85,10 @@ class Args:
     """Steps per timed env-only rollout (the other modes use the case's n_steps)."""
     repeats: Annotated[int, POSITIVE] = 3
     """Timed calls after the compiling one (best reported)."""
+    tiny: bool = False
+    """Each case at the test suite's small shapes (`arenax.training.variants.tiny`: a few
+    agents and envs, the case's observation and obstacle options kept): a check that the
+    script runs, not a measurement."""
 
     def problems(self) -> Iterator[Problem]:
         if not self.cases or any(c not in CASES for c in self.cases):
@@ -188,7 +194,7 @@ def main(args: Args) -> None:
                 "agent steps/s"):  # fmt: skip
         table.add_column(col, justify="right")
     for name in args.cases:
-        cfg = CASES[name]
+        cfg = tiny(CASES[name]) if args.tiny else CASES[name]
         env = make_env(cfg)
         agents = sum(env.num_agents(t) for t in env.teams)
         for mode in args.modes:

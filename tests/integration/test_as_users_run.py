@@ -3,10 +3,9 @@ optimisation level turns training's compiler options off, which once hid that `a
 tune` and `--n-envs auto` failed on every input on a CPU: a nested jit with those options).
 
 One process per command, as on a command line: `train` with `--n-envs auto`, `resume`,
-`eval`, `render` (a run's episode), `bench`, the Python API (train, load, act, evaluate)
-with the Gymnasium and PettingZoo exports, and the benchmark scripts that have small cases
-(`train_throughput.py --tiny`; `arenax tune` itself: `test_tune.py`). Tiny shapes; about
-a minute and a half.
+`eval`, `render` (a run's episode), `tune`, `bench`, the Python API (train, load, act,
+evaluate) with the Gymnasium and PettingZoo exports, and every benchmark script's smallest
+case (`--tiny`: the suite's shapes). Two processes at a time; about two minutes.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -52,10 +52,18 @@ print("api ok")
 """
 
 
-def _commands(out: Path) -> list[tuple[list[str], str]]:
+def _script(name: str, *args: str) -> list[str]:
+    return [sys.executable, str(ROOT / "benchmarks" / name), *args]
+
+
+def _lanes(out: Path) -> list[list[tuple[list[str], str]]]:
+    """Two lanes of `(argv, what its output must hold)`, each run in order (a command may
+    read what an earlier one of its lane wrote), the lanes side by side (a process each:
+    this machine's two cores). Each lane has its own compilation cache: JAX writes a cache
+    entry in place, so a process of the other lane could read one half written."""
     arenax = [sys.executable, "-m", "arenax.cli"]
-    bench = [sys.executable, str(ROOT / "benchmarks" / "buffer_throughput.py")]
-    return [
+    # fmt: off
+    run = [
         ([*arenax, "train", "maze-dr", *TINY, "--n-envs", "auto", "--total-steps", "64",
           "--checkpoint-every", "1", "--out-dir", str(out), "--name", "cli"], "done:"),
         ([*arenax, "resume", str(out / "cli"), "--total-steps", "128", "--no-progress"],
@@ -63,28 +71,71 @@ def _commands(out: Path) -> list[tuple[list[str], str]]:
         ([*arenax, "eval", str(out / "cli"), "--suite", "SixteenRooms", "--episodes", "1"],
          "cli @ cycle"),
         ([*arenax, "render", str(out / "cli"), "--episode-gif", str(out / "ep.gif")], "wrote"),
+        ([*arenax, "tune", "maze-dr", "--env.height", "5", "--env.width", "5", "--env.n-walls",
+          "3", "--n-steps", "8", "--agent.hidden", "8", "--tune.start", "2", "--tune.max", "4",
+          "--tune.repeats", "1"], "suggested: --n-envs"),
         ([*arenax, "bench", "--env", "maze", "--batches", "4", "--steps", "8", "--repeats",
           "1"], "steps/s"),
         ([sys.executable, "-c", API.format(out=str(out))], "api ok"),
-        ([*bench, "--capacities", "16", "--batch", "4", "--repeats", "1"], "16"),
-        ([sys.executable, str(ROOT / "benchmarks" / "train_throughput.py"), "--presets",
-          "maze-dr", "--tiny", "--devices", "1", "--no-flops", "--repeats", "1"], "maze-dr"),
-        ([sys.executable, str(ROOT / "benchmarks" / "classic_throughput.py"), "--batches",
-          "4", "--steps", "8", "--rounds", "1", "--families", "cartpole"], "cartpole"),
-        ([sys.executable, str(ROOT / "benchmarks" / "export_overhead.py"), "--batches", "1",
-          "--steps", "5", "--rounds", "1", "--tables", "cartpole", "maze"], "µs"),
-    ]  # fmt: skip
+        (_script("buffer_throughput.py", "--capacities", "16", "--batch", "4", "--repeats", "1"),
+         "16"),
+        (_script("train_throughput.py", "--presets", "maze-dr", "--tiny", "--devices", "1",
+                 "--no-flops", "--repeats", "1"), "maze-dr"),
+        (_script("classic_throughput.py", "--batches", "4", "--steps", "8", "--rounds", "1",
+                 "--families", "cartpole"), "cartpole"),
+        (_script("export_overhead.py", "--batches", "1", "--steps", "5", "--rounds", "1",
+                 "--tables", "cartpole", "maze"), "µs"),
+    ]
+    # each benchmark script's smallest case (the learning scripts' runs at the suite's shapes)
+    scripts = [
+        (_script("tag_throughput.py", "--tiny", "--cases", "grid-partial-2000x100-obstacles-view1",
+                 "--repeats", "1", "--env-steps", "8"), "agent steps/s"),
+        (_script("coplayer_throughput.py", "--tiny", "--only", "tag-grid-maestro", "--repeats",
+                 "1", "--chunk", "1"), "tag-grid-maestro"),
+        (_script("compile_options.py", "--tiny", "--presets", "maze-dr", "--repeats", "1",
+                 "--chunk", "1"), "same state"),
+        (_script("offpolicy_throughput.py", "--cases", "1x8:0.25", "--cycles", "1", "--repeats",
+                 "1"), "GFLOP/s"),
+        (_script("tag_learning.py", "--steps", "64", "--variants", "clipped", "--episodes", "2",
+                 "--n-envs", "4", "--grid-size", "4"), "P(tag)"),
+        (_script("arena_learning.py", "--tiny", "--updates", "2", "--seeds", "1", "--methods",
+                 "dr", "--episodes", "2", "--opponents", "random", "--out", str(out / "arena")),
+         "dr: trained"),
+        (_script("coplayer_learning.py", "--tiny", "--updates", "2", "--seeds", "1", "--methods",
+                 "sp", "--episodes", "2", "--out", str(out / "coplayer")), "sp: trained"),
+        (_script("classic_learning.py", "--tiny", "--steps", "64", "--seeds", "0", "--presets",
+                 "cartpole-dr"), "cartpole-dr"),
+        (_script("minimax_learning.py", "--only", "arenax", "--updates", "2", "--window", "1",
+                 "--seeds", "1", "--episodes", "1", "--presets", "maze-dr", "--out",
+                 str(out / "minimax")), "| maze-dr | arenax | 0 | 2 |"),
+    ]
+    # fmt: on
+    return [run, scripts]
+
+
+def _run_lane(lane: list[tuple[list[str], str]], env: dict[str, str], cwd: Path) -> list[str]:
+    """Run a lane's commands in order; what went wrong, one entry per failed command (a
+    lane stops at its first failure: later commands may need its output)."""
+    for argv, expected in lane:
+        r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
+        text = r.stdout + r.stderr
+        shown = " ".join(Path(a).name if os.sep in a else a for a in argv[1:4])
+        if r.returncode != 0 or expected not in text:
+            return [f"{shown} (exit {r.returncode}; expected {expected!r}):\n{text[-3000:]}"]
+    return []
 
 
 @pytest.mark.slow
 def test_every_entry_point_runs_with_the_compiler_options_users_get(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(ARENAX_CACHE=str(CACHE_DIR), ARENAX_TUNE_MAX="4", PYTHONPATH=str(ROOT / "src"),
+    env.update(ARENAX_TUNE_MAX="4", PYTHONPATH=str(ROOT / "src"),
                COLUMNS="240")  # tables whole: the checks read their cells  # fmt: skip
-    for argv, expected in _commands(tmp_path):
-        r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path,
-                           timeout=600)  # fmt: skip
-        text = r.stdout + r.stderr
-        shown = " ".join(Path(a).name if os.sep in a else a for a in argv[1:4])
-        assert r.returncode == 0, f"{shown}:\n{text[-3000:]}"
-        assert expected in text, f"{shown}:\n{text[-3000:]}"
+    lanes = _lanes(tmp_path)
+    with ThreadPoolExecutor(len(lanes)) as pool:
+        failures = pool.map(
+            lambda i: _run_lane(lanes[i], {**env, "ARENAX_CACHE": str(CACHE_DIR / f"users{i}")},
+                                tmp_path),
+            range(len(lanes)),
+        )  # fmt: skip
+        problems = [p for lane in failures for p in lane]
+    assert not problems, "\n\n".join(problems)

@@ -100,22 +100,3 @@ def test_ctrl_c_keeps_the_rungs_measured(monkeypatch, capsys) -> None:
     assert out["stopped"] == "interrupted (Ctrl-C)" and out["suggested"] == 2
     printed = capsys.readouterr().out
     assert "suggested: --n-envs 2 (the largest measured; interrupted (Ctrl-C))" in printed
-
-
-@pytest.mark.slow
-def test_tune_runs_with_the_compiler_options_users_get(tmp_path: Path) -> None:
-    """`arenax tune` as a user runs it: no `XLA_FLAGS` override, so training's compiler
-    options apply to the chunk (the suite's lower optimisation level turns them off, which
-    once hid that `tune` failed on every input on a CPU: a nested jit with those options
-    inside `jax.eval_shape`)."""
-    from helpers import CACHE_DIR, xla_flags_without
-
-    env = {**os.environ, "XLA_FLAGS": " ".join(xla_flags_without("xla_backend_optimization_level")),
-           "ARENAX_CACHE": str(CACHE_DIR)}  # fmt: skip
-    args = ["tune", "maze-dr", "--env.height", "5", "--env.width", "5", "--env.n-walls", "3",
-            "--n-steps", "8", "--agent.hidden", "8", "--tune.start", "2", "--tune.max", "4",
-            "--tune.repeats", "1"]  # fmt: skip
-    r = subprocess.run([sys.executable, "-m", "arenax.cli", *args], capture_output=True,
-                       text=True, env=env, cwd=tmp_path, timeout=600)  # fmt: skip
-    assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
-    assert "suggested: --n-envs" in r.stdout

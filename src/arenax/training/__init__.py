@@ -6,17 +6,42 @@ own options say what differs.
 The Python interface's one call, `arenax.train("maze-plr", total_steps=..., plr={...})`,
 is `arenax.api.train`; `arenax.training.train(cfg)` trains a `TrainConfig` as it is."""
 
-from arenax.curricula.players import TeamConfig
-from arenax.nn.mlp import MLPConfig
-from arenax.nn.student import ModelConfig
-from arenax.options import ConfigError
-from arenax.rl.ddpg import DDPGConfig
-from arenax.rl.ppo import PPOConfig
-from arenax.training.config import EvalConfig, TrainConfig, validate
-from arenax.training.hooks import NonFiniteLoss
-from arenax.training.loop import TrainResult, train
-from arenax.training.presets import PRESETS, all_presets, with_compat
-from arenax.training.variants import tiny
+#: what `arenax.training.<name>` is, imported on first use (a command line that only parses
+#: options needs neither the loop nor the checkpoints)
+_LAZY = {
+    "TeamConfig": "arenax.curricula.players",
+    "MLPConfig": "arenax.nn.mlp",
+    "ModelConfig": "arenax.nn.student",
+    "ConfigError": "arenax.options",
+    "DDPGConfig": "arenax.rl.ddpg",
+    "PPOConfig": "arenax.rl.ppo",
+    **dict.fromkeys(("EvalConfig", "TrainConfig", "validate"), "arenax.training.config"),
+    "NonFiniteLoss": "arenax.training.hooks",
+    **dict.fromkeys(("TrainResult", "train"), "arenax.training.loop"),
+    **dict.fromkeys(("PRESETS", "all_presets", "with_compat"), "arenax.training.presets"),
+    "tiny": "arenax.training.variants",
+}
+
+
+def __getattr__(name: str) -> object:
+    """The names above, imported on first use, and submodules not imported yet
+    (`arenax.training.loop`)."""
+    import importlib
+    import importlib.util
+
+    module = _LAZY.get(name)
+    if module is None:
+        if name.startswith("_") or importlib.util.find_spec(f"arenax.training.{name}") is None:
+            raise AttributeError(f"module 'arenax.training' has no attribute {name!r}")
+        return importlib.import_module(f"arenax.training.{name}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "PRESETS",
