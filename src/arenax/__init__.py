@@ -15,6 +15,8 @@ _LAZY = {
         "arenax.registry",
     ),  # the families' registry
     "Preset": "arenax.envs.family",
+    # many runs' evaluations compared (reads files: no JAX)
+    **dict.fromkeys(("compare", "CompareOptions"), "arenax.eval.compare"),
     # the Python interface (train a preset, load a run) and the curriculum registry
     **dict.fromkeys(("train", "load_run", "configure", "Run", "Actor"), "arenax.api"),
     **dict.fromkeys(
@@ -26,7 +28,8 @@ _LAZY = {
 
 def __getattr__(name: str) -> object:
     """`arenax.make`, `arenax.register`, … (the registry), `arenax.train`,
-    `arenax.load_run`, `arenax.configure`, `arenax.Run` (the Python interface) and the
+    `arenax.load_run`, `arenax.configure`, `arenax.Run` (the Python interface),
+    `arenax.compare` (many runs' evaluations compared) and the
     curriculum registry (`arenax.register_curriculum`, `arenax.register_score`,
     `arenax.CurriculumOptions`, `arenax.ScoreInputs`), imported on first use. A
     submodule of that name (`arenax.train` is the function, not `arenax.training`) is
@@ -50,11 +53,13 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Actor",
+    "CompareOptions",
     "CurriculumOptions",
     "Preset",
     "Run",
     "ScoreInputs",
     "__version__",
+    "compare",
     "configure",
     "list_envs",
     "list_generators",

@@ -3,7 +3,7 @@ optimisation level turns training's compiler options off, which once hid that `a
 tune` and `--n-envs auto` failed on every input on a CPU: a nested jit with those options).
 
 One process per command, as on a command line: `train` with `--n-envs auto`, `resume`,
-`eval`, `render` (a run's episode), `tune`, `bench`, the Python API (train, load, act,
+`eval`, `compare`, `render` (a run's episode), `tune`, `bench`, the Python API (train, load, act,
 evaluate) with the Gymnasium and PettingZoo exports, and every benchmark script's smallest
 case (`--tiny`: the suite's shapes). Two processes at a time; about two minutes.
 """
@@ -70,6 +70,8 @@ def _lanes(out: Path) -> list[list[tuple[list[str], str]]]:
          "done:"),
         ([*arenax, "eval", str(out / "cli"), "--suite", "SixteenRooms", "--episodes", "1"],
          "cli @ cycle"),
+        ([*arenax, "compare", str(out / "cli"), "--eval-csv", "SixteenRooms", "--reps", "100",
+          "--out", str(out / "compare")], "compare.md"),
         ([*arenax, "render", str(out / "cli"), "--episode-gif", str(out / "ep.gif")], "wrote"),
         ([*arenax, "tune", "maze-dr", "--env.height", "5", "--env.width", "5", "--env.n-walls",
           "3", "--n-steps", "8", "--agent.hidden", "8", "--tune.start", "2", "--tune.max", "4",

@@ -21,6 +21,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "resume": ("train", "resume_command", "continue a run from its latest checkpoint"),
     "eval": ("eval", "eval_command", "evaluate a run's checkpoint (table + CSV)"),
     "plot": ("misc", "plot_command", "learning curves of a run (PNGs)"),
+    "compare": (
+        "compare",
+        "compare_command",
+        "compare runs: per level and aggregated, with intervals",
+    ),
     "render": ("render", "render_command", "level galleries (PNG) and episodes (GIF)"),
     "tune": ("train", "tune_command", "measure a preset's batch sizes and suggest one"),
     "bench": ("misc", "bench_command", "environment throughput of a family"),

@@ -258,3 +258,89 @@ def crossplay_heatmap(cells: list[Any], path: Path, title: str = "") -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def performance_profiles(comparison: Any, path: Path, points: int = 101) -> Path:
+    """Performance profiles of a `Comparison`: per method, the fraction of its runs ×
+    tasks whose final score exceeds each threshold, with a 95% stratified-bootstrap band
+    (Agarwal et al. 2021). Returns `path`."""
+    from arenax.eval import aggregate as A
+
+    plt = _pyplot()
+    o = comparison.options
+    every = np.concatenate([m.scores(comparison.tasks).ravel() for m in comparison.methods])
+    lo, hi = float(every.min()), float(every.max())
+    if hi <= lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    taus = np.linspace(lo, hi, points)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for i, m in enumerate(comparison.methods):
+        profile, band_lo, band_hi = A.profile_band(
+            m.scores(comparison.tasks), taus, reps=min(o.reps, 1000), seed=o.seed
+        )
+        ax.fill_between(taus, band_lo, band_hi, color=f"C{i}", alpha=0.2, lw=0)
+        ax.plot(taus, profile, color=f"C{i}", label=f"{m.label} ({len(m.runs)} runs)")
+    ax.set_xlabel(f"{comparison.metric} threshold τ")
+    ax.set_ylabel(f"fraction of runs × tasks with {comparison.metric} > τ")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"performance profiles, {len(comparison.tasks)} task(s), 95% bands", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def comparison_curves(comparison: Any, path: Path) -> Path | None:
+    """Learning curves of a `Comparison` from the runs' periodic evaluations: per method,
+    the IQM over runs × tasks at each evaluation its runs share, with a 95%
+    stratified-bootstrap band, against env steps. None when no method has periodic
+    evaluations."""
+    from arenax.eval import aggregate as A
+
+    o = comparison.options
+    lines = []
+    for m in comparison.methods:
+        n = min(len(r.curve) for r in m.runs)
+        if n == 0:
+            continue
+        xs, points = [], []
+        for i in range(n):
+            at = [r.curve[i][1] for r in m.runs]
+            if any(set(comparison.tasks) - set(a) for a in at):
+                continue  # (an evaluation of other tasks: not comparable)
+            scores = np.array([[a[t] for t in comparison.tasks] for a in at])
+            xs.append(float(np.mean([r.curve[i][0] for r in m.runs])))
+            points.append(A.interval(scores, A.iqm, reps=min(o.reps, 500), seed=o.seed))
+        if xs:
+            lines.append((m, np.array(xs), np.array(points)))
+    if not lines:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for i, (m, xs, pts) in enumerate(lines):
+        ax.fill_between(xs, pts[:, 1], pts[:, 2], color=f"C{i}", alpha=0.2, lw=0)
+        ax.plot(xs, pts[:, 0], color=f"C{i}", marker="o", ms=3,
+                label=f"{m.label} ({len(m.runs)} runs)")  # fmt: skip
+    ax.set_xlabel("env steps")
+    ax.set_ylabel(f"IQM of {comparison.metric}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("held-out evaluations during training, IQM over runs × tasks, 95% bands",
+                 fontsize=9)  # fmt: skip
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
