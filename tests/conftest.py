@@ -47,6 +47,10 @@ _QUICK_EMITTERS = "--xla_cpu_use_fusion_emitters=false"
 if "xla_cpu_use_fusion_emitters" not in _flags and _xla_accepts(_QUICK_EMITTERS):
     _flags += " " + _QUICK_EMITTERS
 os.environ["XLA_FLAGS"] = _flags.strip()
+# `devices="auto"` (the default) means one device here: a run's results depend on its device
+# count, and the tests compare runs with each other and with fingerprints of one device;
+# `tests/integration/test_as_users_run.py` and `test_devices.py` run without it
+os.environ.setdefault("ARENAX_DEVICES", "1")
 
 import jax  # noqa: E402
 from hypothesis import settings  # noqa: E402

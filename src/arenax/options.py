@@ -134,6 +134,20 @@ class OrSaved(Rule):
         return None if v == SAVED else self.rule(v)
 
 
+#: a value the program chooses when it starts (`devices="auto"`)
+AUTO = "auto"
+
+
+@dataclasses.dataclass(frozen=True)
+class OrAuto(Rule):
+    """`AUTO` ("chosen when the run starts"), or a value the inner rule accepts."""
+
+    rule: Rule
+
+    def __call__(self, v: Any) -> str | None:
+        return None if v == AUTO else self.rule(v)
+
+
 @dataclasses.dataclass(frozen=True)
 class In(Rule):
     """A finite number in `[lo, hi]` (`(lo, hi]` with `lo_open`)."""

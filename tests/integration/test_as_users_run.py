@@ -15,6 +15,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,7 +57,7 @@ def _script(name: str, *args: str) -> list[str]:
     return [sys.executable, str(ROOT / "benchmarks" / name), *args]
 
 
-def _lanes(out: Path) -> list[list[tuple[list[str], str]]]:
+def _lanes(out: Path) -> list[list[tuple[list[str], Any]]]:
     """Two lanes of `(argv, what its output must hold)`, each run in order (a command may
     read what an earlier one of its lane wrote), the lanes side by side (a process each:
     this machine's two cores). Each lane has its own compilation cache: JAX writes a cache
@@ -65,7 +66,8 @@ def _lanes(out: Path) -> list[list[tuple[list[str], str]]]:
     # fmt: off
     run = [
         ([*arenax, "train", "maze-dr", *TINY, "--n-envs", "auto", "--total-steps", "64",
-          "--checkpoint-every", "1", "--out-dir", str(out), "--name", "cli"], "done:"),
+          "--checkpoint-every", "1", "--out-dir", str(out), "--name", "cli"],
+         ("devices: ", "done:")),  # (devices: auto, said in the first line)
         ([*arenax, "resume", str(out / "cli"), "--total-steps", "128", "--no-progress"],
          "done:"),
         ([*arenax, "eval", str(out / "cli"), "--suite", "SixteenRooms", "--episodes", "1"],
@@ -115,21 +117,23 @@ def _lanes(out: Path) -> list[list[tuple[list[str], str]]]:
     return [run, scripts]
 
 
-def _run_lane(lane: list[tuple[list[str], str]], env: dict[str, str], cwd: Path) -> list[str]:
+def _run_lane(lane: list[tuple[list[str], Any]], env: dict[str, str], cwd: Path) -> list[str]:
     """Run a lane's commands in order; what went wrong, one entry per failed command (a
-    lane stops at its first failure: later commands may need its output)."""
+    lane stops at its first failure: later commands may need its output). Each command's
+    output must hold its expected text (or each of a tuple of them)."""
     for argv, expected in lane:
         r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
         text = r.stdout + r.stderr
         shown = " ".join(Path(a).name if os.sep in a else a for a in argv[1:4])
-        if r.returncode != 0 or expected not in text:
+        wanted = expected if isinstance(expected, tuple) else (expected,)
+        if r.returncode != 0 or not all(w in text for w in wanted):
             return [f"{shown} (exit {r.returncode}; expected {expected!r}):\n{text[-3000:]}"]
     return []
 
 
 @pytest.mark.slow
 def test_every_entry_point_runs_with_the_compiler_options_users_get(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "ARENAX_DEVICES")}
     env.update(ARENAX_TUNE_MAX="4", PYTHONPATH=str(ROOT / "src"),
                COLUMNS="240")  # tables whole: the checks read their cells  # fmt: skip
     lanes = _lanes(tmp_path)

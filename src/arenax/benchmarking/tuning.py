@@ -81,8 +81,10 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     it is measured; on Ctrl-C the table so far is kept. Prints the table and returns
     `{"rows", "suggested", "stopped"}` (the knee, see `knee`)."""
     from arenax.training.memory import device_memory
+    from arenax.training.parallel import resolve_devices
 
     check(args)
+    cfg, _ = resolve_devices(cfg)  # ("auto": a count, the ladder's step)
     console = console or make_console()
     limit = int(args.memory_limit_mib * 2**20) or device_memory()[0]
     step = cfg.devices

@@ -267,10 +267,13 @@ def start(cfg: TrainConfig) -> TrainConfig:
 
     from arenax.training import distributed
     from arenax.training.config import validate
-    from arenax.training.parallel import request_cpu_devices
+    from arenax.training.parallel import devices_line, request_cpu_devices, resolve_devices
 
     check(cfg.launch)  # the launch options, before the runtime starts
     distributed.initialize(cfg.launch)  # (once the mesh's devices count)
+    cfg, why = resolve_devices(cfg)  # ("auto": a count, said in the run's first line)
+    if why and distributed.is_main():
+        console.print(devices_line(cfg, why))
     request_cpu_devices(cfg.devices)  # before the first use of a device
     n_envs = cfg.n_envs
     if n_envs == "auto":
@@ -303,10 +306,10 @@ def tune_command(args: Sequence[str]) -> None:
     extra = [("tune", TuneArgs, dataclasses.field(default=TuneArgs()))]
     _, value = parse_preset("tune", args, extra)
     check(value.tune)
-    cfg = as_train_config(value)
+    cfg = start(as_train_config(value))  # (devices chosen first: the ladder's step)
     if cfg.n_envs == "auto":
         cfg = dataclasses.replace(cfg, n_envs=cfg.devices)
-    tune(start(cfg), value.tune, console)
+    tune(cfg, value.tune, console)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -124,6 +124,9 @@ class CurriculumOptions:
     #: rollouts may start from the recurrent state the previous cycle ended in (a team
     #: learner's `carry_over`, the reference library's rule for DR and PAIRED)
     carries_over: ClassVar[bool] = False
+    #: on a CPU, `devices="auto"` splits the batch over the cores (its cycle gains from
+    #: it: `benchmarks/train_throughput.py --devices 1 2`); False keeps one device
+    SPLITS_ON_CPU: ClassVar[bool] = True
 
     def curriculum(self, setup: Setup) -> Curriculum:
         """The compiled curriculum over `setup`'s game and players."""

@@ -94,6 +94,9 @@ class MaestroConfig(PLRConfig, CoplayerOptions):
     the co-players."""
 
     KIND: ClassVar[str] = "maestro"
+    #: measured not to gain from a split batch on 2 cores (tag-grid-maestro 11,700 / 10,916
+    #: env steps/s on one / two devices; tag-maestro 268 / 278): one device
+    SPLITS_ON_CPU: ClassVar[bool] = False
     SUMMARY: ClassVar[str] = "MAESTRO: arenas and co-players chosen jointly by the learners' regret"
 
     @property

@@ -73,7 +73,11 @@ def make_players(cfg: TrainConfig) -> Players:
 
 def make_curriculum(cfg: TrainConfig) -> Curriculum:
     """The run's curriculum over its players (a team learning with DDPG: the curriculum's
-    off-policy form, `off_policy_curriculum`: DR's)."""
+    off-policy form, `off_policy_curriculum`: DR's). `devices="auto"` is resolved first
+    (`arenax.training.parallel.resolve_devices`)."""
+    from arenax.training.parallel import resolve_devices
+
+    cfg, _ = resolve_devices(cfg)
     if cfg.off_policy:
         (team,) = cfg.teams.values()
         return cfg.curriculum.off_policy_curriculum(

@@ -33,6 +33,7 @@ from arenax.options import (
     ConfigError,
     In,
     IntIn,
+    OrAuto,
     OrNone,
     Problem,
     check,
@@ -117,9 +118,12 @@ class TrainConfig:
     seeds: Annotated[int, IntIn(1, 1024)] = 1
     """Independent runs trained together in one compiled program (`vmap`-ed): seeds
     `seed … seed + seeds − 1`, each in its own folder `RUN/seed<s>`."""
-    devices: Annotated[int, POSITIVE] = 1
-    """Devices to shard the environment batch over (must divide n_envs); a multi-process
-    run uses every device of every process."""
+    devices: Annotated[int | Literal["auto"], OrAuto(POSITIVE)] = "auto"
+    """Devices to shard the environment batch over (must divide n_envs); auto: on a CPU
+    one per core where the batch splits into 16 envs or more per core and the curriculum
+    gains from it, on an accelerator one, `$ARENAX_DEVICES` where set
+    (`arenax.training.parallel.resolve_devices`; the run's first line says what it chose).
+    A multi-process run uses every device of every process."""
     chunk: Annotated[int, POSITIVE] = 10
     """Cycles per compiled chunk (host work happens between chunks)."""
     checkpoint_every: Annotated[int, POSITIVE] = 100
@@ -333,6 +337,9 @@ class TrainConfig:
                 f"{self.name[:20]}…",
                 f"{len(self.name.encode())} bytes: at most 200 (it names the run folder)",
             )
+        if self.devices == "auto":  # (checked as one device: auto keeps every rule)
+            yield from dataclasses.replace(self, devices=1).problems()
+            return
         if self.n_envs % self.devices:
             yield Problem("n_envs", self.n_envs, f"must be divisible by devices={self.devices}")
             return

@@ -28,7 +28,7 @@ from arenax.training import distributed
 from arenax.training.config import TrainConfig
 from arenax.training.hooks import Hook, default_hooks
 from arenax.training.memory import OutOfMemory
-from arenax.training.parallel import request_cpu_devices
+from arenax.training.parallel import devices_line, request_cpu_devices, resolve_devices
 from arenax.training.prepare import prepare_run_dir
 from arenax.training.program import Chunk, Program
 from arenax.training.run import (
@@ -327,6 +327,10 @@ def train(
     else:  # process 0 reports the run; errors still reach every process's stderr
         distributed.announce()
         console = Console(quiet=True)
+    if program is None:
+        cfg, why = resolve_devices(cfg)
+        if why:
+            console.print(devices_line(cfg, why))
     if distributed.multi_process() and cfg.devices == 1:  # the default: every device
         cfg, program = dataclasses.replace(cfg, devices=jax.device_count()), None
     program = program or Program.build(cfg)

@@ -23,17 +23,19 @@ from arenax.utils import training_compiler_options
 AXIS = "data"
 
 
-def request_cpu_devices(n: int) -> bool:
+def request_cpu_devices(n: int | str) -> bool:
     """Give the CPU `n` XLA devices if JAX has not started yet (`jax_num_cpu_devices`):
     JAX shows a machine's CPU as one device unless told so before its first use, and a run
     asked for `devices=n` on a CPU would otherwise stop with "only 1 available". Does
     nothing for `n <= 1`, once JAX's backends run, in a multi-process run (its launcher
     sets each process's devices), or when `XLA_FLAGS` or the JAX option already set the
     count. Harmless on a machine with accelerators (they stay JAX's default devices).
-    Returns whether it set the count.
+    Returns whether it set the count. `"auto"` (`TrainConfig.devices`) asks for one device
+    per core (`resolve_devices` then chooses how many of them the run uses).
 
     On a 2-core CPU two devices train `maze-dr` 1.3× faster than one (each core runs
     its half of the batch; `docs/benchmarks.md`)."""
+    n = cpu_cores() if n == "auto" else int(n)
     if n <= 1 or "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
         return False
     if jax.distributed.is_initialized():
@@ -45,6 +47,70 @@ def request_cpu_devices(n: int) -> bool:
     except RuntimeError:  # JAX has started: the count is fixed
         return False
     return True
+
+
+#: the fewest environments `devices="auto"` gives a CPU device: below it the split does not
+#: pay for its collectives (`benchmarks/train_throughput.py --devices 1 2` on 2 cores:
+#: cartpole-dr and pendulum-ppo at 8 envs a device ran at half the speed of one device;
+#: maze presets at 16 gained 1.3-1.5x, grid Tag at 32 1.1x; docs/benchmarks.md)
+AUTO_MIN_ENVS = 16
+
+
+def cpu_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not Linux)
+        return os.cpu_count() or 1
+
+
+def resolve_devices(cfg: Any) -> tuple[Any, str]:
+    """`(cfg, why)`: a `TrainConfig` whose `devices` is `"auto"` given a count, and a
+    phrase saying why (`""` for a count given). `auto`: in a multi-process run every
+    device; `$ARENAX_DEVICES` where set; on an accelerator one device (`--devices N` for
+    more); on a CPU the most cores, each an XLA device, that divide the environments into
+    batches of at least `AUTO_MIN_ENVS` and keep every rule of the config (a curriculum
+    whose cycle does not gain from the split, `SPLITS_ON_CPU = False`, keeps one).
+    Asks JAX for the CPU devices first (before its first use)."""
+    import dataclasses
+
+    from arenax.options import ConfigError
+    from arenax.training import distributed
+
+    if cfg.devices != "auto":
+        return cfg, ""
+    with_ = lambda n: dataclasses.replace(cfg, devices=n)  # noqa: E731
+    given = os.environ.get("ARENAX_DEVICES", "")
+    if given and (not given.isdigit() or int(given) < 1):
+        raise ConfigError(f"ARENAX_DEVICES={given!r}: must be a positive integer")
+    cores = cpu_cores()
+    # before anything asks JAX about its devices (harmless with accelerators; a
+    # multi-process run's launcher sets its own)
+    request_cpu_devices(int(given) if given else cores)
+    if distributed.multi_process():
+        return with_(jax.device_count()), "every device of every process"
+    if given:
+        return with_(int(given)), "$ARENAX_DEVICES"
+    if jax.default_backend() != "cpu":
+        return with_(1), f"one {jax.default_backend().upper()} device; --devices N for more"
+    if not getattr(type(cfg.curriculum), "SPLITS_ON_CPU", True):
+        kind = getattr(type(cfg.curriculum), "KIND", "this curriculum")
+        return with_(1), f"{kind}'s cycle does not gain from more CPU devices"
+    usable = min(cores, len(jax.devices("cpu")))
+    if usable < 2:
+        return with_(1), "one core" if cores < 2 else "JAX had started with one CPU device"
+    for n in range(usable, 1, -1):
+        envs = n * AUTO_MIN_ENVS if cfg.n_envs == "auto" else cfg.n_envs
+        if envs % n or envs // n < AUTO_MIN_ENVS:
+            continue
+        if not list(dataclasses.replace(cfg, devices=n, n_envs=envs).problems()):
+            return with_(n), f"one per core, {n} of {cores}"
+    return with_(1), f"{cfg.n_envs} envs do not split into {AUTO_MIN_ENVS} or more per core"
+
+
+def devices_line(cfg: Any, why: str) -> str:
+    """The line a run starts with when it chose its devices (`resolve_devices`)."""
+    return f"devices: {cfg.devices} ({why}; --devices N to choose)"
 
 
 def make_mesh(n_devices: int) -> Mesh:

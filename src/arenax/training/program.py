@@ -35,6 +35,7 @@ from arenax.training.parallel import (
     make_mesh,
     place,
     request_cpu_devices,
+    resolve_devices,
     shardings,
     state_specs,
 )
@@ -99,6 +100,7 @@ class Program:
         """The program of `cfg`: JAX given its CPU devices (before its first use), the
         config checked against the devices there are (`check`), the curriculum built and
         the mesh made."""
+        cfg, _ = resolve_devices(cfg)  # ("auto": a count; `train` says which)
         request_cpu_devices(cfg.devices)
         if check:
             validate(cfg, available_devices=jax.device_count())
