@@ -325,7 +325,7 @@ def train(preset: Any, quiet: bool = False, **options: Any) -> Run:
     (see the module docstring); `quiet`: print nothing (no progress bar or notes).
     Returns the `Run`."""
     from arenax.training import train as train_config
-    from arenax.training.parallel import devices_line, resolve_devices
+    from arenax.training.parallel import resolve_devices
     from arenax.training.program import Program
     from arenax.utils import make_console
 
@@ -333,9 +333,7 @@ def train(preset: Any, quiet: bool = False, **options: Any) -> Run:
         options.setdefault("progress", False)
     cfg = configure(preset, **options)  # checked here, once
     console = Console(quiet=True) if quiet else make_console()
-    cfg, why = resolve_devices(cfg)  # ("auto": a count, said first)
-    if why:
-        console.print(devices_line(cfg, why))
+    cfg, _ = resolve_devices(cfg)  # ("auto": a count; the compile line says it)
     result = train_config(Program.build(cfg, check=False), console=console)
     return Run(Path(result.run_dir), cfg, result.rows, result.state)
 

@@ -67,7 +67,7 @@ def _lanes(out: Path) -> list[list[tuple[list[str], Any]]]:
     run = [
         ([*arenax, "train", "maze-dr", *TINY, "--n-envs", "auto", "--total-steps", "64",
           "--checkpoint-every", "1", "--out-dir", str(out), "--name", "cli"],
-         ("devices: ", "done:")),  # (devices: auto, said in the first line)
+         ("cycles on ", "done:")),  # (devices: auto, said as it compiles)
         ([*arenax, "resume", str(out / "cli"), "--total-steps", "128", "--no-progress"],
          "done:"),
         ([*arenax, "eval", str(out / "cli"), "--suite", "SixteenRooms", "--episodes", "1"],

@@ -116,7 +116,9 @@ def test_resume_after_sigkill_is_bitwise_exact(tmp_path: Path) -> None:
     assert ref.returncode == 0, ref.stderr[-2000:]
     # the command trains `TINY` (its output switches and the unused evaluation suite aside)
     saved = load_saved_config(tmp_path / "ref")
-    assert dataclasses.replace(saved, tensorboard=False, progress=False, eval=cfg.eval) == cfg
+    assert saved.devices == 1  # devices="auto" as the suite sets it (ARENAX_DEVICES=1), saved
+    assert dataclasses.replace(saved, tensorboard=False, progress=False, eval=cfg.eval,
+                               devices=cfg.devices) == cfg  # fmt: skip
     args = command("killed", 1)
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     ckdir = tmp_path / "killed" / "checkpoints"

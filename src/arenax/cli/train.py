@@ -267,13 +267,11 @@ def start(cfg: TrainConfig) -> TrainConfig:
 
     from arenax.training import distributed
     from arenax.training.config import validate
-    from arenax.training.parallel import devices_line, request_cpu_devices, resolve_devices
+    from arenax.training.parallel import request_cpu_devices, resolve_devices
 
     check(cfg.launch)  # the launch options, before the runtime starts
     distributed.initialize(cfg.launch)  # (once the mesh's devices count)
-    cfg, why = resolve_devices(cfg)  # ("auto": a count, said in the run's first line)
-    if why and distributed.is_main():
-        console.print(devices_line(cfg, why))
+    cfg, _ = resolve_devices(cfg)  # ("auto": a count; the compile line says it)
     request_cpu_devices(cfg.devices)  # before the first use of a device
     n_envs = cfg.n_envs
     if n_envs == "auto":

@@ -122,7 +122,7 @@ class TrainConfig:
     """Devices to shard the environment batch over (must divide n_envs); auto: on a CPU
     one per core where the batch splits into 16 envs or more per core and the curriculum
     gains from it, on an accelerator one, `$ARENAX_DEVICES` where set
-    (`arenax.training.parallel.resolve_devices`; the run's first line says what it chose).
+    (`arenax.training.parallel.resolve_devices`; the compile line says how many).
     A multi-process run uses every device of every process."""
     chunk: Annotated[int, POSITIVE] = 10
     """Cycles per compiled chunk (host work happens between chunks)."""

@@ -28,7 +28,7 @@ from arenax.training import distributed
 from arenax.training.config import TrainConfig
 from arenax.training.hooks import Hook, default_hooks
 from arenax.training.memory import OutOfMemory
-from arenax.training.parallel import devices_line, request_cpu_devices, resolve_devices
+from arenax.training.parallel import request_cpu_devices, resolve_devices
 from arenax.training.prepare import prepare_run_dir
 from arenax.training.program import Chunk, Program
 from arenax.training.run import (
@@ -139,7 +139,8 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
 
     def building() -> None:
         run.print(
-            f"compiling a chunk of up to {cfg.chunk} cycles (the first run of a configuration "
+            f"compiling a chunk of up to {cfg.chunk} cycles on {cfg.devices} "
+            f"device{'s' if cfg.devices != 1 else ''} (the first run of a configuration "
             "takes roughly 2-20 s on a 2-core CPU; later runs load it from the compilation "
             "cache) ..."
         )
@@ -328,9 +329,7 @@ def train(
         distributed.announce()
         console = Console(quiet=True)
     if program is None:
-        cfg, why = resolve_devices(cfg)
-        if why:
-            console.print(devices_line(cfg, why))
+        cfg, _ = resolve_devices(cfg)  # ("auto": a count; the compile line says it)
     if distributed.multi_process() and cfg.devices == 1:  # the default: every device
         cfg, program = dataclasses.replace(cfg, devices=jax.device_count()), None
     program = program or Program.build(cfg)

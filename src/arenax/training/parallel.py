@@ -108,11 +108,6 @@ def resolve_devices(cfg: Any) -> tuple[Any, str]:
     return with_(1), f"{cfg.n_envs} envs do not split into {AUTO_MIN_ENVS} or more per core"
 
 
-def devices_line(cfg: Any, why: str) -> str:
-    """The line a run starts with when it chose its devices (`resolve_devices`)."""
-    return f"devices: {cfg.devices} ({why}; --devices N to choose)"
-
-
 def make_mesh(n_devices: int) -> Mesh:
     """A 1-D mesh over the first `n_devices` devices."""
     devices = jax.devices()
