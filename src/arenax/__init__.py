@@ -26,29 +26,9 @@ _LAZY = {
 }  # fmt: skip
 
 
-def __getattr__(name: str) -> object:
-    """`arenax.make`, `arenax.register`, … (the registry), `arenax.train`,
-    `arenax.load_run`, `arenax.configure`, `arenax.Run` (the Python interface),
-    `arenax.compare` (many runs' evaluations compared) and the
-    curriculum registry (`arenax.register_curriculum`, `arenax.register_score`,
-    `arenax.CurriculumOptions`, `arenax.ScoreInputs`), imported on first use. A
-    submodule of that name (`arenax.train` is the function, not `arenax.training`) is
-    not shadowed."""
-    import importlib
-    import importlib.util
+from arenax.lazy import lazy_names  # noqa: E402
 
-    module = _LAZY.get(name)
-    if module is None:  # a submodule not imported yet (`arenax.registry.FAMILIES`)
-        if name.startswith("_") or importlib.util.find_spec(f"arenax.{name}") is None:
-            raise AttributeError(f"module 'arenax' has no attribute {name!r}")
-        return importlib.import_module(f"arenax.{name}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names("arenax", _LAZY, globals())
 
 
 __all__ = [

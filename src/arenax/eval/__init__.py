@@ -11,23 +11,9 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """The names above, imported on first use, and submodules not imported yet."""
-    import importlib
-    import importlib.util
+from arenax.lazy import lazy_names  # noqa: E402
 
-    module = _LAZY.get(name)
-    if module is None:
-        if name.startswith("_") or importlib.util.find_spec(f"arenax.eval.{name}") is None:
-            raise AttributeError(f"module 'arenax.eval' has no attribute {name!r}")
-        return importlib.import_module(f"arenax.eval.{name}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names("arenax.eval", _LAZY, globals())
 
 
 __all__ = ["CompareOptions", "Comparison", "evaluate_run", "load_players", "load_run"]

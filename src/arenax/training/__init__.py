@@ -23,24 +23,9 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """The names above, imported on first use, and submodules not imported yet
-    (`arenax.training.loop`)."""
-    import importlib
-    import importlib.util
+from arenax.lazy import lazy_names  # noqa: E402
 
-    module = _LAZY.get(name)
-    if module is None:
-        if name.startswith("_") or importlib.util.find_spec(f"arenax.training.{name}") is None:
-            raise AttributeError(f"module 'arenax.training' has no attribute {name!r}")
-        return importlib.import_module(f"arenax.training.{name}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names("arenax.training", _LAZY, globals())
 
 
 __all__ = [
