@@ -13,6 +13,9 @@ device's peak memory (where the backend reports it) and steady-state throughput 
 * ``maze-dr-seeds``: ``--seeds`` runs of the ``maze-dr`` paper configuration trained
   together in one program (``train``'s ``seeds``, vmapped) under ``--seeds-budget``
   seconds: how many such runs one device carries at the latency of one;
+* ``maze-dr-sweep``: as many runs as a sweep (``train``'s ``sweep``: ``--seeds`` learning
+  rates of the ``maze-dr`` paper configuration, traced values of one program) under
+  ``--seeds-budget`` seconds: how many paper-budget runs an hour one device gives;
 * last, a learning case (``maze-dr-learn``): the ``maze-dr`` paper configuration toward its
   30,000 PPO updates under a time limit (``--learn-budget``, compilation included; the
   run prints the projected time after its first chunk and stops at the limit), then the
@@ -24,8 +27,8 @@ early keeps what it measured; the learning run's folder ``runs/``) and nothing a
 else (no compilation cache; Tag's CPU kernel, if used, is built inside ``--out``). A case
 that fails is reported with its error and the others still run (exit status 1).
 ``--deadline`` bounds the whole script: a case is skipped when fewer than
-``--case-reserve`` seconds are left, the seeds case gets up to ``--seeds-budget`` of what
-remains less ``--case-reserve``, and the learning case what then remains (up to
+``--case-reserve`` seconds are left, the seeds and sweep cases get up to ``--seeds-budget``
+each of what remains less ``--case-reserve``, and the learning case what then remains (up to
 ``--learn-budget``) less the time its evaluation needs. ``--quick`` runs every case at
 tiny sizes (on a CPU in seconds; the test suite runs it).
 
@@ -65,9 +68,10 @@ class Args:
     eval_reserve: float = 40.0
     """With --deadline: seconds kept for the learning case's evaluation."""
     seeds: int = 16
-    """Runs trained together in the maze-dr-seeds case."""
+    """Runs trained together in the maze-dr-seeds and maze-dr-sweep cases."""
     seeds_budget: float = 90.0
-    """Seconds for the maze-dr-seeds case, compilation included (it stops at this limit)."""
+    """Seconds for each of the maze-dr-seeds and maze-dr-sweep cases, compilation included
+    (each stops at this limit)."""
 
 
 def fail(message: str) -> None:
@@ -96,7 +100,7 @@ def check(args: Args) -> None:
     except ConfigError as exc:
         fail(str(exc))
     known = ("maze-env", "maze-dr-train", "tag-grid-env", "tag-continuous", "maze-dr-seeds",
-             "maze-dr-learn")  # fmt: skip
+             "maze-dr-sweep", "maze-dr-learn")  # fmt: skip
     for p in args.only:
         if not any(k.startswith(p) or p.startswith(k) for k in known):
             fail(f"--only {p}: matches no case (cases start with {', '.join(known)})")
@@ -133,6 +137,7 @@ def main(args: Args) -> list[dict[str, Any]]:
     def write() -> None:
         """Rewrite results.md and results.json with everything measured so far."""
         md = (_markdown(results, device, args.quick) + _seeds_markdown(payload.get("seeds"))
+              + _seeds_markdown(payload.get("sweep"))
               + _learning_markdown(payload.get("learning")))  # fmt: skip
         (out / "results.md").write_text(md)
         full = {"device": device, **payload, "results": results}
@@ -218,6 +223,8 @@ def main(args: Args) -> list[dict[str, Any]]:
     seeds = 2 if q else args.seeds
     timed_case("seeds", "maze-dr-seeds", min(args.seeds_budget, left() - args.case_reserve),
                lambda b: _seeds(out, seeds, b, q))  # fmt: skip
+    timed_case("sweep", "maze-dr-sweep", min(args.seeds_budget, left() - args.case_reserve),
+               lambda b: _seeds(out, seeds, b, q, sweep=True))  # fmt: skip
     timed_case("learning", "maze-dr-learn", min(args.learn_budget, left() - args.eval_reserve),
                lambda b: _learn(out, b, q))  # fmt: skip
 
@@ -295,11 +302,19 @@ def _markdown(rows: list[dict[str, Any]], device: str, quick: bool) -> str:
 
 
 def _timed_maze_dr(
-    out: Path, name: str, budget: float, quick: bool, seeds: int = 1, **changes: Any
+    out: Path,
+    name: str,
+    budget: float,
+    quick: bool,
+    seeds: int = 1,
+    sweep: bool = False,
+    **changes: Any,
 ) -> tuple[Any, dict[str, Any]]:
     """`seeds` runs of `maze-dr` at the paper configuration (tiny with `quick`) toward
-    their 30,000 updates, trained together and stopped at `budget` seconds (compilation
-    included): `(train's result, figures)`, the projection for every run's updates."""
+    their 30,000 updates, trained together (`sweep`: as a sweep over that many learning
+    rates) and stopped at `budget` seconds (compilation included): `(train's result,
+    figures)`, the projection for every run's updates."""
+    from arenax.benchmarking.throughput import lr_sweep
     from arenax.training import PRESETS, tiny, train
     from arenax.training.signals import Interrupted
     from arenax.utils import make_console
@@ -307,7 +322,8 @@ def _timed_maze_dr(
     cfg = PRESETS["maze-dr"]
     if quick:
         cfg = dataclasses.replace(tiny(cfg), n_steps=16, total_steps=None, total_updates=4)
-    cfg = dataclasses.replace(cfg, out_dir=out / "runs", name=name, overwrite=True, seeds=seeds,
+    runs = {"sweep": (lr_sweep(cfg, seeds),)} if sweep and seeds > 1 else {"seeds": seeds}
+    cfg = dataclasses.replace(cfg, out_dir=out / "runs", name=name, overwrite=True, **runs,
                               time_limit=budget, progress=False, tensorboard=False, **changes)  # fmt: skip
     print(f"{name}: {seeds} run(s) of up to {cfg.total_updates:,} updates, time limit "
           f"{budget:.0f} s", file=sys.stderr)  # fmt: skip
@@ -335,6 +351,8 @@ def _timed_maze_dr(
         env_steps_per_s=round(result.steady_sps, 1),
         seconds_per_update=round(per_update, 5),
         projected_s=round(projected, 1),
+        runs_per_hour=round(seeds * 3600 / projected, 2),
+        sweep=cfg.sweep[0] if cfg.sweep else "",
     )
 
 
@@ -363,27 +381,34 @@ def _learn(out: Path, budget: float, quick: bool) -> dict[str, Any]:
     )
 
 
-def _seeds(out: Path, seeds: int, budget: float, quick: bool) -> dict[str, Any]:
+def _seeds(
+    out: Path, seeds: int, budget: float, quick: bool, sweep: bool = False
+) -> dict[str, Any]:
     """`seeds` runs of `maze-dr` trained together (`_timed_maze_dr`, no periodic
-    evaluation): the stack's rate and its projected time for every run's updates."""
+    evaluation; `sweep`: a sweep over learning rates): the stack's rate and its projected
+    time for every run's updates."""
     from arenax.training import PRESETS
 
     every = dataclasses.replace(PRESETS["maze-dr"].eval, every=0)
-    return _timed_maze_dr(out, "maze-dr-seeds", budget, quick, seeds, eval=every)[1]
+    name = "maze-dr-sweep" if sweep else "maze-dr-seeds"
+    return _timed_maze_dr(out, name, budget, quick, seeds, sweep, eval=every)[1]
 
 
 def _seeds_markdown(run: dict[str, Any] | None) -> str:
     if not run:
         return ""
+    name = run.get("case", "maze-dr-seeds")
     if "updates" not in run:
-        return f"\nmaze-dr-seeds: {run.get('error') or run.get('skipped')}\n"
+        return f"\n{name}: {run.get('error') or run.get('skipped')}\n"
+    how = f"a sweep, {run['sweep']}" if run.get("sweep") else "trained together"
     return (
-        f"\nmaze-dr-seeds ({run['seeds']} runs × {run['envs']} envs, trained together): "
+        f"\n{name} ({run['seeds']} runs × {run['envs']} envs, {how}): "
         f"{run['updates']:,} of {run['total_updates']:,} updates each in {run['wall_s']:.0f} s "
         f"under a {run['time_limit_s']:.0f} s limit; compile {run['compile_s']:.1f} s, "
         f"{run['env_steps_per_s']:,.0f} env steps/s in all, "
         f"{run['seconds_per_update'] * 1e3:.1f} ms per update of all {run['seeds']}; "
-        f"every run's {run['total_updates']:,} updates would take ≈{run['projected_s']:,.0f} s\n"
+        f"every run's {run['total_updates']:,} updates would take ≈{run['projected_s']:,.0f} s: "
+        f"{run['runs_per_hour']:.2f} paper-budget runs an hour\n"
     )
 
 

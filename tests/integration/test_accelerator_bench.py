@@ -49,6 +49,11 @@ def test_quick_accelerator_benchmark(tmp_path: Path) -> None:
     seeds = data["seeds"]
     assert (seeds["seeds"], seeds["updates"], seeds["total_updates"]) == (2, 4, 4)
     assert seeds["env_steps_per_s"] > 0 and "maze-dr-seeds (2 runs" in table
+    # the same runs as a sweep over two learning rates: one program, each its budget
+    sweep = data["sweep"]
+    assert (sweep["seeds"], sweep["updates"], sweep["total_updates"]) == (2, 4, 4)
+    assert sweep["sweep"].startswith("agent.ppo.lr=") and "maze-dr-sweep (2 runs" in table
+    assert sweep["runs_per_hour"] == pytest.approx(2 * 3600 / sweep["projected_s"], rel=0.01)
     assert json.loads((out / "results.json").read_text())["results"] == data["results"]
     assert (out / "results.md").read_text().strip() == table.strip()
     # nothing written outside --out (the kernel cache, if any, lives inside it)

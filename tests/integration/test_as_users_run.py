@@ -89,6 +89,8 @@ def _lanes(out: Path) -> list[list[tuple[list[str], Any]]]:
                  "--families", "cartpole"), "cartpole"),
         (_script("export_overhead.py", "--batches", "1", "--steps", "5", "--rounds", "1",
                  "--tables", "cartpole", "maze"), "µs"),
+        (_script("many_runs.py", "--tiny", "--chunk", "1", "--repeats", "1"),
+         "aggregate training env steps/s"),
     ]
     # each benchmark script's smallest case (the learning scripts' runs at the suite's shapes)
     scripts = [

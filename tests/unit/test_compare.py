@@ -255,3 +255,31 @@ def test_bad_input_is_one_line(runs: dict, tmp_path: Path, monkeypatch, capsys) 
     assert (printed.out + printed.err).strip().count("\n") == 0  # one line
     with pytest.raises(ConfigError, match="cvar_alpha"):
         compare([runs["dr0"]], CompareOptions(cvar_alpha=0.0))
+
+
+def test_a_sweep_folder_is_one_method_per_point(tmp_path: Path) -> None:
+    """`arenax compare RUN` of a `--sweep` run: each point's folder a method (a point of
+    several seeds: its seeds its runs); a label for the whole sweep is refused."""
+    root = tmp_path / "grid"
+    root.mkdir()
+    (root / "config.json").write_text(
+        json.dumps({**_config(0), "sweep": ["agent.ppo.lr=1e-4,3e-4"]})
+    )
+    scores = {
+        "agent.ppo.lr-0.0001": [0.1, 0.2, 0.3, 0.4],
+        "agent.ppo.lr-0.0003": [0.5, 0.6, 0.7, 0.8],
+    }
+    for (point, final), lr in zip(scores.items(), (1e-4, 3e-4), strict=True):
+        for s in (0, 1):
+            curve = [dict.fromkeys(MAZES, 0.0), dict(zip(MAZES, final, strict=True))]
+            _write_run(root / point / f"seed{s}", _config(s, lr=lr), curve)
+        (root / point / "config.json").write_text(json.dumps(_config(0, lr=lr)))
+    c = compare([root], reps=200)
+    assert [m.label for m in c.methods] == list(scores) and [len(m.runs) for m in c.methods] == [
+        2,
+        2,
+    ]
+    agg = {r["method"]: r["mean"] for r in c.aggregate}
+    assert agg == pytest.approx({p: np.mean(v) for p, v in scores.items()})
+    with pytest.raises(ConfigError, match="a sweep of 2 points is one method per point"):
+        compare([f"mine={root}"], reps=200)

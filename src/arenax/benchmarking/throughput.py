@@ -194,6 +194,10 @@ class TrainBenchArgs:
     seeds: tuple[int, ...] = (1,)
     """Runs stacked in one program (`--seeds`), one row each: env steps/s are summed
     over the seeds."""
+    sweep: bool = False
+    """The runs of a row as a sweep (`--sweep`) over the first team's learning rate (that
+    many values around the preset's, one seed) instead of that many seeds; a row of one run
+    stays one run."""
     tiny: bool = False
     """Each preset at the test suite's small shapes (`arenax.training.variants.tiny`): a check that
     the script runs, in seconds; its figures measure nothing."""
@@ -222,6 +226,15 @@ class TrainBenchArgs:
                         "devices", self.devices, f"each must divide {name}'s {n_envs} envs"
                     )
                     break
+
+
+def lr_sweep(cfg: Any, runs: int) -> str:
+    """`--sweep` entry of `runs` learning rates of `cfg`'s first team, spread by factors of
+    1.1 around its own (`agent.ppo.lr=…`)."""
+    team, tc = next(iter(cfg.teams.items()))
+    lr = tc.learner.lr
+    values = [lr * 1.1 ** (i - runs // 2) for i in range(runs)]
+    return f"{team}.{tc.learner.KIND}.lr=" + ",".join(f"{v:.6g}" for v in values)
 
 
 def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
@@ -323,7 +336,7 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
     for col in (
         "preset",
         "cell",
-        "seeds",
+        "sweep" if args.sweep else "seeds",
         "devices",
         "compile (s)",
         "warm-up (s)",
@@ -342,8 +355,12 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
         # a cycle with more than its blocks' rollouts (a teacher's: PAIRED) is long: one a chunk
         extra_rollouts = cfg.steps_per_cycle > cfg.blocks * cfg.n_envs * cfg.n_steps
         cycles = 1 if extra_rollouts else args.chunk
-        program = Program.build(dc.replace(cfg, devices=d, seeds=n_seeds))
-        state = program.init(list(range(n_seeds)))
+        if args.sweep and n_seeds > 1:
+            program = Program.build(dc.replace(cfg, devices=d, sweep=(lr_sweep(cfg, n_seeds),)))
+            state = program.init()
+        else:
+            program = Program.build(dc.replace(cfg, devices=d, seeds=n_seeds))
+            state = program.init(list(range(n_seeds)))
         # the program `train` runs, `cycles` cycles a chunk, every seed training (compiled
         # here, not taken from an earlier case: its compile time is measured)
         compiled = program.chunk(cycles, check_memory=False, state=state, keep=False)

@@ -87,8 +87,20 @@ def checked(value: T) -> T:
 
 
 def run_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[Problem]:
+    """`run_dir` is a run's folder (a run, or a run of several seeds), not a sweep's."""
+    from arenax.eval.plots import sweep_point_dirs
+
     if run_dir is not None and not (Path(run_dir) / "config.json").is_file():
         yield Problem(field, str(run_dir), "not a run directory (no config.json there)")
+    elif run_dir is not None and (points := sweep_point_dirs(Path(run_dir))):
+        run = Path(run_dir).name
+        names = ", ".join(f"{run}/{p.name}" for p in points[:2])
+        yield Problem(
+            field,
+            str(run_dir),
+            f"a sweep of {len(points)} points: name one point's folder ({names}"
+            f"{', ...' if len(points) > 2 else ''}), or compare them: arenax compare {run_dir}",
+        )
 
 
 def one_seed_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[Problem]:
@@ -97,6 +109,8 @@ def one_seed_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[
     commands that load one policy or buffer take one seed's)."""
     if run_dir is None or (Path(run_dir) / "metrics.csv").exists():
         return
+    if (Path(run_dir) / "config.json").is_file() and not Path(run_dir, "checkpoints").is_dir():
+        yield from run_problems(run_dir, field)  # a sweep's folder
     seeds = [p.parent for p in Path(run_dir).glob("seed*/config.json")]
     if seeds:
         seeds.sort(key=lambda p: int(p.name[4:]) if p.name[4:].isdigit() else -1)

@@ -313,6 +313,13 @@ def _members(path: Path) -> list[Path]:
     return seed_dirs(path) or [path]
 
 
+def sweep_point_dirs(path: Path) -> list[Path]:
+    """A sweep's points' folders (`arenax.eval.plots.sweep_point_dirs`)."""
+    from arenax.eval.plots import sweep_point_dirs as points
+
+    return points(path)
+
+
 def _method_key(run: RunScores) -> str:
     return json.dumps(
         {k: v for k, v in run.config.items() if not BOOKKEEPING.match(k)}, sort_keys=True
@@ -345,6 +352,16 @@ def group_methods(specs: Sequence[str | Path], options: CompareOptions) -> list[
         if resolved in seen:
             raise ConfigError(f"{path}: named twice ({seen[resolved]} and {text})")
         seen[resolved] = text
+        points = sweep_point_dirs(path)
+        if points:  # a sweep: each point a method (its seeds its runs)
+            if label:
+                raise ConfigError(
+                    f"{text}: a sweep of {len(points)} points is one method per point; "
+                    "name the sweep's folder without a label"
+                )
+            for point in points:
+                stacks.append((point.name, [read_run(p, options) for p in _members(point)]))
+            continue
         runs = [read_run(p, options) for p in _members(path)]
         if label:
             labelled.setdefault(label, []).extend(runs)

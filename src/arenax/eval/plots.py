@@ -5,6 +5,7 @@ with its 95% interval as a band."""
 from __future__ import annotations
 
 import csv
+import json
 import warnings
 from collections import defaultdict
 from pathlib import Path
@@ -88,6 +89,20 @@ def seed_dirs(run_dir: Path) -> list[Path]:
         return []
     found = [p.parent for p in Path(run_dir).glob("seed*/metrics.csv")]
     return sorted(found, key=lambda p: int(p.name[4:]) if p.name[4:].isdigit() else -1)
+
+
+def sweep_point_dirs(run_dir: Path) -> list[Path]:
+    """The points' folders of a sweep's run folder (`--sweep`: `RUN/<point>`, in the
+    sweep's order, as its config lists them); `[]` for any other folder."""
+    try:
+        saved = json.loads((Path(run_dir) / "config.json").read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(saved, dict) or not saved.get("sweep"):
+        return []
+    points = [p for p in Path(run_dir).iterdir() if p.is_dir() and "-" in p.name]
+    found = [p for p in points if (p / "config.json").is_file() or seed_dirs(p)]
+    return sorted(found, key=lambda p: p.name)
 
 
 def band(curves: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

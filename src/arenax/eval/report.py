@@ -38,6 +38,13 @@ def load_checkpoint(
     from arenax.training.saved import load_config
 
     run_dir = Path(run_dir)
+    from arenax.eval.plots import sweep_point_dirs
+
+    if points := sweep_point_dirs(run_dir):
+        raise ConfigError(
+            f"{run_dir}: a sweep of {len(points)} points (--sweep): name one point's folder "
+            f"({points[0]}{', ...' if len(points) > 1 else ''})"
+        )
     seeds = seed_runs(run_dir)
     if seeds and not (run_dir / "checkpoints").is_dir():
         names = ", ".join(str(p) for p in seeds[:2]) + (", ..." if len(seeds) > 2 else "")

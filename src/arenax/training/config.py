@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import tyro
+
 from arenax.curricula.players import TeamConfig
 from arenax.curricula.registry import CURRICULA
 from arenax.envs import spaces
@@ -118,6 +120,13 @@ class TrainConfig:
     seeds: Annotated[int, IntIn(1, 1024)] = 1
     """Independent runs trained together in one compiled program (`vmap`-ed): seeds
     `seed … seed + seeds − 1`, each in its own folder `RUN/seed<s>`."""
+    sweep: Annotated[tuple[str, ...], tyro.conf.UseAppendAction] = ()
+    """Hyperparameter sweep in the same compiled program: `--sweep OPTION=V1,V2,…`, once
+    per swept option (`--sweep agent.ppo.lr=1e-4,3e-4 --sweep plr.temperature=0.1,0.3`: 4
+    points, each trained for every seed). Numbers of the game, a team or the curriculum
+    whose values the program does not need while it is traced (learning rates,
+    coefficients, clip ε, λ, γ, replay probability, temperature…); each point in its own
+    folder `RUN/<option>-<value>+…` (`arenax.training.sweep`)."""
     devices: Annotated[int | Literal["auto"], OrAuto(POSITIVE)] = "auto"
     """Devices to shard the environment batch over (must divide n_envs); auto: on a CPU
     one per core where the batch splits into 16 envs or more per core and the curriculum
@@ -160,6 +169,13 @@ class TrainConfig:
             object.__setattr__(self, "curriculum", CURRICULA[self.curriculum]())
         if self.resume is not None:
             object.__setattr__(self, "resume", Path(self.resume))
+        if isinstance(self.sweep, str | Mapping):  # from Python: "lr=1,2" or {"lr": [1, 2]}
+            sweep = [self.sweep] if isinstance(self.sweep, str) else [
+                f"{k}={','.join(map(str, v))}" for k, v in self.sweep.items()
+            ]  # fmt: skip
+            object.__setattr__(self, "sweep", tuple(sweep))
+        elif isinstance(self.sweep, list):
+            object.__setattr__(self, "sweep", tuple(self.sweep))
 
     # ------------------------------------------------------------------ derived
     @property
@@ -249,7 +265,7 @@ class TrainConfig:
         if self.name:
             return self.name
         s = f"s{self.seed}" if self.seeds == 1 else f"s{self.seed}-{self.seed + self.seeds - 1}"
-        return f"{self.curriculum.KIND}-{self.family.name}-{s}"
+        return f"{self.curriculum.KIND}-{self.family.name}-{s}" + ("-sweep" if self.sweep else "")
 
     @property
     def run_dir(self) -> Path:
@@ -276,6 +292,44 @@ class TrainConfig:
             )
             for i in range(self.seeds)
         ]
+
+    def sweep_points(self) -> list[TrainConfig]:
+        """One config per point of a sweep (`--sweep`): the run its folder `RUN/<point>`
+        holds (its values set, `sweep=()`, the seeds kept); `[self]` without a sweep."""
+        if not self.sweep:
+            return [self]
+        from arenax.training import sweep
+
+        axes = sweep.parse(self)
+        return [
+            dataclasses.replace(
+                sweep.with_values(self, axes, point),
+                sweep=(),
+                out_dir=self.run_dir,
+                name=sweep.label(axes, point),
+                resume=None,
+                overwrite=False,
+            )
+            for point in sweep.points(axes)
+        ]
+
+    def member_runs(self) -> list[TrainConfig]:
+        """Every run trained in this run's program, in the order of its run axis: each
+        sweep point's seeds (`seed_runs`), one config each (`seeds=1`, no sweep, its own
+        folder); `[self]` for one run."""
+        return [run for point in self.sweep_points() for run in point.seed_runs()]
+
+    @property
+    def n_runs(self) -> int:
+        """Runs stacked in the compiled program: the sweep's points × the seeds."""
+        if not self.sweep:
+            return self.seeds
+        from arenax.training import sweep
+
+        try:
+            return len(sweep.points(sweep.parse(self))) * self.seeds
+        except ValueError:
+            return self.seeds
 
     def team_policy(self) -> dict[str, str]:
         """`{team: policy name}` of the teams that act by a policy (a team's own name
@@ -340,6 +394,10 @@ class TrainConfig:
         if self.devices == "auto":  # (checked as one device: auto keeps every rule)
             yield from dataclasses.replace(self, devices=1).problems()
             return
+        if self.sweep:
+            from arenax.training import sweep
+
+            yield from sweep.problems(self)
         if self.n_envs % self.devices:
             yield Problem("n_envs", self.n_envs, f"must be divisible by devices={self.devices}")
             return

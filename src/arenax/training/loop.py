@@ -54,7 +54,8 @@ class TrainResult:
     run_dir: Path
     state: TrainState
     rows: list[dict[str, Any]]
-    """The run's metrics rows (several seeds: every seed's, each with its `seed`)."""
+    """The run's metrics rows (several runs: every run's, each with its `seed` and, in a
+    sweep, its swept options' values)."""
     compile_seconds: float
     steady_sps: float
     seed_rows: list[list[dict[str, Any]]] = dataclasses.field(default_factory=list)
@@ -238,10 +239,12 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
     run.progress = None
     steady = steady_steps / steady_time if steady_time else math.nan
     per_seed = [m.rows for m in run.members]
+    sweep = run.program.sweep
+    swept = (lambda m: sweep.values_of(m.cfg)) if sweep is not None else (lambda m: {})
     rows = (
         per_seed[0]
         if seeds == 1
-        else [{"seed": m.cfg.seed, **r} for m in run.members for r in m.rows]
+        else [{"seed": m.cfg.seed, **swept(m), **r} for m in run.members for r in m.rows]
     )
     return TrainResult(run.run_dir, run.state, rows, compile_s, steady, per_seed, timed_out)
 

@@ -68,9 +68,9 @@ def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
     except (OverflowError, MemoryError, ValueError, TypeError) as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
         raise ConfigError(f"the run's arrays cannot be built (sizes too large?): {why}") from None
-    state *= cfg.seeds  # several seeds: that many runs side by side
+    state *= cfg.n_runs  # several seeds / sweep points: that many runs side by side
     per_device = cfg.n_envs // cfg.devices
-    trajectory = cfg.seeds * cfg.blocks * per_device * cfg.n_steps * (obs + 64)
+    trajectory = cfg.n_runs * cfg.blocks * per_device * cfg.n_steps * (obs + 64)
     need = state + trajectory
     have, what = device_memory()
     if need <= 0.8 * have:
@@ -95,7 +95,7 @@ def check_memory(cfg: TrainConfig, algorithm: Curriculum) -> None:
             f"game's levels ({sizes})"
         )
     fit = max(cfg.devices, int(cfg.n_envs * 0.5 * have / need) // cfg.devices * cfg.devices)
-    one_env = cfg.seeds * cfg.blocks * cfg.n_steps * (obs + 64)
+    one_env = cfg.n_runs * cfg.blocks * cfg.n_steps * (obs + 64)
     if state + cfg.devices * one_env > 0.8 * have:  # fewer envs cannot help: the env's size
         raise ConfigError(
             f"one environment's observations take {gib(obs)} per step ({gib(one_env)} per "

@@ -181,6 +181,7 @@ def make_chunk(
     n_cycles: int,
     seeds: int = 1,
     up_to: bool = False,
+    swept: Callable[[Any], Curriculum] | None = None,
 ) -> Callable:
     """`jit`-ed `state -> (state, metrics)` running `n_cycles` cycles.
 
@@ -194,6 +195,12 @@ def make_chunk(
     spent its budget), each run's cycle is `vmap`-ed over that axis, and `metrics` leaves
     are `(n_cycles, seeds)`.
 
+    With `swept` (a sweep: `arenax.training.sweep`), the runs differ in option values too:
+    the chunk is `(state, active, values) -> (state, metrics)`, `values` a dict of
+    `(seeds,)` arrays (each run's value of each swept option), and each run's cycle is
+    that of the curriculum `swept(values of the run)` builds while the program is traced
+    (its options traced values, not constants).
+
     With `up_to`, the chunk takes one more argument, `n` (an `int32` scalar from 1 to
     `n_cycles`), and runs `n` cycles: one program serves every chunk of a run, the last
     and shorter one included (the rows of `metrics` past `n` are zeros).
@@ -204,8 +211,9 @@ def make_chunk(
     def env_ids() -> jax.Array:
         return jax.lax.axis_index(AXIS) * n_local + jnp.arange(n_local, dtype=jnp.int32)
 
-    def one_cycle(s: TrainState, ids: jax.Array) -> tuple[TrainState, Any]:
-        return algorithm.cycle(s, cycle_key(s), ids, AXIS)
+    def one_cycle(s: TrainState, ids: jax.Array, values: Any = None) -> tuple[TrainState, Any]:
+        own = algorithm if values is None else swept(values)
+        return own.cycle(s, cycle_key(s), ids, AXIS)
 
     def cycles(body: Callable, state: TrainState, n: jax.Array | None) -> tuple[TrainState, Any]:
         """`body` (`state -> (state, metrics)`) `n_cycles` times, or `n` times."""
@@ -231,17 +239,23 @@ def make_chunk(
         in_specs: tuple = (specs,)
     else:
 
-        def chunk(state: TrainState, active: jax.Array, *n: jax.Array) -> tuple[TrainState, Any]:
+        def chunk(state: TrainState, active: jax.Array, *rest: jax.Array) -> tuple[TrainState, Any]:
             ids = env_ids()
+            values, n = (rest[0], rest[1:]) if swept is not None else (None, rest)
 
             def body(s: TrainState) -> tuple[TrainState, Any]:
-                new, metrics = jax.vmap(one_cycle, in_axes=(0, None))(s, ids)
+                if values is None:
+                    new, metrics = jax.vmap(one_cycle, in_axes=(0, None))(s, ids)
+                else:
+                    new, metrics = jax.vmap(one_cycle, in_axes=(0, None, 0))(s, ids, values)
                 keep = lambda n, o: jnp.where(active.reshape((-1,) + (1,) * (n.ndim - 1)), n, o)  # noqa: E731
                 return jax.tree.map(keep, new, s), metrics
 
             return cycles(body, state, n[0] if n else None)
 
         in_specs = (specs, PartitionSpec())
+        if swept is not None:
+            in_specs = (*in_specs, PartitionSpec())
     if up_to:
         in_specs = (*in_specs, PartitionSpec())
     sharded = jax.shard_map(

@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
@@ -40,29 +41,34 @@ from arenax.training.parallel import (
     state_specs,
 )
 from arenax.training.programs import program_key
+from arenax.training.sweep import Sweep
+from arenax.utils import training_compiler_options
 
 
 @dataclasses.dataclass
 class Chunk:
-    """A compiled chunk of up to `cycles` cycles of `seeds` stacked runs:
-    `chunk(state, n, active)` runs `n` cycles (default `cycles`; `active (seeds,) bool`:
-    the runs that still train, default all) and returns `(state, metrics)`, metrics
-    `(cycles, ...)` (`(cycles, seeds, ...)` for several seeds; rows past `n` zero). The
+    """A compiled chunk of up to `cycles` cycles of `runs` stacked runs (seeds, sweep
+    points): `chunk(state, n, active)` runs `n` cycles (default `cycles`; `active (runs,)
+    bool`: the runs that still train, default all) and returns `(state, metrics)`, metrics
+    `(cycles, ...)` (`(cycles, runs, ...)` for several runs; rows past `n` zero). The
     input state is donated.
 
     Attributes:
         compiled: the compiled program.
         cycles: its longest chunk.
-        seeds: runs stacked in its state.
+        runs: runs stacked in its state.
         seconds: what building it took (tracing, lowering, compiling).
         reused: it was kept from an earlier build of this process.
+        values: a sweep's `{option: (runs,) array}` of each run's values (an argument of
+            the program, not a constant of it); `None` without a sweep.
     """
 
     compiled: Any
     cycles: int
-    seeds: int
+    runs: int
     seconds: float
     reused: bool
+    values: dict[str, Any] | None = None
 
     def __call__(
         self, state: TrainState, n: int | None = None, active: Any = None
@@ -72,9 +78,11 @@ class Chunk:
     def args(self, state: Any, n: int | None = None, active: Any = None) -> tuple:
         """The compiled program's arguments for `n` cycles (`state` may be abstract)."""
         count = np.int32(self.cycles if n is None else n)
-        if self.seeds == 1:
+        if self.runs == 1:
             return (state, count)
-        mask = np.ones(self.seeds, bool) if active is None else np.asarray(active, bool)
+        mask = np.ones(self.runs, bool) if active is None else np.asarray(active, bool)
+        if self.values is not None:
+            return (state, mask, self.values, count)
         return (state, mask, count)
 
 
@@ -88,12 +96,14 @@ class Program:
         mesh: the devices its environment batch is split over.
         key: what its compiled programs are built from (`programs.program_key`; `None`:
             not kept between runs).
+        sweep: the config's sweep (`--sweep`), or `None`.
     """
 
     cfg: TrainConfig
     curriculum: Curriculum
     mesh: Mesh
     key: Hashable | None
+    sweep: Sweep | None = None
 
     @classmethod
     def build(cls, cfg: TrainConfig, check: bool = True) -> Program:
@@ -105,7 +115,12 @@ class Program:
         if check:
             validate(cfg, available_devices=jax.device_count())
         curriculum = make_curriculum(cfg)
-        return cls(cfg, curriculum, make_mesh(cfg.devices), program_key(cfg, curriculum))
+        program = cls(
+            cfg, curriculum, make_mesh(cfg.devices), program_key(cfg, curriculum), Sweep.of(cfg)
+        )
+        if program.sweep is not None:  # before anything compiles
+            program.sweep.check_traceable(program._one_cycle_of)
+        return program
 
     @classmethod
     def of_checkpoint(cls, cfg: TrainConfig) -> Program:
@@ -122,8 +137,9 @@ class Program:
 
     # ------------------------------------------------------------------ state
     @property
-    def seeds(self) -> int:
-        return self.cfg.seeds
+    def runs(self) -> int:
+        """Runs stacked in the program's state: seeds × sweep points."""
+        return self.cfg.n_runs
 
     @property
     def specs(self) -> Any:
@@ -139,7 +155,7 @@ class Program:
         """The state of every seed, stacked as `init` stacks them, placed as the chunk
         takes it (shapes, dtypes and shardings: what `chunk` compiles for)."""
         one = self.abstract_state()
-        n = self.seeds
+        n = self.runs
         stacked = one if n == 1 else jax.tree.map(
             lambda x: jax.ShapeDtypeStruct((n, *x.shape), x.dtype), one
         )  # fmt: skip
@@ -149,13 +165,46 @@ class Program:
         )
 
     def init(self, seeds: list[int] | None = None) -> TrainState:
-        """The first state of the runs of `seeds` (default: the config's), each exactly
-        the state its own run starts from, stacked for several, placed on the mesh."""
+        """The first state of the runs of `seeds` (default: the config's runs), each
+        exactly the state its own run starts from, stacked for several, placed on the
+        mesh. A sweep's runs start from one program with their values as arguments."""
+        if self.sweep is not None and seeds is None:
+            return self._init_sweep()
         seeds = [c.seed for c in self.cfg.seed_runs()] if seeds is None else seeds
         init_id = None if self.key is None else (self.key, "init", self.cfg.devices)
         init, _ = programs.cached(init_id, lambda: jit_init(self.curriculum))
         state = init_state(self.curriculum, seeds, init)
         return place(state, self.mesh, state_specs(self.curriculum, len(seeds)))
+
+    def _init_sweep(self) -> TrainState:
+        assert self.sweep is not None
+        init_id = None if self.key is None else (self.key, "init-sweep", self.cfg.devices)
+        options = training_compiler_options(jax.default_backend())
+        init, _ = programs.cached(
+            init_id, lambda: jax.jit(self.sweep.init, compiler_options=options)
+        )
+        values = self.sweep.run_values()
+        members = self.cfg.member_runs()
+        states = [
+            init(jax.random.key(m.seed), {k: v[i] for k, v in values.items()})
+            for i, m in enumerate(members)
+        ]
+        state = jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+        return place(state, self.mesh, state_specs(self.curriculum, len(members)))
+
+    def _one_cycle_of(self, sweep: Sweep, state: Any) -> tuple[Callable, tuple]:
+        """The sharded chunk of one cycle of `sweep`'s runs, each with a state like
+        `state` (one run's, abstract), and its abstract arguments (what
+        `Sweep.check_traceable` traces)."""
+        n = self.runs
+        fn = make_chunk(self.curriculum, self.mesh, self.cfg.n_envs, 1, n, swept=sweep.curriculum)
+        values = {a.option.name: jax.ShapeDtypeStruct((n,), a.dtype) for a in sweep.axes}
+        stacked = jax.tree.map(lambda x: jax.ShapeDtypeStruct((n, *x.shape), x.dtype), state)
+        placed = shardings(self.mesh, state_specs(self.curriculum, n), stacked)
+        like = jax.tree.map(
+            lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), stacked, placed
+        )
+        return fn, (like, jax.ShapeDtypeStruct((n,), bool), values)
 
     def check_memory(self) -> None:
         """Refuse, before anything is allocated or compiled, a run that cannot fit one
@@ -179,20 +228,22 @@ class Program:
         whose XLA memory estimate exceeds one device is refused (`OutOfMemory`); without
         `keep`, the program is neither looked up nor kept (`arenax tune`'s rungs)."""
         cycles = self.cfg.chunk if cycles is None else cycles
-        seeds = self.seeds
+        runs = self.runs
+        values = None if self.sweep is None else self.sweep.run_values()
+        swept = None if self.sweep is None else self.sweep.curriculum
         t0 = time.perf_counter()
 
         def build() -> Any:
             if building is not None:
                 building()
-            fn = make_chunk(self.curriculum, self.mesh, self.cfg.n_envs, cycles, seeds, up_to=True)
+            fn = make_chunk(
+                self.curriculum, self.mesh, self.cfg.n_envs, cycles, runs, up_to=True, swept=swept
+            )
             like = self.stacked_abstract_state() if state is None else state
-            return fn.lower(*Chunk(None, cycles, seeds, 0.0, False).args(like)).compile()
+            return fn.lower(*Chunk(None, cycles, runs, 0.0, False, values).args(like)).compile()
 
-        key = (
-            None if self.key is None or not keep else (self.key, "chunk", self.mesh, cycles, seeds)
-        )
+        key = None if self.key is None or not keep else (self.key, "chunk", self.mesh, cycles, runs)
         compiled, reused = programs.cached(key, build)
         if check_memory:
             check_compiled_memory(compiled, self.cfg)
-        return Chunk(compiled, cycles, seeds, time.perf_counter() - t0, reused)
+        return Chunk(compiled, cycles, runs, time.perf_counter() - t0, reused, values)

@@ -89,7 +89,7 @@ def program_key(cfg: TrainConfig, curriculum: Any) -> Hashable | None:
     option is not plain data."""
     try:
         fields = tuple(
-            (f.name, contents(getattr(cfg, f.name), strict=True))
+            (f.name, contents(_shaping(cfg, f.name), strict=True))
             for f in dataclasses.fields(cfg)
             if f.init and f.name not in RUN_ONLY_FIELDS
         )
@@ -97,6 +97,15 @@ def program_key(cfg: TrainConfig, curriculum: Any) -> Hashable | None:
         return None
     numerics = (jax.config.jax_enable_x64, str(jax.config.jax_default_matmul_precision))
     return (fields, contents(curriculum), numerics)
+
+
+def _shaping(cfg: TrainConfig, field: str) -> Any:
+    """What field `field` of `cfg` contributes to its programs: its value, but for a sweep
+    its options only (their values are the programs' arguments; how many there are is in
+    the chunk's key, its count of runs)."""
+    if field == "sweep":
+        return tuple(str(entry).partition("=")[0] for entry in cfg.sweep)
+    return getattr(cfg, field)
 
 
 _programs: OrderedDict[Hashable, Any] = OrderedDict()

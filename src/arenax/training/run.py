@@ -92,8 +92,8 @@ def start_run(
     `RUN/seed<s>` is a run of its own (config, lock, logs, checkpoints), and their states
     are stacked."""
     cfg = program.cfg
-    configs = cfg.seed_runs()
-    group = cfg.seeds > 1
+    configs = cfg.member_runs()
+    group = len(configs) > 1
     warn = lambda text: console.print(f"[yellow]warning:[/] {text}")  # noqa: E731
     # the locks are held (by process 0, the one writer of a multi-process run)
     writer = distributed.is_main()
@@ -103,7 +103,7 @@ def start_run(
         for c in configs:
             if group:
                 if writer:
-                    c.run_dir.mkdir(exist_ok=True)
+                    c.run_dir.mkdir(parents=True, exist_ok=True)
                     locks.append(RunLock.acquire(c.run_dir))
                 distributed.barrier("seed-folders")
             # several seeds keep two checkpoints: one complete set survives a crash mid-save
@@ -131,6 +131,9 @@ def start_run(
         for lock in locks:
             lock.release()
         raise NothingToDo(state)
+    if writer and cfg.sweep and cfg.seeds > 1:  # a point's folder: its seeds as --seeds
+        for point in cfg.sweep_points():
+            save_config(point, point.run_dir / "config.json")
     members = []
     for c, k, n in zip(configs, ckpts, counters, strict=True):
         if not writer:  # process 0 writes the logs
