@@ -1,6 +1,6 @@
 """`--sweep`'s options, points and folders (`arenax.training.sweep`), and its one-line
 refusals before anything is traced; what a sweep trains is tested in
-`tests/integration/test_sweep.py`."""
+`tests/integration/test_sweep_training.py`."""
 
 from __future__ import annotations
 

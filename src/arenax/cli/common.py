@@ -86,13 +86,17 @@ def checked(value: T) -> T:
     return value
 
 
-def run_problems(run_dir: Path | None, field: str = "run_dir") -> Iterator[Problem]:
-    """`run_dir` is a run's folder (a run, or a run of several seeds), not a sweep's."""
+def run_problems(
+    run_dir: Path | None, field: str = "run_dir", sweep: bool = False
+) -> Iterator[Problem]:
+    """`run_dir` is a run's folder (a run, or a run of several seeds), or a sweep's where
+    `sweep` (`arenax resume` takes the whole sweep; the commands that read one run's
+    results name a point's folder)."""
     from arenax.eval.plots import sweep_point_dirs
 
     if run_dir is not None and not (Path(run_dir) / "config.json").is_file():
         yield Problem(field, str(run_dir), "not a run directory (no config.json there)")
-    elif run_dir is not None and (points := sweep_point_dirs(Path(run_dir))):
+    elif run_dir is not None and not sweep and (points := sweep_point_dirs(Path(run_dir))):
         run = Path(run_dir).name
         names = ", ".join(f"{run}/{p.name}" for p in points[:2])
         yield Problem(

@@ -334,7 +334,7 @@ class ResumeArgs:
     """How this process joins a multi-process run."""
 
     def problems(self) -> Any:
-        yield from run_problems(self.run_dir)
+        yield from run_problems(self.run_dir, sweep=True)
 
 
 def resume_command(args: Sequence[str]) -> None:

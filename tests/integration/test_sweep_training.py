@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
+from arenax import cli
 from arenax.options import ConfigError
 from arenax.training import train
 from arenax.training.logging import read_jsonl
@@ -28,7 +30,9 @@ def _learner(cfg, **changes):
     return {"agent": r(agent, learner=r(agent.learner, **changes))}
 
 
-def test_each_point_trains_what_its_own_run_trains_and_the_sweep_resumes(tmp_path: Path) -> None:
+def test_each_point_trains_what_its_own_run_trains_and_the_sweep_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg = tiny_preset(
         "maze-plr", tmp_path, 4, sweep=("agent.ppo.lr=1e-4,2e-3", "plr.temperature=2")
     )
@@ -59,10 +63,13 @@ def test_each_point_trains_what_its_own_run_trains_and_the_sweep_resumes(tmp_pat
     )
     chunk = other.chunk(check_memory=False)
     assert chunk.reused and chunk.values["agent.ppo.lr"].tolist() == pytest.approx([3e-4, 5e-4])
-    # half the budget, then resumed: every point's rows as the full sweep's, bitwise
+    # half the budget, then resumed as users do (`arenax resume RUN`: the whole sweep; it
+    # once refused the sweep's folder as for `eval`): every point's rows as the full
+    # sweep's, bitwise
     train(r(cfg, name="half", total_steps=cfg.total_steps // 2))
-    resumed = train(r(cfg, name="half"), resume=tmp_path / "half")
-    assert len(resumed.seed_rows[0]) == 2
+    monkeypatch.setattr(sys, "argv", ["arenax", "resume", str(tmp_path / "half"),
+                                      "--total-steps", str(cfg.total_steps), "--no-progress"])  # fmt: skip
+    cli.main()
     for i, point in enumerate(points):
         done = read_jsonl(tmp_path / "half" / point / "metrics.jsonl")
         assert_same(learning_rows(done), learning_rows(full.seed_rows[i]))
