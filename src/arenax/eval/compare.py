@@ -313,13 +313,6 @@ def _members(path: Path) -> list[Path]:
     return seed_dirs(path) or [path]
 
 
-def sweep_point_dirs(path: Path) -> list[Path]:
-    """A sweep's points' folders (`arenax.eval.plots.sweep_point_dirs`)."""
-    from arenax.eval.plots import sweep_point_dirs as points
-
-    return points(path)
-
-
 def _method_key(run: RunScores) -> str:
     return json.dumps(
         {k: v for k, v in run.config.items() if not BOOKKEEPING.match(k)}, sort_keys=True
@@ -338,6 +331,8 @@ def _common_label(paths: Sequence[Path]) -> str:
 
 def group_methods(specs: Sequence[str | Path], options: CompareOptions) -> list[Method]:
     """The methods of `RUN` / `LABEL=RUN` arguments (see the module docstring)."""
+    from arenax.eval.plots import sweep_point_dirs
+
     labelled: dict[str, list[RunScores]] = {}
     stacks: list[tuple[str, list[RunScores]]] = []
     singles: dict[str, list[RunScores]] = {}

@@ -151,10 +151,11 @@ class Program:
         key = jax.random.key(self.cfg.seed if seed is None else seed)
         return jax.eval_shape(self.curriculum.init, key)
 
-    def stacked_abstract_state(self) -> Any:
-        """The state of every seed, stacked as `init` stacks them, placed as the chunk
-        takes it (shapes, dtypes and shardings: what `chunk` compiles for)."""
-        one = self.abstract_state()
+    def stacked_abstract_state(self, one: Any = None) -> Any:
+        """The state of every run, stacked as `init` stacks them, placed as the chunk takes
+        it (shapes, dtypes and shardings: what `chunk` compiles for); `one`: one run's
+        abstract state (default `abstract_state()`)."""
+        one = self.abstract_state() if one is None else one
         n = self.runs
         stacked = one if n == 1 else jax.tree.map(
             lambda x: jax.ShapeDtypeStruct((n, *x.shape), x.dtype), one
@@ -199,11 +200,7 @@ class Program:
         n = self.runs
         fn = make_chunk(self.curriculum, self.mesh, self.cfg.n_envs, 1, n, swept=sweep.curriculum)
         values = {a.option.name: jax.ShapeDtypeStruct((n,), a.dtype) for a in sweep.axes}
-        stacked = jax.tree.map(lambda x: jax.ShapeDtypeStruct((n, *x.shape), x.dtype), state)
-        placed = shardings(self.mesh, state_specs(self.curriculum, n), stacked)
-        like = jax.tree.map(
-            lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s), stacked, placed
-        )
+        like = self.stacked_abstract_state(state)
         return fn, (like, jax.ShapeDtypeStruct((n,), bool), values)
 
     def check_memory(self) -> None:
