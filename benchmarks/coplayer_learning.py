@@ -45,7 +45,9 @@ class Args:
     """sp, fsp, pfsp (DR arenas), plr-sp (PLR⊥ arenas, self-play), maestro, maestro-g1
     (MAESTRO with one co-player a cycle, so every update trains on the whole batch),
     maestro-uniform (MAESTRO's per-co-player buffers, co-players drawn uniformly),
-    maestro-par (MAESTRO∥: a new and a replay block each cycle, trained on the replay block)."""
+    maestro-par (MAESTRO∥: a new and a replay block each cycle, trained on the replay block),
+    maestro-max (the paper's co-player rule: `--maestro.coplayer-sampling max_regret
+    --maestro.latest-prob 0`)."""
     episodes: Annotated[int, POSITIVE] = 50
     """Evaluation episodes per arena and matchup."""
     out: Path = Path("outputs/coplayer_learning")
@@ -53,13 +55,16 @@ class Args:
     tiny: bool = False
     """Every run at the test suite's small shapes (`arenax.training.variants.tiny`): a
     check that the script runs (give it a few updates), not a result."""
+    train_only: bool = False
+    """Train the methods (and save results.json) without evaluating: a later `--reuse`
+    evaluates them."""
     reuse: bool = False
     """Reuse the runs an earlier call left in `out` (its results.json): train only the
     methods it lacks, then evaluate every method."""
 
     def problems(self) -> Iterator[Problem]:
         known = [n[len("tag-grid-") :] for n in PRESETS if n.startswith("tag-grid-")]
-        known += ["plr-sp", "maestro-g1", "maestro-par", "maestro-uniform"]
+        known += ["plr-sp", "maestro-g1", "maestro-par", "maestro-uniform", "maestro-max"]
         if not self.methods or any(m not in known for m in self.methods):
             yield Problem("methods", self.methods, f"allowed: {', '.join(known)}")
         from arenax.cli.common import dir_problem
@@ -76,6 +81,10 @@ def config(method: str, args: Args):
     elif method == "maestro-par":
         m = PRESETS["tag-grid-maestro"]
         cfg = dataclasses.replace(m, curriculum=dataclasses.replace(m.curriculum, parallel=True))
+    elif method == "maestro-max":  # the paper's co-player rule, alone (no live-runner share)
+        m = PRESETS["tag-grid-maestro"]
+        c = dataclasses.replace(m.curriculum, coplayer_sampling="max_regret", latest_prob=0.0)
+        cfg = dataclasses.replace(m, curriculum=c)
     elif method == "maestro-uniform":
         m = PRESETS["tag-grid-maestro"]
         c = dataclasses.replace(m.curriculum, coplayer_sampling="uniform")
@@ -112,6 +121,8 @@ def main(args: Args) -> None:
         }  # fmt: skip
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(results))
+    if args.train_only:
+        return
     # cross-play: the runs' seed folders under distinct names (a co-player is named by its folder)
     names = {}
     for m in args.methods:

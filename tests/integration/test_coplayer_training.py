@@ -18,6 +18,8 @@ from arenax import cli
 from arenax.curricula import buffer as B
 from arenax.curricula.coplayers import slot_probs
 from arenax.curricula.maestro import buffer_priority
+from arenax.eval.pairs import read_pairs
+from arenax.eval.plots import plot_run
 from arenax.training import PRESETS, train, validate
 from arenax.training.build import make_curriculum
 from arenax.training.parallel import jit_init
@@ -106,6 +108,34 @@ def test_maestro_files_each_arena_under_its_coplayer(tmp_path: Path) -> None:
     assert B.fill_ratio(jax.tree.map(lambda x: x[live], after)) > 0
 
 
+def check_pairs(run_dir: Path, rows: list[dict], groups: int, parallel: bool = False) -> dict:
+    """The run's `pairs.jsonl` (MAESTRO's co-player × arena pairs, per cycle and group)
+    agrees with its metrics rows: one row per cycle, `groups` entries each; the live
+    runners are of age 0, their share `coplayers/latest_share`; every group's
+    co-player version + age is the live runners' update count before the cycle (the
+    `runner/updated` flags of earlier cycles); the replaying share is `replay`; a
+    sequential cycle's group means of the arena metrics average to its `level/*` (the
+    groups are equal). Returns the pairs (`read_pairs`)."""
+    pairs = read_pairs(run_dir)
+    assert pairs is not None and pairs["cycle"].tolist() == [r["cycle"] for r in rows]
+    assert pairs["score"].shape == (len(rows), groups)
+    before = np.cumsum([0] + [r["runner/updated"] for r in rows])[:-1]
+    np.testing.assert_array_equal(
+        pairs["coplayer"] + pairs["age"], before[:, None] + 0 * pairs["age"]
+    )
+    # the live runners are of age 0 (so is a snapshot taken since their last update)
+    assert (pairs["age"][pairs["live"] > 0] == 0).all()
+    assert (pairs["age"] >= 0).all() and np.isfinite(pairs["score"]).all()
+    np.testing.assert_allclose(pairs["live"].mean(1), [r["coplayers/latest_share"] for r in rows])
+    np.testing.assert_allclose(pairs["replay"].mean(1), [r["replay"] for r in rows])
+    metrics = [k for k in pairs if k.startswith("level/")]
+    assert "level/coverage" in metrics
+    if not parallel:
+        for k in metrics:
+            np.testing.assert_allclose(pairs[k].mean(1), [r[k] for r in rows], rtol=1e-5, err_msg=k)
+    return pairs
+
+
 @pytest.mark.slow
 def test_maestro_resumes_bitwise_and_devices_agree(tmp_path: Path) -> None:
     full = train(tiny_preset("tag-grid-maestro", tmp_path / "full", 6))
@@ -114,6 +144,14 @@ def test_maestro_resumes_bitwise_and_devices_agree(tmp_path: Path) -> None:
         tiny_preset("tag-grid-maestro", tmp_path / "x", 6), resume=tmp_path / "half" / "tag-grid-maestro"
     )  # fmt: skip
     assert_same(learning_rows(full.rows)[3:], learning_rows(resumed.rows))
+    groups = tiny_preset("tag-grid-maestro", tmp_path, 1).curriculum.groups
+    pairs = check_pairs(full.run_dir, full.rows, groups)
+    assert pairs["age"].max() > 0  # snapshots were played, not only the live runners
+    # the resumed run's pairs (rows after the checkpoint dropped, then appended) are the
+    # uninterrupted run's, bitwise
+    assert (full.run_dir / "pairs.jsonl").read_text() == (
+        resumed.run_dir / "pairs.jsonl"
+    ).read_text()
     for a, b in zip(jax.tree.leaves(full.state), jax.tree.leaves(resumed.state), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     two = train(tiny_preset("tag-grid-maestro", tmp_path / "two", 6, devices=2))
@@ -123,9 +161,24 @@ def test_maestro_resumes_bitwise_and_devices_agree(tmp_path: Path) -> None:
     pop1, pop2 = full.state.curriculum["population"], two.state.curriculum["population"]
     np.testing.assert_array_equal(pop1.filled, pop2.filled)
     np.testing.assert_array_equal(pop1.born, pop2.born)
+    same_pairs(pairs, check_pairs(two.run_dir, two.rows, groups))
     # seeds 0 and 1 trained in one program: seed 0 trains what its own run trains
     stack = train(tiny_preset("tag-grid-maestro", tmp_path / "stack", 6, seeds=2))
     assert_close(learning_rows(stack.seed_rows[0]), learning_rows(full.rows))
+    seed0 = stack.run_dir / "seed0"
+    same_pairs(pairs, check_pairs(seed0, stack.seed_rows[0], groups))
+    # `arenax plot` draws each seed's pairs
+    picture = stack.run_dir / "plots" / "seed0" / "pairs.png"
+    assert picture in plot_run(stack.run_dir) and picture.stat().st_size > 10_000
+
+
+def same_pairs(a: dict, b: dict) -> None:
+    """Two runs chose the same co-players and replays, and found the same scores."""
+    for k in a:
+        if k == "score" or k.startswith("level/"):
+            np.testing.assert_allclose(a[k], b[k], rtol=2e-4, atol=1e-5, err_msg=k)
+        else:
+            np.testing.assert_array_equal(a[k], b[k], err_msg=k)
 
 
 @pytest.mark.slow
@@ -153,10 +206,12 @@ def test_maestro_parallel_plays_new_and_replayed_arenas_side_by_side(tmp_path: P
         prev = r["student_steps"]
     assert rows[0]["replay"] == 0 and any(r["replay"] > 0 for r in rows)
     assert "all_blocks/return/tagger" in rows[0]
+    pairs = check_pairs(cfg.run_dir, rows, cfg.curriculum.groups, parallel=True)
     two = train(dataclasses.replace(cfg, out_dir=tmp_path / "two", devices=2))
     for a, b in zip(learning_rows(rows), learning_rows(two.rows), strict=True):
         for k in a:
             np.testing.assert_allclose(a[k], b[k], rtol=2e-4, atol=1e-5, err_msg=k)
+    same_pairs(pairs, check_pairs(two.run_dir, two.rows, cfg.curriculum.groups, parallel=True))
 
 
 @pytest.mark.slow

@@ -24,6 +24,9 @@ class PlotArgs:
     """Folder for the PNGs (default: `RUN_DIR/plots`)."""
     window: Annotated[int, AtLeast(0)] = 0
     """Moving-average window in cycles (0: about 1/50 of the run)."""
+    arena_metric: str = ""
+    """MAESTRO's `pairs.png`: the arena metric of its co-player × arena heatmap (a
+    `level/<metric>` the run logs; default: `coverage` where logged)."""
 
     def problems(self) -> Iterator[Problem]:
         yield from run_problems(self.run_dir)
@@ -39,7 +42,7 @@ def plot_command(argv: Sequence[str]) -> None:
 
     args: PlotArgs = parse(PlotArgs, argv, "arenax plot")
     check(args)
-    for p in plot_run(args.run_dir, args.out, args.window):
+    for p in plot_run(args.run_dir, args.out, args.window, args.arena_metric):
         console.print(f"wrote {p}")
 
 

@@ -319,8 +319,16 @@ def level_batch_metrics(
     levels only."""
     if metrics_fn is None:
         return {}
-    m = jax.vmap(metrics_fn)(levels)
-    n = psum(jnp.float32(jax.tree.leaves(levels)[0].shape[0]), axis_name)
+    return level_means(jax.vmap(metrics_fn)(levels), axis_name, prefix)
+
+
+def level_means(
+    values: dict[str, jax.Array], axis_name: str | None = None, prefix: str = "level/"
+) -> dict[str, jax.Array]:
+    """`level_batch_metrics` from the levels' metrics already computed, `{metric: (N,)}`
+    (this device's levels, or the whole batch with `axis_name` None)."""
+    m = values
+    n = psum(jnp.float32(next(iter(m.values())).shape[0]), axis_name) if m else 0.0
     out = {}
     for k, v in m.items():
         v = v.astype(jnp.float32)

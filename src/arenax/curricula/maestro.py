@@ -51,7 +51,7 @@ from arenax.curricula.common import (
     Curriculum,
     Setup,
     TrainState,
-    level_batch_metrics,
+    level_means,
     level_values,
     score_team_problems,
 )
@@ -271,6 +271,36 @@ class MaestroCurriculum(Curriculum):
         bufs, idx = SB.sample(c.sampler, bufs, slots, replay, k_sample, plan.group_size)
         return slots, replay, bufs, idx
 
+    def _pairs(
+        self, pop: Any, slots: jax.Array, replay: jax.Array, scores: jax.Array, levels: dict
+    ) -> dict[str, jax.Array]:
+        """Which co-player × arenas each group played this cycle and the regret it found,
+        `(g,)` each (logged per cycle to `pairs.jsonl`, drawn by `arenax plot` as
+        `pairs.png`): `pairs/coplayer` the co-player's version (the live policy's update
+        count when its snapshot was taken; the live policy's count now for the live one),
+        `pairs/age` (the live policy's updates since then), `pairs/live`, `pairs/replay`, `pairs/score` the mean score of the group's levels,
+        `pairs/level/<metric>` their mean family metrics. `scores` `(g, k)`: the group's
+        levels' scores; `levels`: `{metric: (g, k)}`. `pop`: before this cycle's update."""
+        born = jnp.concatenate([pop.born, pop.updates[None]])
+        out = {
+            "pairs/coplayer": born[slots],
+            "pairs/age": pop.updates - born[slots],
+            "pairs/live": slots == pop.size,
+            "pairs/replay": replay,
+            "pairs/score": jnp.mean(scores, axis=1),
+        }
+        out.update({f"pairs/level/{k}": jnp.mean(v, axis=1) for k, v in levels.items()})
+        return out
+
+    def _level_values(self, local: Any, axis_name: str | None) -> dict[str, jax.Array]:
+        """Every level's family metrics, `{metric: (N,) float32}` over the whole batch
+        from this device's levels (leading `N_local`; without `axis_name` this device's
+        own, `(N_local,)`), `{}` without metrics."""
+        if self.level_metrics is None:
+            return {}
+        m = jax.vmap(self.level_metrics)(local)
+        return all_gather({k: v.astype(jnp.float32) for k, v in m.items()}, axis_name)
+
     def _fresh(self, key: jax.Array) -> Any:
         """`n_envs` new levels from the generator, grouped: leaves `(g, q, ...)`."""
         g, q = self.config.groups, self.plan.group_size
@@ -403,6 +433,10 @@ class MaestroCurriculum(Curriculum):
             )
 
         # 6. results against each co-player, a snapshot when due
+        values = self._level_values(local, axis_name)
+        pairs = self._pairs(
+            pop, slots, replay, grouped(scores), {k: grouped(v) for k, v in values.items()}
+        )
         env_slot = plan.env_slots(slots, env_ids)
         pop, taken = plan.after_update(
             pop, learners, slots, env_slot, played, live_played, axis_name
@@ -410,8 +444,9 @@ class MaestroCurriculum(Curriculum):
         metrics = {
             **p.episode_metrics(played.episodes, axis_name),
             **stats,
-            **level_batch_metrics(self.level_metrics, local, axis_name),
+            **level_means(values),
             **p.agent_steps(played.traj, self.n_envs, self.n_steps, axis_name),
+            **pairs,
         }
         steps = self.n_envs * self.n_steps * (1 + edited.astype(jnp.int32))
         return self._finish(
@@ -479,6 +514,15 @@ class MaestroCurriculum(Curriculum):
         bufs = SB.insert_blocks(c.sampler, bufs, sampled, slots, replay, idx, new, old)
 
         # 6. results against each co-player (both blocks), a snapshot when due
+        both_groups = lambda x: jnp.concatenate(  # noqa: E731
+            [grouped(x["new"]), grouped(x["replay"])], axis=1
+        )  # (g, 2q): a group's levels of both blocks
+        values = {
+            k: layout.gather(v, axis_name) for k, v in self._level_values(local, None).items()
+        }
+        pairs = self._pairs(
+            pop, slots, replay, both_groups(scores), {k: both_groups(v) for k, v in values.items()}
+        )
         pop, taken = plan.after_update(
             pop,
             learners,
@@ -488,12 +532,12 @@ class MaestroCurriculum(Curriculum):
             live_played,
             axis_name,
         )
-        replay_local = layout.part(local, "replay")
         metrics = {
             **p.episode_metrics(replay_part.episodes, axis_name),
             **stats,
-            **level_batch_metrics(self.level_metrics, replay_local, axis_name),
+            **level_means({k: v["replay"] for k, v in values.items()}),
             **p.agent_steps(played.traj, 2 * n, self.n_steps, axis_name),
+            **pairs,
         }
         steps = jnp.int32(2 * n * self.n_steps)
         state, metrics = self._finish(

@@ -117,9 +117,12 @@ def band(curves: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray, n
     return mean, mean - half, mean + half
 
 
-def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> list[Path]:
+def plot_run(
+    run_dir: Path, out_dir: Path | None = None, window: int = 0, arena_metric: str = ""
+) -> list[Path]:
     """Write `returns.png`, `losses.png`, `levels.png`, `buffer.png` (replay curricula),
-    `teams.png` and `losses-<policy>.png` (Tag), and (if evaluated) `eval.png`
+    `teams.png` and `losses-<policy>.png` (Tag), `pairs.png` (MAESTRO; a run of several
+    seeds: `seed<s>/pairs.png`; `arena_metric`: its heatmap's) and (if evaluated) `eval.png`
     into `out_dir` (default `run_dir/plots`); returns the paths written. A run of
     several seeds gets the mean over seeds with a 95% band (per cycle; env steps are the
     seeds' mean)."""
@@ -176,6 +179,12 @@ def plot_run(run_dir: Path, out_dir: Path | None = None, window: int = 0) -> lis
         fig.savefig(path, dpi=100)
         plt.close(fig)
         written.append(path)
+    from arenax.eval.pairs import plot_pairs
+
+    for d in seeds or [run_dir]:  # MAESTRO: the co-player × arena pairs, per seed
+        own = out_dir if d == run_dir else out_dir / d.name
+        path = plot_pairs(d, own, arena_metric)
+        written += [path] if path else []
     if seeds:
         path = _plot_seed_evals(plt, run_dir, seeds, out_dir)
         return written + ([path] if path else [])

@@ -15,6 +15,7 @@ from arenax.envs.family import Evaluation
 from arenax.envs.wrappers import whole_game
 from arenax.training import distributed
 from arenax.training.config import TrainConfig
+from arenax.training.logging import array_rows
 
 if TYPE_CHECKING:
     from arenax.training.run import Member, Run
@@ -69,8 +70,12 @@ def stop_on_non_finite_loss(
 
 
 def log_rows(run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list) -> None:
-    """Write the chunk's rows to every sink."""
+    """Write the chunk's rows to every sink, and its metrics with an array per cycle
+    (`array_rows`) to their own tables (`<table>.jsonl`)."""
     member.logger.log(rows)
+    if rows:
+        for table, trows in array_rows(metrics, rows[0]["cycle"] - 1).items():
+            member.logger.log_table(table, trows)
 
 
 def evaluate_when_due(run: Run, member: Member, metrics: dict[str, np.ndarray], rows: list) -> None:

@@ -1,4 +1,5 @@
-"""Metric sinks: CSV and JSONL (always), TensorBoard (when tensorboardX is installed),
+"""Metric sinks: CSV and JSONL (always; a metric with an array per cycle, JSONL only),
+TensorBoard (when tensorboardX is installed),
 Weights & Biases (when asked for).
 
 Rows are keyed by `cycle`. When a run resumes from the checkpoint of cycle `c`, rows
@@ -14,6 +15,8 @@ import json
 import math
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 
 def read_jsonl(path: Path, warn: Any = None) -> list[dict[str, Any]]:
@@ -41,28 +44,53 @@ def read_jsonl(path: Path, warn: Any = None) -> list[dict[str, Any]]:
     return rows
 
 
+def array_rows(metrics: dict[str, np.ndarray], first_cycle: int) -> dict[str, list[dict]]:
+    """The metrics with an array per cycle (leaves `(cycles, ...)`; e.g. MAESTRO's
+    `pairs/score (cycles, groups)`) as tables: `{table: [{"cycle": c, name: list}, ...]}`,
+    the table the key's first part, the name the rest (`pairs/level/walls` -> table
+    `pairs`, column `level/walls`)."""
+    tables: dict[str, list[dict]] = {}
+    for k, v in metrics.items():
+        if np.ndim(v) < 2:
+            continue
+        table, _, name = k.partition("/")
+        rows = tables.setdefault(table, [{"cycle": first_cycle + i + 1} for i in range(len(v))])
+        for row, x in zip(rows, np.asarray(v), strict=True):
+            row[name or table] = x.tolist()
+    return tables
+
+
 def _truncate_jsonl(path: Path, max_cycle: int, warn: Any = None) -> list[dict[str, Any]]:
     return [r for r in read_jsonl(path, warn) if r["cycle"] <= max_cycle]
 
 
 class CsvJsonl:
-    """One table as `<name>.csv` and `<name>.jsonl` in the run directory."""
+    """One table as `<name>.csv` and `<name>.jsonl` in the run directory (without `with_csv`,
+    only the JSONL: a table whose cells are lists)."""
 
     def __init__(
-        self, run_dir: Path, name: str, resume_cycle: int | None = None, warn: Any = None
+        self,
+        run_dir: Path,
+        name: str,
+        resume_cycle: int | None = None,
+        warn: Any = None,
+        with_csv: bool = True,
     ) -> None:
-        self.csv_path = Path(run_dir) / f"{name}.csv"
+        self.csv_path = Path(run_dir) / f"{name}.csv" if with_csv else None
         self.jsonl_path = Path(run_dir) / f"{name}.jsonl"
         self.columns: list[str] | None = None
         rows = (
             _truncate_jsonl(self.jsonl_path, resume_cycle, warn) if resume_cycle is not None else []
         )
         self.jsonl_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        self.csv_path.write_text("")
-        if rows:
-            self._write_csv(rows)
+        if self.csv_path is not None:
+            self.csv_path.write_text("")
+            if rows:
+                self._write_csv(rows)
 
     def _write_csv(self, rows: list[dict[str, Any]]) -> None:
+        if self.csv_path is None:
+            return
         new = self.columns is None
         if new:
             self.columns = list(rows[0])
@@ -96,6 +124,8 @@ class Logger:
         self.run_dir = Path(run_dir)
         self.metrics = CsvJsonl(self.run_dir, "metrics", resume_cycle, warn)
         self.evals = CsvJsonl(self.run_dir, "eval", resume_cycle, warn)
+        self.tables: dict[str, CsvJsonl] = {}
+        self._resume = (resume_cycle, warn)
         self.tb = None
         if tensorboard:
             try:
@@ -135,6 +165,12 @@ class Logger:
                     self.tb.add_scalar(k, v, step)
             if self.wandb is not None:
                 self.wandb.log(row, step=step)
+
+    def log_table(self, name: str, rows: list[dict[str, Any]]) -> None:
+        """Rows of a table whose cells are lists (one per cycle), to `<name>.jsonl` only."""
+        if name not in self.tables:
+            self.tables[name] = CsvJsonl(self.run_dir, name, *self._resume, with_csv=False)
+        self.tables[name].write(rows)
 
     def log_eval(self, rows: list[dict[str, Any]], summary: dict[str, float]) -> None:
         self.evals.write(rows)

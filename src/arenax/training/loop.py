@@ -66,7 +66,8 @@ class TrainResult:
 
 # ------------------------------------------------------------------ the chunk loop
 def _rows(metrics: dict[str, np.ndarray], first_cycle: int, counters: dict[str, int]) -> list:
-    """One row per cycle; counters (`is_counter`) are per-cycle counts, accumulated."""
+    """One row per cycle; counters (`is_counter`) are per-cycle counts, accumulated.
+    Metrics with an array per cycle are left to `logging.array_rows`."""
     n = len(next(iter(metrics.values())))
     steps = sorted(k for k in metrics if is_counter(k))
     rows = []
@@ -75,7 +76,7 @@ def _rows(metrics: dict[str, np.ndarray], first_cycle: int, counters: dict[str, 
             counters[k] = counters.get(k, 0) + int(metrics[k][i])
         row: dict[str, Any] = {"cycle": first_cycle + i + 1, **counters}
         for k, v in metrics.items():
-            if k not in steps:
+            if k not in steps and np.ndim(v) == 1:
                 row[k] = float(v[i])
         rows.append(row)
     return rows
