@@ -1,14 +1,18 @@
-"""Whom the taggers play, compared at equal PPO updates on grid Tag arenas: DR + self-play
-(`tag-grid-sp`), DR + FSP (`tag-grid-fsp`), DR + PFSP (`tag-grid-pfsp`), PLR⊥ over arenas
-with self-play (`tag-grid-plr` with a policy per team) and MAESTRO (`tag-grid-maestro`),
-each over several seeds trained in one program (`--seeds`). Then a cross-play table: every
-method's final taggers against every method's final runners (same seed), scripted and
-random runners, on the seven held-out arenas — P(tag) averaged over arenas, with 95%
-intervals across seeds — and the worst case of each method's taggers over those runner
-drivers and arenas; learning curves (the taggers' training return against updates).
-Prints markdown tables and JSON; writes two PNGs.
+"""Whom the taggers play, compared at equal PPO updates of the taggers on grid Tag arenas
+with the evaluation protocol of population play: DR + self-play (`tag-grid-sp`), DR + FSP
+(`tag-grid-fsp`), DR + PFSP (`tag-grid-pfsp`), PLR⊥ over arenas with self-play
+(`tag-grid-plr` with a policy per team), MAESTRO (`tag-grid-maestro`), MAESTRO∥ and
+MAESTRO with the paper's co-player rule, each over several seeds trained in one program
+(`--seeds`). Then a cross-play round robin on the seven held-out arenas — every method ×
+seed's taggers against every method × seed's runners (`arenax eval --cross-play`) — read
+by method (`arenax.eval.crossplay`): the method matrix with intervals over both sides'
+seeds; each method against the pool with mean, IQM and worst task and their 95%
+stratified-bootstrap intervals; the probability of improvement between methods. Prints
+markdown tables and JSON; writes the learning curves and the method heatmap as PNGs, the
+round robin's cells and matchups as CSVs (`crossplay.csv`, ...).
 
-    python benchmarks/coplayer_learning.py --updates 100 --seeds 2 --out outputs/coplayer_learning
+    python benchmarks/coplayer_learning.py --updates 100 --seeds 3 --out outputs/coplayer_learning
+    python benchmarks/coplayer_learning.py --train-only ...  # then --reuse to evaluate
     python benchmarks/coplayer_learning.py --reuse --methods sp maestro maestro-g1  # add one
 """
 
@@ -21,14 +25,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
-import jax
 import numpy as np
 from rich.console import Console
 
 from arenax.envs.tag.arenas import HELDOUT_ARENAS
+from arenax.eval import crossplay as X
+from arenax.eval.plots import crossplay_heatmap
 from arenax.eval.report import evaluate_run, seed_runs
 from arenax.options import POSITIVE, Problem
-from arenax.stats import mean_ci
 from arenax.training import PRESETS, train
 from arenax.training.logging import read_jsonl
 from arenax.training.variants import tiny
@@ -123,71 +127,87 @@ def main(args: Args) -> None:
         (args.out / "results.json").write_text(json.dumps(results))
     if args.train_only:
         return
-    # cross-play: the runs' seed folders under distinct names (a co-player is named by its folder)
-    names = {}
-    for m in args.methods:
-        for s in range(args.seeds):
-            link = args.out / "xplay" / f"{m}-s{s}"
-            link.parent.mkdir(parents=True, exist_ok=True)
-            if link.is_symlink() or link.exists():
-                link.unlink()
-            link.symlink_to(_runs(args, m)[s].resolve())
-            names[m, s] = link
-    drivers = ("scripted", "random", *args.methods)
-    p_tag: dict[str, dict[str, list[float]]] = {m: {d: [] for d in drivers} for m in args.methods}
-    worst: dict[str, list[float]] = {m: [] for m in args.methods}
-    for m in args.methods:
-        for s in range(args.seeds):
-            others = [names[o, s] for o in args.methods if o != m]
-            report = evaluate_run(
-                names[m, s], "arenas", args.episodes, seed=1234, console=Console(quiet=True),
-                opponents=("trained", "scripted", "random"), coplayers=others,
-            )  # fmt: skip
-            per: dict[str, list[float]] = {}
-            for r in report.rows:
-                if r.taggers == "trained" and r.arena in HELDOUT_ARENAS:
-                    d = r.runners.rsplit("-s", 1)[0] if r.runners not in ("trained", "scripted", "random") else r.runners  # fmt: skip
-                    per.setdefault(m if d == "trained" else d, []).append(r.any_tag)
-            jax.clear_caches()  # each matchup compiled its own program: free them
-            for d, v in per.items():
-                p_tag[m][d].append(float(np.mean(v)))
-            worst[m].append(float(min(min(v) for v in per.values())))
-        results[m]["p_tag"] = p_tag[m]
-        results[m]["worst"] = worst[m]
+    # the protocol: a round robin of every method x seed against every other, by method
+    roots = [args.out / m for m in args.methods]
+    t0 = time.perf_counter()
+    report = evaluate_run(
+        roots[0], "arenas", args.episodes, seed=1234, console=Console(quiet=True),
+        cross_play=True, coplayers=tuple(roots[1:]), out=args.out / "crossplay.csv",
+    )  # fmt: skip
+    rows = [r for r in report.rows if r.arena in HELDOUT_ARENAS]
+    protocol = {
+        "eval_s": time.perf_counter() - t0,
+        "matrix": [dataclasses.asdict(c) for c in X.method_matrix(rows)],
+        "summary": [dataclasses.asdict(m) for side in ("taggers", "runners")
+                    for m in X.summary(rows, side)],
+        "improvement": {f"{x} > {y}": v for (x, y), v in X.improvement(rows, "taggers").items()},
+    }  # fmt: skip
+    results["protocol"] = protocol
     (args.out / "results.json").write_text(json.dumps(results))
-    print(table(results, args, drivers))
-    _plot(results, args, drivers)
+    print(table(results, args))
+    _plot(results, args)
     print("JSON:\n" + json.dumps(results))
 
 
-def _cell(x: list[float]) -> str:
-    if not x:
-        return "–"
-    mean, lo, hi = mean_ci(np.asarray(x))
-    return f"{mean:.2f} [{lo:.2f}, {hi:.2f}]"
+def _cell(c: tuple[float, float, float] | list[float]) -> str:
+    return f"{c[0]:.2f} [{c[1]:.2f}, {c[2]:.2f}]"
 
 
-def table(results: dict, args: Args, drivers: tuple[str, ...]) -> str:
+def table(results: dict, args: Args) -> str:
+    proto, methods = results["protocol"], args.methods
+    at = {(c["taggers"], c["runners"]): c for c in proto["matrix"]}
     lines = [
-        f"Taggers' P(tag) on the held-out arenas (mean over the 7 arenas) after {args.updates} "
-        f"PPO updates of the taggers per seed ({args.seeds} seeds, {args.episodes} episodes per "
-        "arena; 95% intervals across seeds); rows: whose taggers, columns: whose runners",
+        f"Cross-play round robin after {args.updates} PPO updates of the taggers per seed: "
+        f"every method x seed ({args.seeds} seeds) against every other, {args.episodes} "
+        "episodes per pair on each of the 7 held-out arenas; P(tag) (a win of the taggers: "
+        "an episode with a tag) of the row method's taggers against the column method's "
+        "runners, over both methods' seeds and the arenas, 95% interval from resampling both "
+        "sides' seeds",
         "",
-        "| taggers \\ runners | " + " | ".join(drivers) + " | worst case |",
-        "|---|" + "---|" * (len(drivers) + 1),
+        "| taggers \\ runners | " + " | ".join(methods) + " |",
+        "|---|" + "---|" * len(methods),
     ]
-    for m in args.methods:
-        cells = [_cell(results[m]["p_tag"][d]) for d in drivers]
-        lines.append(f"| {m} | " + " | ".join(cells) + f" | {_cell(results[m]['worst'])} |")
+    for t in methods:
+        cells = [at[t, r] for r in methods]
+        lines.append(f"| {t} | " + " | ".join(_cell((c["p_tag"], c["p_tag_lo"], c["p_tag_hi"])) for c in cells) + " |")  # fmt: skip
+    lines += [
+        "",
+        "Each method against the pool (every run's runners, or taggers, on every arena: "
+        f"{len(methods) * args.seeds} runs x 7 arenas = the same {len(methods) * args.seeds * 7} "
+        "tasks for every method); as taggers P(tag), as runners 1 - P(tag); 95% "
+        "stratified-bootstrap intervals over the method's seeds; worst: each run's lowest "
+        "task (one opponent run on one arena), mean over the method's runs, interval from "
+        "resampling them",
+        "",
+        "| method | taggers: mean | IQM | worst | runners: mean | IQM | worst |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    by = {(m["method"], m["side"]): m for m in proto["summary"]}
+    for m in methods:
+        t, r = by[m, "taggers"], by[m, "runners"]
+        cells = [_cell(x[k]) for x in (t, r) for k in ("mean", "iqm", "worst")]
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Probability of improvement as taggers, P(row's run scores above column's on a task), "
+        "95% interval",
+        "",
+        "| P(row > column) | " + " | ".join(methods) + " |",
+        "|---|" + "---|" * len(methods),
+    ]
+    for x in methods:
+        cells = ["–" if x == y else _cell(proto["improvement"][f"{x} > {y}"]) for y in methods]
+        lines.append(f"| {x} | " + " | ".join(cells) + " |")
     lines.append("")
-    for m in args.methods:
+    for m in methods:
         r = results[m]
         steps = ", ".join(f"{e:,}" for e in r["env_steps"])
         lines.append(f"{m}: trained in {r['train_s']:.0f} s ({r['steps_per_s']:,.0f} env steps/s), env steps per seed {steps}")  # fmt: skip
+    lines.append(f"round robin: {proto['eval_s']:.0f} s")
     return "\n".join(lines)
 
 
-def _plot(results: dict, args: Args, drivers: tuple[str, ...]) -> None:
+def _plot(results: dict, args: Args) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -215,23 +235,12 @@ def _plot(results: dict, args: Args, drivers: tuple[str, ...]) -> None:
     fig.savefig(args.out / "coplayer_curves.png", dpi=100)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    width = 0.8 / len(args.methods)
-    xs = np.arange(len(drivers))
-    for i, m in enumerate(args.methods):
-        stats = [mean_ci(np.asarray(results[m]["p_tag"][d])) for d in drivers]
-        means = [s[0] for s in stats]
-        err = [[s[0] - s[1] for s in stats], [s[2] - s[0] for s in stats]]
-        ax.bar(xs + (i - (len(args.methods) - 1) / 2) * width, means, width, yerr=err,
-               capsize=2, label=f"{m} taggers")  # fmt: skip
-    ax.set_xticks(xs, [f"vs {d}" for d in drivers], rotation=15)
-    ax.set_ylabel("P(tag), held-out arenas")
-    ax.set_title(f"cross-play after {args.updates} updates, {args.seeds} seeds (95% intervals)")
-    ax.legend(fontsize=7)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(args.out / "coplayer_crossplay.png", dpi=100)
-    plt.close(fig)
+    cells = [X.MethodCell(**c) for c in results["protocol"]["matrix"]]
+    crossplay_heatmap(
+        cells, args.out / "coplayer_crossplay.png",
+        f"cross-play by method after {args.updates} updates: P(tag), {args.seeds} seeds each "
+        "(95% interval over both sides' seeds)",
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -284,6 +284,28 @@ def test_cli_tag_train_resume_render_plot(
         gg = next(iter(csv.DictReader(f)))
     assert {**gg, "taggers": "trained", "runners": "trained"} == self_play
     assert float(matrices[0][0]["p_tag"]) == float(self_play["any_tag"])
+    # a run of several seeds: its seeds are members, and the matrix is read by method too
+    run_cli("train", "tag-grid", *small[:-1], "s", "--seeds", "2", "--total-steps", str(4 * 8 * 2))
+    capsys.readouterr()
+    run_cli("eval", str(tmp_path / "g"), "--episodes", "6", "--cross-play",
+            "--coplayers", str(tmp_path / "s"))  # fmt: skip
+    out = " ".join(capsys.readouterr().out.split())
+    with (tmp_path / "g" / "eval_crossplay.csv").open() as f:
+        cells = {(r["taggers"], r["runners"]): float(r["p_tag"]) for r in csv.DictReader(f)}
+    assert sorted({t for t, _ in cells}) == ["g", "s/seed0", "s/seed1"]
+    with (tmp_path / "g" / "eval_crossplay_methods.csv").open() as f:
+        methods = {(r["taggers"], r["runners"]): r for r in csv.DictReader(f)}
+    assert sorted(methods) == [("g", "g"), ("g", "s"), ("s", "g"), ("s", "s")]
+    # every cell has as many episodes on each arena: a method's cell is its members' mean
+    seeds = ("s/seed0", "s/seed1")
+    ss = np.mean([cells[a, b] for a in seeds for b in seeds])
+    assert float(methods["s", "s"]["p_tag"]) == pytest.approx(ss)
+    assert float(methods["g", "s"]["p_tag"]) == pytest.approx(
+        np.mean([cells["g", b] for b in seeds])
+    )
+    assert float(methods["g", "g"]["p_tag"]) == pytest.approx(cells["g", "g"])
+    assert "by method, as taggers against every run" in out and "s mean" in out
+    assert (tmp_path / "g" / "eval_crossplay_methods.png").stat().st_size > 1000
     for bad in (["--cross-play"], ["--cross-play", "--coplayers", str(tmp_path / "h"),
                                    "--gif-dir", str(tmp_path / "gifs")]):  # fmt: skip
         with pytest.raises(SystemExit):

@@ -264,6 +264,8 @@ def evaluate_run(
     if o.cross_play and "crossplay" not in report.extra:
         raise ConfigError(f"cross_play: family {cfg.family.name!r} has no round robin")
     report.cycle = cycle
+    if o.cross_play:
+        by_method(report)
     report.table.title = f"{Path(run_dir).name} @ cycle {cycle}: {report.table.title}"
     console.print(report.table)
     for line in report.notes:
@@ -281,7 +283,44 @@ def evaluate_run(
         console.print(
             f"wrote {crossplay_heatmap(report.extra['crossplay'], Path(run_dir) / 'eval_crossplay.png', title)}"
         )
+        if "crossplay_methods" in report.extra:  # runs of several seeds, pooled by method
+            path = Path(run_dir) / "eval_crossplay_methods.png"
+            title = "cross-play by method: P(tag), 95% interval over both sides' seeds"
+            console.print(
+                f"wrote {crossplay_heatmap(report.extra['crossplay_methods'], path, title)}"
+            )
+        if "crossplay_methods" in report.extra:  # runs of several seeds, pooled by method
+            path = Path(run_dir) / "eval_crossplay_methods.png"
+            title = "cross-play by method: P(tag), 95% interval over both sides' seeds"
+            console.print(
+                f"wrote {crossplay_heatmap(report.extra['crossplay_methods'], path, title)}"
+            )
     return report
+
+
+def by_method(report: Report) -> None:
+    """A round robin over runs of several seeds read by method (`arenax.eval.crossplay`):
+    adds the method matrix (`extra["crossplay_methods"]`, written as
+    `eval_crossplay_methods.csv` and drawn) and, per side, each method's mean, IQM and
+    worst case against every run with their intervals (`notes`). Nothing where every
+    method is one run."""
+    from arenax.eval import crossplay as X
+
+    names = {r.taggers for r in report.rows}
+    if len({X.method_of(n) for n in names}) == len(names):
+        return
+    report.extra["crossplay_methods"] = X.method_matrix(report.rows)
+    ci = lambda x: f"{x[0]:.2f} [{x[1]:.2f}, {x[2]:.2f}]"  # noqa: E731
+    for side, score in (("taggers", "P(tag)"), ("runners", "1 - P(tag)")):
+        report.notes.append(
+            f"by method, as {side} against every run ({score}; 95% stratified-bootstrap "
+            "intervals over the method's seeds; worst: each run's lowest opponent run x arena, "
+            "mean over the method's runs): "
+            + "; ".join(
+                f"{m.method} mean {ci(m.mean)}, IQM {ci(m.iqm)}, worst {ci(m.worst)}"
+                for m in X.summary(report.rows, side)
+            )
+        )
 
 
 def crossplay_members(run_dir: Path, others: Sequence[Path]) -> dict[str, Path]:
