@@ -20,6 +20,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("train", "train_command", "train a preset (arenax train PRESET --help)"),
     "resume": ("train", "resume_command", "continue a run from its latest checkpoint"),
     "eval": ("eval", "eval_command", "evaluate a run's checkpoint (table + CSV)"),
+    "exploit": (
+        "eval",
+        "exploit_command",
+        "train an exploiter against a run's frozen team; its gains per arena",
+    ),
     "plot": ("misc", "plot_command", "learning curves of a run (PNGs)"),
     "compare": (
         "compare",

@@ -19,6 +19,7 @@ from arenax.cli.common import (
     run_config,
     run_problems,
 )
+from arenax.eval.exploit import ExploitOptions
 from arenax.eval.report import EvaluationOptions
 from arenax.options import Problem, check
 
@@ -134,3 +135,41 @@ def eval_command(argv: Sequence[str]) -> None:
             f"over {len(values)} seeds: {label} {m:.3f} [{lo:.3f}, {hi:.3f}] "
             "(95% interval across seeds)"
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class ExploitArgs:
+    """Exploitability: train a fresh policy of one team (the exploiter) for a fixed budget
+    against a run's other team, frozen at its trained parameters, then measure on held-out
+    arenas how much it takes from the frozen team against what the run's own partner
+    takes (`arenax.eval.exploit`)."""
+
+    run_dir: tyro.conf.Positional[Path]
+    """The run directory (one run: a seed's folder of a run of several)."""
+    options: Annotated[ExploitOptions, tyro.conf.arg(name="")] = ExploitOptions()
+    """How the exploiter trains and is measured (`arenax.eval.exploit.ExploitOptions`)."""
+
+    def option_prefix(self, field: str) -> str:
+        return "" if field == "options" else field
+
+    def problems(self) -> Iterator[Problem]:
+        from arenax.eval.exploit import run_problems as exploit_problems
+
+        yield from run_problems(self.run_dir)
+        yield from one_seed_problems(self.run_dir)
+        cfg = run_config(self.run_dir) if (Path(self.run_dir) / "config.json").is_file() else None
+        if cfg is not None:
+            team = self.options.team or tuple(cfg.teams)[-1]
+            yield from exploit_problems(cfg, team, Path(self.run_dir))
+            out = Path(self.run_dir) / f"exploit-{team}"
+            if out.exists() and not self.options.overwrite:
+                yield Problem("run_dir", str(self.run_dir), f"{out} exists (an earlier exploiter): pass --overwrite to replace it")  # fmt: skip
+
+
+def exploit_command(argv: Sequence[str]) -> None:
+    """Train an exploiter against a run's frozen team and report its gains."""
+    from arenax.eval.exploit import exploit
+
+    args: ExploitArgs = parse(ExploitArgs, argv, "arenax exploit")
+    check(args)
+    exploit(args.run_dir, args.options, console)

@@ -24,6 +24,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from arenax.curricula.common import Curriculum, TrainState
+from arenax.options import ConfigError
 from arenax.training import programs
 from arenax.training.build import make_curriculum
 from arenax.training.config import TrainConfig, validate
@@ -97,6 +98,9 @@ class Program:
         key: what its compiled programs are built from (`programs.program_key`; `None`:
             not kept between runs).
         sweep: the config's sweep (`--sweep`), or `None`.
+        start: `{policy: params}` that replace those policies' fresh parameters in the
+            first state (`arenax exploit`: the trained policy its exploiter plays against);
+            `None`: every policy starts fresh.
     """
 
     cfg: TrainConfig
@@ -104,6 +108,7 @@ class Program:
     mesh: Mesh
     key: Hashable | None
     sweep: Sweep | None = None
+    start: dict[str, Any] | None = None
 
     @classmethod
     def build(cls, cfg: TrainConfig, check: bool = True) -> Program:
@@ -174,8 +179,31 @@ class Program:
         seeds = [c.seed for c in self.cfg.seed_runs()] if seeds is None else seeds
         init_id = None if self.key is None else (self.key, "init", self.cfg.devices)
         init, _ = programs.cached(init_id, lambda: jit_init(self.curriculum))
-        state = init_state(self.curriculum, seeds, init)
+        state = self._started(init_state(self.curriculum, seeds, init), len(seeds))
         return place(state, self.mesh, state_specs(self.curriculum, len(seeds)))
+
+    def _started(self, state: TrainState, runs: int) -> TrainState:
+        """`state` (of `runs` stacked runs) with `start`'s parameters in place of the
+        fresh ones; `ConfigError` in one line where a policy's shapes differ."""
+        if not self.start:
+            return state
+        learner = dict(state.learner)
+        for policy, params in self.start.items():
+            if policy not in learner:
+                raise ConfigError(f"start: no policy {policy!r} (policies: {', '.join(learner)})")
+            fresh = learner[policy].params
+            like = jax.tree.map(lambda x: x.shape[1:] if runs > 1 else x.shape, fresh)
+            given = jax.tree.map(lambda x: tuple(np.shape(x)), params)
+            if jax.tree.structure(fresh) != jax.tree.structure(params) or like != given:
+                raise ConfigError(
+                    f"start: the parameters given for policy {policy!r} do not fit its network "
+                    "(another network's shapes)"
+                )
+            stacked = jax.tree.map(
+                lambda f, x: jnp.broadcast_to(jnp.asarray(x, f.dtype), f.shape), fresh, params
+            )
+            learner[policy] = dataclasses.replace(learner[policy], params=stacked)
+        return dataclasses.replace(state, learner=learner)
 
     def _init_sweep(self) -> TrainState:
         assert self.sweep is not None
@@ -191,6 +219,7 @@ class Program:
             for i, m in enumerate(members)
         ]
         state = jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+        state = self._started(state, len(members))
         return place(state, self.mesh, state_specs(self.curriculum, len(members)))
 
     def _one_cycle_of(self, sweep: Sweep, state: Any) -> tuple[Callable, tuple]:
