@@ -13,6 +13,7 @@ round robin's cells and matchups as CSVs (`crossplay.csv`, ...).
 
     python benchmarks/coplayer_learning.py --updates 100 --seeds 3 --out outputs/coplayer_learning
     python benchmarks/coplayer_learning.py --train-only ...  # then --reuse to evaluate
+    python benchmarks/coplayer_learning.py --reuse --exploit-updates 30  # and exploiters
     python benchmarks/coplayer_learning.py --reuse --methods sp maestro maestro-g1  # add one
 """
 
@@ -65,6 +66,11 @@ class Args:
     reuse: bool = False
     """Reuse the runs an earlier call left in `out` (its results.json): train only the
     methods it lacks, then evaluate every method."""
+    exploit_updates: int = 0
+    """Exploitability: an exploiter runner policy trained this many updates against each
+    method's frozen taggers (`arenax exploit`), for the first `exploit_seeds` seeds (0: none)."""
+    exploit_seeds: Annotated[int, POSITIVE] = 1
+    """Seeds per method whose taggers an exploiter plays (seed 0, 1, ...)."""
 
     def problems(self) -> Iterator[Problem]:
         known = [n[len("tag-grid-") :] for n in PRESETS if n.startswith("tag-grid-")]
@@ -142,11 +148,34 @@ def main(args: Args) -> None:
                     for m in X.summary(rows, side)],
         "improvement": {f"{x} > {y}": v for (x, y), v in X.improvement(rows, "taggers").items()},
     }  # fmt: skip
+    if args.exploit_updates:
+        protocol["exploit"] = exploit_all(args)
     results["protocol"] = protocol
     (args.out / "results.json").write_text(json.dumps(results))
     print(table(results, args))
     _plot(results, args)
     print("JSON:\n" + json.dumps(results))
+
+
+def exploit_all(args: Args) -> dict[str, list[dict]]:
+    """Per method, per exploited seed: the exploiter runners' mean and largest gain over the
+    held-out arenas and the frozen taggers' worst case (`arenax.eval.exploit`)."""
+    from arenax.eval.exploit import ExploitOptions, exploit
+
+    out: dict[str, list[dict]] = {}
+    for m in args.methods:
+        for run in _runs(args, m)[: args.exploit_seeds]:
+            o = ExploitOptions(team="runner", updates=args.exploit_updates, episodes=args.episodes,
+                               seed=1234, overwrite=True)  # fmt: skip
+            t0 = time.perf_counter()
+            r = exploit(run, o, Console(quiet=True))
+            out.setdefault(m, []).append({
+                "seconds": time.perf_counter() - t0, "mean_gain": r.mean_gain,
+                "max_gain": r.max_gain, "max_gain_arena": r.max_gain_arena, "worst": r.worst,
+                "worst_arena": r.worst_arena, "worst_against": r.worst_against,
+                "baseline": [x.baseline for x in r.rows], "exploited": [x.exploited for x in r.rows],
+            })  # fmt: skip
+    return out
 
 
 def _cell(c: tuple[float, float, float] | list[float]) -> str:
@@ -198,6 +227,27 @@ def table(results: dict, args: Args) -> str:
     for x in methods:
         cells = ["–" if x == y else _cell(proto["improvement"][f"{x} > {y}"]) for y in methods]
         lines.append(f"| {x} | " + " | ".join(cells) + " |")
+    if "exploit" in proto:
+        ex = proto["exploit"]
+        n = len(next(iter(ex.values())))
+        lines += [
+            "",
+            f"Exploitability: a fresh runner policy trained {args.exploit_updates} updates "
+            f"against each method's frozen taggers ({n} seed{'s' if n > 1 else ''} each), "
+            "measured on the 7 held-out arenas against the taggers' own runners; the frozen "
+            "taggers' P(tag) (mean over arenas) against their partner and against the "
+            "exploiter, the exploiter's mean and largest gain, the taggers' worst case over "
+            "both co-players and every arena (means over the exploited seeds)",
+            "",
+            "| taggers of | vs partner | vs exploiter | mean gain | largest gain | worst case |",
+            "|---|---|---|---|---|---|",
+        ]
+        for m in methods:
+            means = {k: float(np.mean([np.mean(r[k]) for r in ex[m]]))
+                     for k in ("baseline", "exploited", "mean_gain", "max_gain", "worst")}  # fmt: skip
+            lines.append(f"| {m} | {means['baseline']:.2f} | {means['exploited']:.2f} | "
+                         f"{means['mean_gain']:+.2f} | {means['max_gain']:+.2f} | "
+                         f"{means['worst']:.2f} |")  # fmt: skip
     lines.append("")
     for m in methods:
         r = results[m]
