@@ -75,3 +75,21 @@ def test_the_picture_is_drawn_from_a_runs_pairs(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"no arena metric 'walls'.*coverage"):
         plot_pairs(tmp_path, tmp_path / "plots", metric="walls")
     assert plot_pairs(tmp_path / "plots", tmp_path) is None  # no pairs: nothing drawn
+
+
+def test_plot_refuses_an_unknown_arena_metric_before_drawing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    import sys
+
+    from arenax import cli
+
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "metrics.csv").write_text("cycle,env_steps\n1,8\n")
+    (tmp_path / "pairs.jsonl").write_text(json.dumps({"cycle": 1, "level/coverage": [0.1]}) + "\n")
+    monkeypatch.setattr(sys, "argv", ["arenax", "plot", str(tmp_path), "--arena-metric", "walls"])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    out = capsys.readouterr().out
+    assert exc.value.code == 2 and "not an arena metric" in out and "coverage" in out
+    assert not (tmp_path / "plots").exists()  # nothing drawn

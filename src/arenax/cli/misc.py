@@ -34,6 +34,16 @@ class PlotArgs:
         if not (run / "metrics.csv").is_file() and not list(run.glob("seed*/metrics.csv")):
             yield Problem("run_dir", str(self.run_dir), "has no metrics.csv yet (nothing to plot)")
         yield from dir_problem(self.out or Path(self.run_dir) / "plots", "out")
+        if self.arena_metric:  # before any picture is drawn
+            from arenax.eval.pairs import read_pairs
+
+            for d in [run, *sorted(run.glob("seed*"))]:
+                pairs = read_pairs(d) if (d / "pairs.jsonl").is_file() else None
+                if pairs is not None and f"level/{self.arena_metric}" not in pairs:
+                    known = [k.removeprefix("level/") for k in pairs if k.startswith("level/")]
+                    yield Problem("arena_metric", self.arena_metric,
+                                  f"not an arena metric of {d}/pairs.jsonl: {', '.join(known)}")  # fmt: skip
+                    return
 
 
 def plot_command(argv: Sequence[str]) -> None:
