@@ -91,6 +91,8 @@ def _lanes(out: Path) -> list[list[tuple[list[str], Any]]]:
                  "--tables", "cartpole", "maze"), "µs"),
         (_script("many_runs.py", "--tiny", "--chunk", "1", "--repeats", "1"),
          "aggregate training env steps/s"),
+        (_script("jaxued_speed.py", "--tiny", "--presets", "maze-plr", "--chunk", "1",
+                 "--repeats", "1"), "beside jaxued"),
     ]
     # each benchmark script's smallest case (the learning scripts' runs at the suite's shapes)
     scripts = [
