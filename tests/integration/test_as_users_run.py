@@ -93,6 +93,8 @@ def _lanes(out: Path) -> list[list[tuple[list[str], Any]]]:
          "aggregate training env steps/s"),
         (_script("jaxued_speed.py", "--tiny", "--presets", "maze-plr", "--chunk", "1",
                  "--repeats", "1"), "beside jaxued"),
+        (_script("jaxmarl_tag_speed.py", "--tiny", "--steps", "4", "--repeats", "1"),
+         "beside JaxMARL"),
     ]
     # each benchmark script's smallest case (the learning scripts' runs at the suite's shapes)
     scripts = [
