@@ -113,7 +113,9 @@ class ScoreInputs:
     column per agent sequence (`N`: the levels' agents, env-major).
 
     Attributes:
-        rewards, values, advantages: `(T, N) float32` (advantages from GAE).
+        rewards: `(T, N) float32`.
+        values: `(T, N) float32` value estimates.
+        advantages: `(T, N) float32` (from GAE).
         done: `(T, N) bool`, the steps that end an episode.
         mask: `(T, N)`, 1 where the agent acted (`None`: every step).
         best: `(N,)` best episodic return of the level so far, this rollout's included
@@ -212,7 +214,9 @@ def level_scores(
 
     Args:
         kind: a registered score's name (`SCORES`).
-        rewards, values, advantages: `(T, N) float32` (advantages from GAE).
+        rewards: `(T, N) float32`.
+        values: `(T, N) float32` value estimates.
+        advantages: `(T, N) float32` (from GAE).
         done: `(T, N) bool`.
         max_returns: `(N,)` running best returns of the levels (`-inf` for new levels).
         optimal_returns: `(N,)` optimal returns (`oracle_regret` only; the same as
