@@ -165,6 +165,7 @@ def main(args: Args) -> list[dict[str, Any]]:
         jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
         compiled = jitted.lower(state, 0).compile()
         compile_s = time.perf_counter() - t0
+        ops = hlo_ops(compiled.as_text())
         state, o = compiled(state, 0)
         jax.block_until_ready(o)
         best = float("inf")
@@ -178,7 +179,7 @@ def main(args: Args) -> list[dict[str, Any]]:
                    compile_s=round(compile_s, 3), env_steps_per_s=round(sps, 1),
                    agent_steps_per_s=round(sps * agents, 1),
                    compiled_memory_mib=_mib(compiled_memory_bytes(compiled)),
-                   device_peak_mib=_mib(device_peak_bytes()))  # fmt: skip
+                   device_peak_mib=_mib(device_peak_bytes()), hlo_ops=ops)  # fmt: skip
         results.append(row)
         print(f"{name}: {sps:,.0f} env steps/s (compile {compile_s:.1f} s)", file=sys.stderr)
         del state, compiled
@@ -238,6 +239,19 @@ def main(args: Args) -> list[dict[str, Any]]:
     return results
 
 
+#: HLO operations that an accelerator may run one batch element after another
+SERIAL_OPS = ("while", "scatter", "gather", "sort", "dynamic-slice", "dynamic-update-slice")
+
+
+def hlo_ops(text: str) -> str:
+    """How many of each `SERIAL_OPS` the compiled program's HLO text holds, e.g.
+    `while 3, gather 1` (`-` for none)."""
+    import re
+
+    counts = {op: len(re.findall(rf"\s{op}\(", text)) for op in SERIAL_OPS}
+    return ", ".join(f"{op} {n}" for op, n in counts.items() if n) or "-"
+
+
 def _mib(b: int | None) -> float | None:
     return None if b is None else round(b / 2**20, 1)
 
@@ -288,14 +302,16 @@ def _continuous(T: Any, quick: bool) -> Any:
 def _markdown(rows: list[dict[str, Any]], device: str, quick: bool) -> str:
     head = (f"Accelerator benchmark on {device}{' (--quick sizes)' if quick else ''}\n\n"
             "| case | envs × agents | steps/call | compile (s) | env steps/s | agent steps/s | "
-            "compiled memory (MiB) | device peak (MiB) |\n|---|---|---|---|---|---|---|---|")  # fmt: skip
+            "compiled memory (MiB) | device peak (MiB) | HLO loops, gathers, … |\n"
+            "|---|---|---|---|---|---|---|---|---|")  # fmt: skip
     lines = [
-        f"| {r['case']} | {r.get('error') or r.get('skipped')} | | | | | | |"
+        f"| {r['case']} | {r.get('error') or r.get('skipped')} | | | | | | | |"
         if "env_steps_per_s" not in r
         else f"| {r['case']} | {r['envs']} × {r['agents']} | {r['steps_per_call']} | "
         f"{r['compile_s']:.1f} | {r['env_steps_per_s']:,.0f} | {r['agent_steps_per_s']:,.0f} | "
         f"{r['compiled_memory_mib'] if r['compiled_memory_mib'] is not None else '–'} | "
-        f"{r['device_peak_mib'] if r['device_peak_mib'] is not None else '–'} |"
+        f"{r['device_peak_mib'] if r['device_peak_mib'] is not None else '–'} | "
+        f"{r.get('hlo_ops', '')} |"
         for r in rows
     ]
     return "\n".join([head, *lines]) + "\n"

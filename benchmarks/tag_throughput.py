@@ -177,6 +177,9 @@ class OneCycle:
     def memory_analysis(self) -> Any:
         return self.program.memory_analysis()
 
+    def as_text(self) -> str:
+        return self.program.as_text()
+
 
 def train_cycle(cfg: TrainConfig) -> tuple[OneCycle, Any]:
     program = Program.build(dataclasses.replace(cfg, devices=1))

@@ -47,6 +47,9 @@ class Environment(Generic[Level, State]):
     #: agents observe the step count, so the time limit is part of the state (a learner
     #: treats truncation as terminal by default)
     observes_time: bool = False
+    #: `reset_state` ignores its key (the start is a function of the level alone), so
+    #: auto-reset wrappers may build the starts of a batch of levels once, in advance
+    reset_ignores_key: bool = False
 
     # --- to implement -----------------------------------------------------------------
     def reset_state(self, key: jax.Array, level: Level) -> State:

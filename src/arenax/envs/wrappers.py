@@ -120,6 +120,10 @@ class Wrapper(Environment):
     def observes_time(self) -> bool:  # type: ignore[override]
         return self.env.observes_time
 
+    @property
+    def reset_ignores_key(self) -> bool:  # type: ignore[override]
+        return self.env.reset_ignores_key
+
     def observation_space(self, team: str = "agent") -> Any:
         return self.env.observation_space(team)
 
@@ -217,7 +221,9 @@ class BatchResetState:
 
     Attributes:
         inner: the wrapped env's state.
-        levels: `(K, ...)` levels to play in order (wrapping around after the last).
+        levels: `(K, ...)` levels to play in order (wrapping around after the last); for
+            an env whose reset ignores its key (`reset_ignores_key`), their start states,
+            built once when the batch is given.
         cursor: `() int32` index of the level being played.
     """
 
@@ -226,19 +232,38 @@ class BatchResetState:
     cursor: jax.Array
 
 
+def take_rows(x: jax.Array, index: jax.Array) -> jax.Array:
+    """`x[n, index[n]]` for every `n`: `x (N, K, ...)`, `index (N,) int32` -> `(N, ...)`.
+
+    A gather on the CPU; elsewhere a one-hot compare and a sum over `K` (a batched gather
+    runs one row after another on a TPU)."""
+    if jax.default_backend() == "cpu":
+        return jax.vmap(lambda a, i: a[i])(x, index)
+    hit = index[:, None] == jnp.arange(x.shape[1], dtype=index.dtype)
+    hit = hit.reshape(hit.shape + (1,) * (x.ndim - 2))
+    if x.dtype == jnp.bool_:
+        return jnp.any(hit & x, axis=1)
+    return jnp.sum(jnp.where(hit, x, jnp.zeros((), x.dtype)), axis=1, dtype=x.dtype)
+
+
 @dataclasses.dataclass(frozen=True)
 class AutoResetFromBatch(Wrapper):
     """When an episode ends, start the next level of a pre-sampled batch.
 
     `reset(key, levels)` takes a stack of `K` levels (leading axis) per environment;
-    episode `i` plays level `i mod K`.
+    episode `i` plays level `i mod K`. Where the env's reset ignores its key
+    (`reset_ignores_key`), the `K` start states are built at this reset and a new episode
+    is a copy of one (selected for every env at once); otherwise new episodes are started
+    only where one ended (`replace_where`).
     """
 
     def reset_state(self, key: jax.Array, levels: Any) -> BatchResetState:
-        first = jax.tree.map(lambda x: x[0], levels)
-        return BatchResetState(
-            inner=self.env.reset_state(key, first), levels=levels, cursor=jnp.zeros((), jnp.int32)
-        )
+        if self.env.reset_ignores_key:
+            levels = jax.vmap(self.env.reset_state, (None, 0))(key, levels)
+            inner = jax.tree.map(lambda x: x[0], levels)
+        else:
+            inner = self.env.reset_state(key, jax.tree.map(lambda x: x[0], levels))
+        return BatchResetState(inner=inner, levels=levels, cursor=jnp.zeros((), jnp.int32))
 
     def step_state(self, key: jax.Array, state: BatchResetState, action: Any) -> Any:
         k_step, k_reset = jax.random.split(key)
@@ -249,7 +274,7 @@ class AutoResetFromBatch(Wrapper):
         k = jax.tree.leaves(state.levels)[0].shape[0]
         cursor = jnp.where(done, (state.cursor + 1) % k, state.cursor)
         nxt = jax.tree.map(lambda x: x[cursor], state.levels)
-        fresh = self.env.reset_state(k_reset, nxt)
+        fresh = nxt if self.env.reset_ignores_key else self.env.reset_state(k_reset, nxt)
         info = {**info, "final_obs": self.env.observe(inner)}
         inner = _select(done, fresh, inner)
         return state.replace(inner=inner, cursor=cursor), reward, terminated, truncated, info
@@ -263,17 +288,19 @@ class AutoResetFromBatch(Wrapper):
         k = jax.tree.leaves(states.levels)[0].shape[1]
         cursor = jnp.where(done, (states.cursor + 1) % k, states.cursor)
         info = {**info, "final_obs": jax.vmap(self.env.observe)(inner)}
+        if self.env.reset_ignores_key:  # the starts are built: copy each env's next one
+            fresh = jax.tree.map(lambda x: take_rows(x, cursor), states.levels)
+            inner = _select_rows(done, fresh, inner)
+            return states.replace(inner=inner, cursor=cursor), reward, terminated, truncated, info
 
-        def fresh(ids: jax.Array | None) -> Any:
+        def fresh_rows(ids: jax.Array | None) -> Any:
             if ids is None:  # each env's next level in its own batch
-                levels = jax.tree.map(
-                    lambda x: jax.vmap(lambda a, c: a[c])(x, cursor), states.levels
-                )
+                levels = jax.tree.map(lambda x: take_rows(x, cursor), states.levels)
             else:
                 levels = jax.tree.map(lambda x: x[ids, cursor[ids]], states.levels)
             return jax.vmap(self.env.reset_state)(_reset_keys(_rows(keys, ids)), levels)
 
-        inner = replace_where(done, fresh, inner)
+        inner = replace_where(done, fresh_rows, inner)
         return states.replace(inner=inner, cursor=cursor), reward, terminated, truncated, info
 
     def observe(self, state: BatchResetState) -> Any:

@@ -34,9 +34,9 @@ import numpy as np
 from arenax.envs import spaces
 from arenax.envs.core import Environment
 from arenax.envs.maze.generators import sample_dr_level
-from arenax.envs.maze.level import DIR_TO_VEC, MazeLevel, validate_level
+from arenax.envs.maze.level import MazeLevel, validate_level
 from arenax.options import POSITIVE, Problem, check_on_init
-from arenax.struct import pytree_dataclass
+from arenax.struct import pytree_dataclass, static_field
 
 # MiniGrid's (object, colour, state) codes used by the maze.
 EMPTY = (1, 0, 0)
@@ -68,23 +68,91 @@ def _is_size(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
 
 
+def words_per_row(width: int) -> int:
+    """32-bit words that hold one row of a `width`-cell maze's walls."""
+    return -(-width // 32)
+
+
+def pack_walls(walls: jax.Array) -> jax.Array:
+    """Walls as bits: `(..., H, W) bool` -> `(..., H * words_per_row(W)) uint32`, bit
+    `x % 32` of word `y * words + x // 32` set where `(x, y)` is a wall."""
+    *lead, h, w = walls.shape
+    words = words_per_row(w)
+    bits = jnp.pad(
+        jnp.asarray(walls, jnp.bool_), [(0, 0)] * (len(lead) + 1) + [(0, 32 * words - w)]
+    )
+    bits = bits.reshape(*lead, h, words, 32).astype(jnp.uint32)
+    weights = jnp.left_shift(jnp.uint32(1), jnp.arange(32, dtype=jnp.uint32))
+    # distinct powers of two: their sum is their bitwise or
+    return jnp.sum(bits * weights, axis=-1, dtype=jnp.uint32).reshape(*lead, h * words)
+
+
+def unpack_walls(bits: jax.Array, width: int) -> jax.Array:
+    """`pack_walls`' inverse: `(..., H * words) uint32` -> `(..., H, width) bool`."""
+    words = words_per_row(width)
+    *lead, n = bits.shape
+    rows = jnp.asarray(bits).reshape(*lead, n // words, words, 1)
+    shifts = jnp.arange(32, dtype=jnp.uint32)
+    cells = (jnp.right_shift(rows, shifts) & 1).astype(jnp.bool_)
+    return cells.reshape(*lead, n // words, 32 * words)[..., :width]
+
+
+def walls_at(bits: jax.Array, width: int, x: jax.Array, y: jax.Array) -> jax.Array:
+    """Whether cells `(x, y)` (int32 arrays of one shape) are walls, cells off the grid
+    included: `bool`, the shape of `x`.
+
+    One row's words are picked by compares and selects over the grid's rows (no gather: on
+    a TPU a batched gather or dynamic slice runs one env after another).
+    """
+    words = words_per_row(width)
+    height = bits.shape[-1] // words
+    if jax.default_backend() == "cpu":  # a gather is cheap here
+        index = jnp.clip(y, 0, height - 1) * words + jnp.clip(x >> 5, 0, words - 1)
+        word = jnp.take(bits, index, axis=-1)
+    else:
+        word = jnp.zeros(x.shape, jnp.uint32)
+        for row in range(height):
+            for j in range(words):
+                hit = y == row if words == 1 else (y == row) & (x >> 5 == j)
+                word = jnp.where(hit, bits[..., row * words + j], word)
+    bit = jnp.right_shift(word, (x & 31).astype(jnp.uint32)) & 1
+    inside = (x >= 0) & (x < width) & (y >= 0) & (y < height)
+    return ~inside | (bit == 1)
+
+
+def direction_vector(d: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`DIR_TO_VEC[d]` as two int32 arrays `(dx, dy)` of `d`'s shape, by selects."""
+    dx = jnp.where(d == 0, 1, jnp.where(d == 2, -1, 0)).astype(jnp.int32)
+    dy = jnp.where(d == 1, 1, jnp.where(d == 3, -1, 0)).astype(jnp.int32)
+    return dx, dy
+
+
 @pytree_dataclass
 class MazeState:
     """Per-env state (add leading axes to batch).
 
     Attributes:
-        walls: `(H, W) bool`.
+        wall_bits: `(H * words_per_row(W),) uint32`, the walls as bits (`pack_walls`): a
+            13 x 13 maze's walls are 13 words, not 169 booleans (what an accelerator copies
+            and selects on every step).
         goal_pos: `(2,) int32` `(x, y)`.
         agent_pos: `(2,) int32` `(x, y)`.
         agent_dir: `() int32`.
         time: `() int32`, steps taken in this episode.
+        width: the maze's width `W` (static).
     """
 
-    walls: jax.Array
+    wall_bits: jax.Array
     goal_pos: jax.Array
     agent_pos: jax.Array
     agent_dir: jax.Array
     time: jax.Array
+    width: int = static_field()
+
+    @property
+    def walls(self) -> jax.Array:
+        """`(..., H, W) bool`, True where a wall stands."""
+        return unpack_walls(self.wall_bits, self.width)
 
 
 @pytree_dataclass
@@ -125,6 +193,7 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
     """ACCEL's edits may also move the agent (besides flipping walls and moving the goal)."""
 
     teams = ("agent",)
+    reset_ignores_key = True
 
     def __post_init__(self) -> None:
         if self.n_walls is None and _is_size(self.height) and _is_size(self.width):
@@ -189,11 +258,12 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
     def reset_state(self, key: jax.Array, level: MazeLevel) -> MazeState:
         del key  # the maze starts deterministically from its level
         return MazeState(
-            walls=jnp.asarray(level.walls, jnp.bool_),
+            wall_bits=pack_walls(level.walls),
             goal_pos=jnp.asarray(level.goal_pos, jnp.int32),
             agent_pos=jnp.asarray(level.agent_pos, jnp.int32),
             agent_dir=jnp.asarray(level.agent_dir, jnp.int32),
             time=jnp.zeros((), jnp.int32),
+            width=int(np.shape(level.walls)[-1]),
         )
 
     def step_state(
@@ -201,15 +271,14 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
     ) -> tuple[MazeState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
         del key
         a = jnp.asarray(action["agent"]).reshape(())
-        h, w = state.walls.shape
         d = state.agent_dir
         new_dir = jnp.where(
             a == Actions.LEFT, (d + 3) % 4, jnp.where(a == Actions.RIGHT, (d + 1) % 4, d)
         )
-        vec = jnp.asarray(DIR_TO_VEC)[d]
-        fwd = state.agent_pos + vec
+        fwd = state.agent_pos + jnp.stack(direction_vector(d))
+        h, w = state.wall_bits.shape[-1] // words_per_row(state.width), state.width
         inside = (fwd[0] >= 0) & (fwd[0] < w) & (fwd[1] >= 0) & (fwd[1] < h)
-        wall = state.walls[jnp.clip(fwd[1], 0, h - 1), jnp.clip(fwd[0], 0, w - 1)]
+        wall = walls_at(state.wall_bits, w, fwd[0], fwd[1])
         at_goal = jnp.all(fwd == state.goal_pos)
         forward = a == Actions.FORWARD
         success = forward & inside & at_goal
@@ -227,34 +296,34 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
 
     # ------------------------------------------------------------- observation
     def observe(self, state: MazeState) -> dict[str, MazeObs]:
-        """The egocentric view: the `v x v` box of the grid in front of the agent, cut
-        from the grid padded with wall (one contiguous slice, not 25 scattered reads: the
-        observation is most of a step's cost) and turned so that the agent looks up."""
+        """The egocentric view: view cell `(r, c)` is the grid cell `v - 1 - r` ahead of
+        the agent and `c - v // 2` to its right, read from the wall bits by compares and
+        selects (`walls_at`; no slice or gather of the grid, which an accelerator does one
+        env after another) and turned so that the agent looks up."""
         v = self.view_size
-        h, w = state.walls.shape
-        pad, half = v - 1, v // 2
-        # the grid as codes (0 empty, 1 wall, 2 goal), walls around it read as wall; a
-        # goal off the grid falls on that border and stays wall, as in MiniGrid
-        ys = np.arange(h + 2 * pad)[:, None] - pad
-        xs = np.arange(w + 2 * pad)[None, :] - pad
-        walls = jnp.pad(state.walls, pad, constant_values=True)
-        goal = (xs == state.goal_pos[0]) & (ys == state.goal_pos[1])
-        code = jnp.where(walls, 1, jnp.where(goal, 2, 0)).astype(jnp.uint8)
-        # top-left corner of the box seen facing +x, +y, -x, -y (padded coordinates)
-        x, y, d = state.agent_pos[0] + pad, state.agent_pos[1] + pad, state.agent_dir
-        x0 = jnp.stack([x, x - half, x - pad, x - half])[d]
-        y0 = jnp.stack([y - half, y, y - half, y - pad])[d]
-        box = jax.lax.dynamic_slice(code, (y0, x0), (v, v))
-        # view row r is v-1-r cells ahead, column c is c-half cells to the right
-        view = jnp.stack([jnp.rot90(box, 1), jnp.rot90(box, 2), jnp.rot90(box, 3), box])[d]
-        wall, goal = view == 1, view == 2
+        ahead, right = (jnp.asarray(a.reshape(-1)) for a in _view_offsets(v))  # (v*v,)
+        fx, fy = direction_vector(state.agent_dir)
+        # right of facing (dx, dy) (y grows downwards) is (-dy, dx)
+        x = state.agent_pos[0] + ahead * fx - right * fy
+        y = state.agent_pos[1] + ahead * fy + right * fx
+        wall = walls_at(state.wall_bits, state.width, x, y)
+        # a goal off the grid falls on the wall beyond it and stays wall, as in MiniGrid
+        goal = ~wall & (x == state.goal_pos[0]) & (y == state.goal_pos[1])
         obj = jnp.where(wall, WALL[0], jnp.where(goal, GOAL[0], EMPTY[0]))
         col = jnp.where(wall, WALL[1], jnp.where(goal, GOAL[1], EMPTY[1]))
         image = jnp.stack([obj, col, jnp.zeros_like(obj)], axis=-1).astype(jnp.uint8)
+        image = image.reshape(v, v, 3)
         if self.normalize_obs:
             image = image.astype(jnp.float32) / 10.0
         obs = MazeObs(image=image[None], direction=state.agent_dir[None].astype(jnp.int32))
         return {"agent": obs}
+
+
+def _view_offsets(v: int) -> tuple[np.ndarray, np.ndarray]:
+    """`(ahead, right)`, each `(v, v) int32`: how far view cell `(r, c)` lies ahead of the
+    agent and to its right."""
+    r, c = np.meshgrid(np.arange(v), np.arange(v), indexing="ij")
+    return (v - 1 - r).astype(np.int32), (c - v // 2).astype(np.int32)
 
 
 def full_map(

@@ -28,7 +28,7 @@ def place_agent_and_goal(key: jax.Array, walls: jax.Array) -> MazeLevel:
     k_agent, k_dir, k_goal = jax.random.split(key, 3)
     free = ~walls.reshape(-1)
     agent = sample_cell(k_agent, free)
-    goal = sample_cell(k_goal, free.at[agent].set(False))
+    goal = sample_cell(k_goal, free & (jnp.arange(free.shape[0]) != agent))
     return MazeLevel(
         walls=walls,
         agent_pos=jnp.stack([agent % w, agent // w]).astype(jnp.int32),
@@ -70,7 +70,11 @@ def sample_dr_level(
     if replace:
         draws = jax.random.randint(k_walls, (max(n_walls, 1),), 0, cells)
         active = jnp.arange(max(n_walls, 1)) < n
-        flat = jnp.zeros(cells, jnp.bool_).at[draws].max(active)
+        if jax.default_backend() == "cpu":
+            flat = jnp.zeros(cells, jnp.bool_).at[draws].max(active)
+        else:  # a compare per draw and cell: a scatter runs one level after another on a TPU
+            hits = (draws[:, None] == jnp.arange(cells)) & active[:, None]
+            flat = jnp.any(hits, axis=0)
     else:
         rank = jnp.argsort(jnp.argsort(jax.random.uniform(k_walls, (cells,))))
         flat = rank < n
