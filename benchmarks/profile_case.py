@@ -1,0 +1,68 @@
+"""Capture a profiler trace of one training cycle or env rollout, for "where the time goes".
+
+Builds a preset's compiled cycle (as ``accelerator.py`` does) or the maze env rollout,
+compiles it, runs it once to warm up, then records ``--calls`` calls with
+``jax.profiler.trace`` into ``--out`` (TensorBoard / XProf's ``plugins/profile`` layout).
+Read it with XProf (``xprof --logdir OUT``) or ``benchmarks/profile_summary.py OUT``, which
+tables the operations by their device time.
+
+    python benchmarks/profile_case.py --case maze-dr --out outputs/profile
+    python benchmarks/profile_case.py --case maze-env --envs 16384 --out outputs/profile-env
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+
+@dataclasses.dataclass(frozen=True)
+class Args:
+    case: str = "maze-dr"
+    """A training preset (its paper configuration, one cycle per call) or ``maze-env``."""
+    out: Path = Path("outputs/profile")
+    """Folder for the trace."""
+    envs: int = 0
+    """Environments (0: the preset's own; maze-env: 16384)."""
+    calls: int = 1
+    """Calls recorded after the warm-up call."""
+
+
+def main(args: Args) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import jax
+
+    if args.case == "maze-env":
+        from accelerator import _maze_env
+
+        n = args.envs or 16384
+        fn, state = _maze_env(n, 256)
+    else:
+        import tag_throughput as T
+
+        from arenax.training import PRESETS
+
+        cfg = PRESETS[args.case]
+        if args.envs:
+            cfg = dataclasses.replace(cfg, n_envs=args.envs)
+        fn, state = T.train_cycle(cfg)
+    t0 = time.perf_counter()
+    compiled = (fn if hasattr(fn, "lower") else jax.jit(fn)).lower(state, 0).compile()
+    print(f"{args.case}: compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    state, o = compiled(state, 0)
+    jax.block_until_ready(o)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with jax.profiler.trace(str(args.out)):
+        for i in range(args.calls):
+            t0 = time.perf_counter()
+            state, o = compiled(state, i + 1)
+            jax.block_until_ready(o)
+            print(f"call {i}: {time.perf_counter() - t0:.4f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    from arenax.cli.common import parse
+
+    main(parse(Args, sys.argv[1:], prog="profile_case.py", description=__doc__))
