@@ -44,6 +44,21 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
 ACCELERATOR_SCAN_UNROLL = 8
 
 
+def gathers_are_cheap() -> bool:
+    """Whether batched gathers, scatters and dynamic slices (a per-example index under
+    `vmap`) are cheap where the program will run: on the CPU they are; on a TPU each runs
+    one example after another (a maze view cut by a batched dynamic slice ran 20x slower
+    there than by compares and selects), so code with both forms picks masks and selects
+    off the CPU. `$ARENAX_GATHERS` (`cheap` or `dear`) overrides the platform's answer (the
+    tests run the accelerator forms on the CPU this way). Read when a program is traced."""
+    import jax
+
+    raw = os.environ.get("ARENAX_GATHERS", "")
+    if raw not in ("", "cheap", "dear"):
+        raise ValueError(f"ARENAX_GATHERS={raw!r}: must be 'cheap' or 'dear'")
+    return raw == "cheap" if raw else jax.default_backend() == "cpu"
+
+
 def scan_unroll() -> int:
     """Iterations of the time loops (the rollout, GAE, the recurrent core) unrolled into
     one body: `$ARENAX_SCAN_UNROLL` if set, else 1 on the CPU and

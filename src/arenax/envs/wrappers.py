@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from arenax.envs import spaces
 from arenax.envs.core import Environment
 from arenax.struct import pytree_dataclass
+from arenax.utils import gathers_are_cheap
 
 #: envs started per pass of `replace_where` (its passes: ceil(envs to reset / chunk))
 RESET_CHUNK = 64
@@ -237,7 +238,7 @@ def take_rows(x: jax.Array, index: jax.Array) -> jax.Array:
 
     A gather on the CPU; elsewhere a one-hot compare and a sum over `K` (a batched gather
     runs one row after another on a TPU)."""
-    if jax.default_backend() == "cpu":
+    if gathers_are_cheap():
         return jax.vmap(lambda a, i: a[i])(x, index)
     hit = index[:, None] == jnp.arange(x.shape[1], dtype=index.dtype)
     hit = hit.reshape(hit.shape + (1,) * (x.ndim - 2))

@@ -37,6 +37,7 @@ from arenax.envs.maze.generators import sample_dr_level
 from arenax.envs.maze.level import MazeLevel, validate_level
 from arenax.options import POSITIVE, Problem, check_on_init
 from arenax.struct import pytree_dataclass, static_field
+from arenax.utils import gathers_are_cheap
 
 # MiniGrid's (object, colour, state) codes used by the maze.
 EMPTY = (1, 0, 0)
@@ -106,7 +107,7 @@ def walls_at(bits: jax.Array, width: int, x: jax.Array, y: jax.Array) -> jax.Arr
     """
     words = words_per_row(width)
     height = bits.shape[-1] // words
-    if jax.default_backend() == "cpu":  # a gather is cheap here
+    if gathers_are_cheap():  # a gather is cheap here
         index = jnp.clip(y, 0, height - 1) * words + jnp.clip(x >> 5, 0, words - 1)
         word = jnp.take(bits, index, axis=-1)
     else:
@@ -297,26 +298,55 @@ class MazeEnv(Environment[MazeLevel, MazeState]):
     # ------------------------------------------------------------- observation
     def observe(self, state: MazeState) -> dict[str, MazeObs]:
         """The egocentric view: view cell `(r, c)` is the grid cell `v - 1 - r` ahead of
-        the agent and `c - v // 2` to its right, read from the wall bits by compares and
-        selects (`walls_at`; no slice or gather of the grid, which an accelerator does one
-        env after another) and turned so that the agent looks up."""
+        the agent and `c - v // 2` to its right, turned so that the agent looks up."""
+        if gathers_are_cheap():
+            code = self._view_codes_by_slice(state)
+        else:
+            code = self._view_codes_by_selects(state)
+        wall, goal = code == 1, code == 2
+        obj = jnp.where(wall, WALL[0], jnp.where(goal, GOAL[0], EMPTY[0]))
+        col = jnp.where(wall, WALL[1], jnp.where(goal, GOAL[1], EMPTY[1]))
+        image = jnp.stack([obj, col, jnp.zeros_like(obj)], axis=-1).astype(jnp.uint8)
+        if self.normalize_obs:
+            image = image.astype(jnp.float32) / 10.0
+        obs = MazeObs(image=image[None], direction=state.agent_dir[None].astype(jnp.int32))
+        return {"agent": obs}
+
+    def _view_codes_by_selects(self, state: MazeState) -> jax.Array:
+        """The view's cells `(v, v) int32` (0 empty, 1 wall, 2 goal), each read from the
+        wall bits by compares and selects (`walls_at`): no slice or gather of the grid,
+        which a TPU does one env after another."""
         v = self.view_size
-        ahead, right = (jnp.asarray(a.reshape(-1)) for a in _view_offsets(v))  # (v*v,)
+        ahead, right = (jnp.asarray(a) for a in _view_offsets(v))  # (v, v)
         fx, fy = direction_vector(state.agent_dir)
         # right of facing (dx, dy) (y grows downwards) is (-dy, dx)
         x = state.agent_pos[0] + ahead * fx - right * fy
         y = state.agent_pos[1] + ahead * fy + right * fx
         wall = walls_at(state.wall_bits, state.width, x, y)
         # a goal off the grid falls on the wall beyond it and stays wall, as in MiniGrid
-        goal = ~wall & (x == state.goal_pos[0]) & (y == state.goal_pos[1])
-        obj = jnp.where(wall, WALL[0], jnp.where(goal, GOAL[0], EMPTY[0]))
-        col = jnp.where(wall, WALL[1], jnp.where(goal, GOAL[1], EMPTY[1]))
-        image = jnp.stack([obj, col, jnp.zeros_like(obj)], axis=-1).astype(jnp.uint8)
-        image = image.reshape(v, v, 3)
-        if self.normalize_obs:
-            image = image.astype(jnp.float32) / 10.0
-        obs = MazeObs(image=image[None], direction=state.agent_dir[None].astype(jnp.int32))
-        return {"agent": obs}
+        goal = (x == state.goal_pos[0]) & (y == state.goal_pos[1])
+        return jnp.where(wall, 1, jnp.where(goal, 2, 0))
+
+    def _view_codes_by_slice(self, state: MazeState) -> jax.Array:
+        """`_view_codes_by_selects`' numbers as the CPU computes them fastest: the
+        `v x v` box in front of the agent cut from the grid padded with wall (one
+        contiguous slice), turned so that the agent looks up."""
+        v = self.view_size
+        walls = unpack_walls(state.wall_bits, state.width)
+        h, w = walls.shape
+        pad, half = v - 1, v // 2
+        # the grid as codes (0 empty, 1 wall, 2 goal), walls around it read as wall
+        ys = np.arange(h + 2 * pad)[:, None] - pad
+        xs = np.arange(w + 2 * pad)[None, :] - pad
+        walls = jnp.pad(walls, pad, constant_values=True)
+        goal = (xs == state.goal_pos[0]) & (ys == state.goal_pos[1])
+        code = jnp.where(walls, 1, jnp.where(goal, 2, 0)).astype(jnp.uint8)
+        # top-left corner of the box seen facing +x, +y, -x, -y (padded coordinates)
+        x, y, d = state.agent_pos[0] + pad, state.agent_pos[1] + pad, state.agent_dir
+        x0 = jnp.stack([x, x - half, x - pad, x - half])[d]
+        y0 = jnp.stack([y - half, y, y - half, y - pad])[d]
+        box = jax.lax.dynamic_slice(code, (y0, x0), (v, v))
+        return jnp.stack([jnp.rot90(box, 1), jnp.rot90(box, 2), jnp.rot90(box, 3), box])[d]
 
 
 def _view_offsets(v: int) -> tuple[np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from arenax.envs.maze.level import MazeLevel
+from arenax.utils import gathers_are_cheap
 
 
 def sample_cell(key: jax.Array, allowed: jax.Array) -> jax.Array:
@@ -70,7 +71,7 @@ def sample_dr_level(
     if replace:
         draws = jax.random.randint(k_walls, (max(n_walls, 1),), 0, cells)
         active = jnp.arange(max(n_walls, 1)) < n
-        if jax.default_backend() == "cpu":
+        if gathers_are_cheap():
             flat = jnp.zeros(cells, jnp.bool_).at[draws].max(active)
         else:  # a compare per draw and cell: a scatter runs one level after another on a TPU
             hits = (draws[:, None] == jnp.arange(cells)) & active[:, None]
