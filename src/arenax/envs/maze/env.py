@@ -78,14 +78,16 @@ def pack_walls(walls: jax.Array) -> jax.Array:
     """Walls as bits: `(..., H, W) bool` -> `(..., H * words_per_row(W)) uint32`, bit
     `x % 32` of word `y * words + x // 32` set where `(x, y)` is a wall."""
     *lead, h, w = walls.shape
-    words = words_per_row(w)
-    bits = jnp.pad(
-        jnp.asarray(walls, jnp.bool_), [(0, 0)] * (len(lead) + 1) + [(0, 32 * words - w)]
-    )
-    bits = bits.reshape(*lead, h, words, 32).astype(jnp.uint32)
-    weights = jnp.left_shift(jnp.uint32(1), jnp.arange(32, dtype=jnp.uint32))
+    walls = jnp.asarray(walls, jnp.bool_)
+    x = np.arange(w)
     # distinct powers of two: their sum is their bitwise or
-    return jnp.sum(bits * weights, axis=-1, dtype=jnp.uint32).reshape(*lead, h * words)
+    weights = jnp.asarray(np.left_shift(np.uint32(1), (x % 32).astype(np.uint32)))
+    out = [
+        jnp.sum(jnp.where(walls[..., j * 32 : (j + 1) * 32], weights[j * 32 : (j + 1) * 32], 0),
+                axis=-1, dtype=jnp.uint32)  # fmt: skip
+        for j in range(words_per_row(w))
+    ]
+    return jnp.stack(out, axis=-1).reshape(*lead, -1)
 
 
 def unpack_walls(bits: jax.Array, width: int) -> jax.Array:
