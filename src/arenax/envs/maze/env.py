@@ -77,15 +77,14 @@ def words_per_row(width: int) -> int:
 def pack_walls(walls: jax.Array) -> jax.Array:
     """Walls as bits: `(..., H, W) bool` -> `(..., H * words_per_row(W)) uint32`, bit
     `x % 32` of word `y * words + x // 32` set where `(x, y)` is a wall."""
-    *lead, h, w = walls.shape
+    *lead, _, w = walls.shape
     walls = jnp.asarray(walls, jnp.bool_)
     x = np.arange(w)
     # distinct powers of two: their sum is their bitwise or
     weights = jnp.asarray(np.left_shift(np.uint32(1), (x % 32).astype(np.uint32)))
+    cols = [slice(32 * j, 32 * (j + 1)) for j in range(words_per_row(w))]
     out = [
-        jnp.sum(jnp.where(walls[..., j * 32 : (j + 1) * 32], weights[j * 32 : (j + 1) * 32], 0),
-                axis=-1, dtype=jnp.uint32)  # fmt: skip
-        for j in range(words_per_row(w))
+        jnp.sum(jnp.where(walls[..., c], weights[c], 0), axis=-1, dtype=jnp.uint32) for c in cols
     ]
     return jnp.stack(out, axis=-1).reshape(*lead, -1)
 
