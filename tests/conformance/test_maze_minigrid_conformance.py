@@ -81,8 +81,17 @@ def _border_level(key, h, w):
 CASES = [(5, 5, 5, 40), (7, 9, 5, 60), (13, 13, 5, 250), (6, 11, 7, 80)]
 
 
-@pytest.mark.parametrize("h,w,view,max_steps", CASES)
-def test_matches_minigrid(h, w, view, max_steps):
+@pytest.mark.parametrize(
+    "h,w,view,max_steps,gathers",
+    [(*case, "cheap") for case in CASES] + [(13, 13, 5, 250, "dear"), (6, 11, 7, 80, "dear")],
+)
+def test_matches_minigrid(monkeypatch, h, w, view, max_steps, gathers):
+    """`gathers="dear"`: the forms arenax compiles for accelerators (the view by compares
+    and selects, `arenax.utils.gathers_are_cheap`), run on the CPU."""
+    monkeypatch.setenv("ARENAX_GATHERS", gathers)
+    if gathers == "dear":  # read when traced: no trace of the other form may be reused
+        jax.clear_caches()
+    rollout = _rollout_jit if gathers == "cheap" else jax.jit(_rollout, static_argnums=0)
     env = MazeEnv(height=h, width=w, view_size=view, max_steps=max_steps)
     n_levels, horizon = 12, max_steps + 5
     episodes = successes = truncations = 0
@@ -96,9 +105,7 @@ def test_matches_minigrid(h, w, view, max_steps):
         # forward-heavy random actions over all 7 MiniGrid actions
         probs = jnp.array([0.2, 0.2, 0.45, 0.04, 0.04, 0.04, 0.03])
         actions = jax.random.choice(k_act, 7, (horizon,), p=probs)
-        img0, dir0, (imgs, dirs, rews, terms, truncs) = jax.device_get(
-            _rollout_jit(env, level, actions)
-        )
+        img0, dir0, (imgs, dirs, rews, terms, truncs) = jax.device_get(rollout(env, level, actions))
         ref = LevelGrid(level, view, max_steps)
         obs, _ = ref.reset(seed=0)
         np.testing.assert_array_equal(img0, obs["image"].transpose(1, 0, 2))

@@ -187,8 +187,15 @@ CONTINUOUS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("case", sorted(CONTINUOUS))
-def test_continuous_tag_replays_warpdrive(case: str) -> None:
+@pytest.mark.parametrize(
+    "case,gathers",
+    [(c, "cheap") for c in sorted(CONTINUOUS)] + [("skills-knn", "dear"), ("crowded-full", "dear")],
+)
+def test_continuous_tag_replays_warpdrive(monkeypatch, case: str, gathers: str) -> None:
+    """`gathers="dear"`: the forms arenax compiles for accelerators (the JAX observation, one-hot
+    lookups of neighbours and action tables, tags counted by compares), run on the CPU."""
+    monkeypatch.setenv("ARENAX_GATHERS", gathers)
+    jax.clear_caches()  # the form is chosen when traced: no trace of the other may be reused
     kwargs = CONTINUOUS[case]
     tags = edges = ties = steps = 0
     for seed in range(3):
@@ -240,16 +247,32 @@ GRID = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("case", sorted(GRID))
-@pytest.mark.parametrize("start", ["fixed", "random"])
-def test_grid_tag_replays_warpdrive(case: str, start: str) -> None:
+@pytest.mark.parametrize(
+    "case,start,gathers",
+    [(c, s, "cheap") for c in sorted(GRID) for s in ("fixed", "random")]
+    + [("partial", "random", "dear")],
+)
+def test_grid_tag_replays_warpdrive(monkeypatch, case: str, start: str, gathers: str) -> None:
+    """Each step through the batched path (`step_states` on a batch of one); `gathers="dear"`:
+    the forms arenax compiles for accelerators (no blocked-cell lookup on an open field, no
+    table lookups), run on the CPU."""
+    monkeypatch.setenv("ARENAX_GATHERS", gathers)
+    jax.clear_caches()  # the form is chosen when traced: no trace of the other may be reused
     kwargs = GRID[case]
     env = GridTagEnv.from_warpdrive(**kwargs)
     if start == "random":
         env = GridTagEnv(
             **{**{f: getattr(env, f) for f in env.__dataclass_fields__}, "random_start": True}
         )
-    step, observe = jax.jit(env.step_state), jax.jit(env.observe)
+    one = jax.random.split(jax.random.key(0), 1)
+
+    @jax.jit
+    def step(key, state, action):
+        del key
+        out = env.step_states(one, *jax.tree.map(lambda x: x[None], (state, action)))
+        return jax.tree.map(lambda x: x[0], out)
+
+    observe = jax.jit(env.observe)
     tags = walls = 0
     for seed in range(8):
         level = env.generate(jax.random.key(seed))

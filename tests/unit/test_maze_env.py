@@ -1,3 +1,5 @@
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -186,3 +188,48 @@ def test_registry_errors():
     assert "maze/dr" in arenax.list_generators()
     assert "maze/edits" in arenax.list_mutators()
     assert "SixteenRooms" in arenax.list_suites()["classic"]
+
+
+@pytest.mark.parametrize("width", [1, 13, 32, 33, 70, 101])
+def test_wall_bits_round_trip_and_cells_off_the_grid(width):
+    """`pack_walls` / `unpack_walls` invert each other (one word per 32 columns), and
+    `walls_at` reads every cell as the bool grid does, cells off the grid as walls."""
+    from arenax.envs.maze.env import pack_walls, unpack_walls, walls_at, words_per_row
+
+    h = 7
+    walls = np.asarray(jax.random.bernoulli(jax.random.key(width), 0.4, (3, h, width)))
+    bits = pack_walls(walls)
+    assert bits.shape == (3, h * words_per_row(width)) and bits.dtype == jnp.uint32
+    np.testing.assert_array_equal(np.asarray(unpack_walls(bits, width)), walls)
+    ys, xs = np.meshgrid(np.arange(-2, h + 2), np.arange(-2, width + 2), indexing="ij")
+    padded = np.pad(walls, ((0, 0), (2, 2), (2, 2)), constant_values=True)
+    for gathers in ("cheap", "dear"):
+        os.environ["ARENAX_GATHERS"] = gathers
+        try:
+            got = jax.vmap(lambda b: walls_at(b, width, jnp.asarray(xs), jnp.asarray(ys)))(bits)
+        finally:
+            del os.environ["ARENAX_GATHERS"]
+        np.testing.assert_array_equal(np.asarray(got), padded, err_msg=gathers)
+
+
+def test_accelerator_forms_have_no_batched_gather(monkeypatch):
+    """With gathers dear (as on a TPU) a batch of maze steps and observations compiles to
+    no gather, scatter, sort, dynamic slice or loop, and DR's level generation to no
+    scatter or sort: each would run one env after another there. (An auto-reset wrapper
+    adds one plain gather of whole rows, its next start state per env.)"""
+    monkeypatch.setenv("ARENAX_GATHERS", "dear")
+    jax.clear_caches()
+    env = base = MazeEnv()
+    n = 8
+    levels = jax.vmap(base.generate)(jax.random.split(KEY, n))
+    _, states = jax.vmap(env.reset)(jax.random.split(KEY, n), levels)
+    actions = {"agent": jnp.full((n, 1), Actions.FORWARD)}
+    keys = jax.random.split(KEY, n)
+    hlo = jax.jit(env.steps).lower(keys, states, actions).as_text()
+    for op in ("gather", "scatter", "sort", "dynamic_slice", "dynamic_update_slice", "while"):
+        assert f"stablehlo.{op}" not in hlo, op
+    # the same for a batch of fresh DR levels
+    hlo = jax.jit(jax.vmap(base.generate)).lower(keys).as_text()
+    for op in ("scatter", "sort", "dynamic_slice"):
+        assert f"stablehlo.{op}" not in hlo, op
+    jax.clear_caches()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from arenax.envs.tag import GridTagEnv, GridTagLevel
 
@@ -34,3 +35,29 @@ def test_hand_cases_and_layout() -> None:
     assert obs["tagger"].shape == (2, 13) and obs["runner"].shape == (1, 13)
     # WarpDrive's types: 0 tagger, 1 runner
     np.testing.assert_array_equal(np.asarray(obs["tagger"][0])[6:9], [0, 0, 1])
+
+
+@pytest.mark.parametrize("max_obstacles", [0, 12])
+def test_accelerator_step_equals_the_cpu_step(monkeypatch, max_obstacles):
+    """`step_states` in the accelerator forms (`ARENAX_GATHERS=dear`: the blocked-cell lookup
+    skipped when no cell of the batch is blocked) gives the CPU forms' numbers, open fields
+    and arenas with obstacles alike."""
+    env = GridTagEnv(n_taggers=6, size=5, max_obstacles=max_obstacles, random_start=True,
+                     partial=True)  # fmt: skip
+    n = 16
+    keys = jax.random.split(jax.random.key(3), n)
+    _, states = jax.vmap(env.reset)(keys, jax.vmap(env.generate)(keys))
+    assert bool(jnp.any(states.blocked)) == (max_obstacles > 0)
+    outs = {}
+    for gathers in ("cheap", "dear"):
+        monkeypatch.setenv("ARENAX_GATHERS", gathers)
+        jax.clear_caches()
+        s, trace = states, []
+        for t in range(12):
+            acts = jax.random.randint(jax.random.key(t), (n, env.n_agents), 0, 5)
+            actions = {"tagger": acts[:, :-1], "runner": acts[:, -1:]}
+            s, *rest = jax.jit(env.steps)(keys, s, actions)[1:]
+            trace.append((jax.vmap(env.observe)(s), s, rest))
+        outs[gathers] = jax.device_get(trace)
+    for a, b in zip(jax.tree.leaves(outs["cheap"]), jax.tree.leaves(outs["dear"]), strict=True):
+        np.testing.assert_array_equal(a, b)

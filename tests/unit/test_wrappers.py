@@ -100,16 +100,27 @@ def test_replace_where_equals_drawing_every_row_and_selecting(chunk, draw_all_wh
         np.testing.assert_array_equal(np.asarray(got["y"]), want["y"])
 
 
-@pytest.mark.parametrize("chunk", [3, 64])
-@pytest.mark.parametrize("kind", ["replay", "batch"])
-def test_batched_auto_reset_equals_vmap_of_step(monkeypatch, kind: str, chunk: int) -> None:
-    """`env.steps` (new episodes started only where one ended, in passes of `chunk` envs)
-    gives `vmap(env.step)`'s numbers bit for bit: observations, states, rewards, flags and
-    `info` (final observations, episode totals), on steps where no episode, one, or more
-    than a pass's worth end (a time limit of 10 steps: many of the 12 envs truncate
-    together)."""
+@pytest.mark.parametrize(
+    "kind,chunk,family,gathers",
+    [(kind, chunk, "cartpole", "cheap") for kind in ("replay", "batch") for chunk in (3, 64)]
+    + [("batch", 64, "maze", "cheap"), ("batch", 64, "maze", "dear")],
+)
+def test_batched_auto_reset_equals_vmap_of_step(
+    monkeypatch, kind: str, chunk: int, family: str, gathers: str
+) -> None:
+    """`env.steps` (new episodes started only where one ended, in passes of `chunk` envs;
+    for the maze, whose reset ignores its key, a copy of each env's next start state built
+    at reset) gives `vmap(env.step)`'s numbers bit for bit: observations, states, rewards,
+    flags and `info` (final observations, episode totals), on steps where no episode, one,
+    or more than a pass's worth end (a time limit of 16 steps: many of the 12 envs
+    truncate together). `gathers="dear"`: the accelerator forms, run on the CPU."""
     monkeypatch.setattr(wrappers, "RESET_CHUNK", chunk)
-    base = CartPoleEnv(max_steps=16)  # DR physics: every env its own level
+    monkeypatch.setenv("ARENAX_GATHERS", gathers)
+    jax.clear_caches()  # the form is chosen when traced: no trace of the other may be reused
+    if family == "maze":  # small mazes, few walls: goals are reached, so ends are uneven
+        base = MazeEnv(height=3, width=4, max_steps=16, n_walls=1)
+    else:
+        base = CartPoleEnv(max_steps=16)  # DR physics: every env its own level
     n = 12
     keys = jax.random.split(KEY, n)
     if kind == "replay":
@@ -124,7 +135,11 @@ def test_batched_auto_reset_equals_vmap_of_step(monkeypatch, kind: str, chunk: i
     ends = []
     for t in range(40):
         k = jax.random.split(jax.random.key(t), n)
-        a = {"agent": jax.random.randint(jax.random.key(100 + t), (n, 1), 0, 2)}
+        a = {
+            "agent": jax.random.randint(
+                jax.random.key(100 + t), (n, 1), 0, 2 if family == "cartpole" else 3
+            )
+        }
         *out1, s1_next = (lambda o, s, *r: (o, *r, s))(*per_env(k, s1, a))
         *out2, s2_next = (lambda o, s, *r: (o, *r, s))(*batched(k, s2, a))
         for x, y in zip(jax.tree.leaves((out1, s1_next)), jax.tree.leaves((out2, s2_next)),

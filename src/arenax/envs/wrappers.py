@@ -21,6 +21,7 @@ import jax.numpy as jnp
 
 from arenax.envs import spaces
 from arenax.envs.core import Environment
+from arenax.selects import take_rows
 from arenax.struct import pytree_dataclass
 from arenax.utils import gathers_are_cheap
 
@@ -192,13 +193,20 @@ class AutoReplay(Wrapper):
             _step_keys(keys), states.inner, actions
         )
         info = {**info, "final_obs": jax.vmap(self.env.observe)(inner)}
+        done = terminated | truncated
+        if self.env.reset_ignores_key and not gathers_are_cheap():
+            # a start is a copy of the level: every env's, then a select (the passes of
+            # `replace_where` gather and scatter rows, one env after another on a TPU)
+            fresh_all = jax.vmap(self.env.reset_state)(keys, states.level)
+            inner = _select_rows(done, fresh_all, inner)
+            return states.replace(inner=inner), reward, terminated, truncated, info
 
         def fresh(ids: jax.Array | None) -> Any:
             return jax.vmap(self.env.reset_state)(
                 _reset_keys(_rows(keys, ids)), _rows(states.level, ids)
             )
 
-        inner = replace_where(terminated | truncated, fresh, inner)
+        inner = replace_where(done, fresh, inner)
         return states.replace(inner=inner), reward, terminated, truncated, info
 
     def observe(self, state: ReplayState) -> Any:
@@ -231,20 +239,6 @@ class BatchResetState:
     inner: Any
     levels: Any
     cursor: jax.Array
-
-
-def take_rows(x: jax.Array, index: jax.Array) -> jax.Array:
-    """`x[n, index[n]]` for every `n`: `x (N, K, ...)`, `index (N,) int32` -> `(N, ...)`.
-
-    A gather on the CPU; elsewhere a one-hot compare and a sum over `K` (a batched gather
-    runs one row after another on a TPU)."""
-    if gathers_are_cheap():
-        return jax.vmap(lambda a, i: a[i])(x, index)
-    hit = index[:, None] == jnp.arange(x.shape[1], dtype=index.dtype)
-    hit = hit.reshape(hit.shape + (1,) * (x.ndim - 2))
-    if x.dtype == jnp.bool_:
-        return jnp.any(hit & x, axis=1)
-    return jnp.sum(jnp.where(hit, x, jnp.zeros((), x.dtype)), axis=1, dtype=x.dtype)
 
 
 @dataclasses.dataclass(frozen=True)

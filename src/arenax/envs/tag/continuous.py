@@ -92,6 +92,8 @@ from arenax.options import (
     Problem,
     check_on_init,
 )
+from arenax.selects import lookup
+from arenax.utils import gathers_are_cheap
 
 TWO_PI = 2.0 * math.pi
 NON_POSITIVE = In(-1e9, 0.0)
@@ -329,8 +331,8 @@ class TagEnv(Environment[TagLevel, TagState]):
         act = jnp.concatenate([action["tagger"], action["runner"]], axis=0).astype(jnp.int32)
         still = state.in_game  # the agents in the game during this step
         # 1. movement
-        d_acc = _table(self.accel_levels, self.min_accel, self.max_accel)[act[:, 0]]
-        d_turn = _table(self.turn_levels, self.min_turn, self.max_turn)[act[:, 1]]
+        d_acc = lookup(_table(self.accel_levels, self.min_accel, self.max_accel), act[:, 0])
+        d_turn = lookup(_table(self.turn_levels, self.min_turn, self.max_turn), act[:, 1])
         accel = state.accel + d_acc
         direction = jnp.where(still, jnp.mod(state.direction + d_turn, jnp.float32(TWO_PI)), 0.0)
         top = jnp.float32(self.max_speed) * state.skill
@@ -353,7 +355,11 @@ class TagEnv(Environment[TagLevel, TagState]):
         dist = jnp.sqrt(dx * dx + dy * dy)  # (R, T)
         nearest = jnp.argmin(dist, axis=1)
         tagged = still[nt:] & (jnp.min(dist, axis=1) < state.tag_margin)
-        tags_by = jax.ops.segment_sum(tagged.astype(jnp.float32), nearest, num_segments=nt)
+        if gathers_are_cheap():
+            tags_by = jax.ops.segment_sum(tagged.astype(jnp.float32), nearest, num_segments=nt)
+        else:  # a scatter-add runs one runner after another on a TPU; counts are exact
+            by = (nearest[:, None] == jnp.arange(nt)) & tagged[:, None]  # (R, T)
+            tags_by = jnp.sum(by.astype(jnp.float32), axis=0)
 
         # 4. rewards
         time = state.time + 1

@@ -38,6 +38,7 @@ unchanged).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -49,7 +50,9 @@ from arenax.envs import spaces
 from arenax.envs.core import Environment
 from arenax.envs.tag.warpdrive import grid_options
 from arenax.options import NON_NEGATIVE, POSITIVE, In, Problem, check_on_init
+from arenax.selects import select_row
 from arenax.struct import pytree_dataclass
+from arenax.utils import gathers_are_cheap
 
 NON_POSITIVE = In(-1e9, 0.0)
 
@@ -138,6 +141,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
     teams = ("tagger", "runner")
     episode_sums = ("tagged",)
     observes_time = True  # t/T is in every observation
+    reset_ignores_key = True
 
     def __post_init__(self) -> None:
         check_on_init(self, "grid-tag")
@@ -258,18 +262,24 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         return self.episode_length if state.episode_length is None else state.episode_length
 
     def step_state(
-        self, key: jax.Array, state: GridTagState, action: dict[str, jax.Array]
+        self,
+        key: jax.Array,
+        state: GridTagState,
+        action: dict[str, jax.Array],
+        obstacles: bool = True,
     ) -> tuple[GridTagState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
+        """One step; `obstacles=False` skips the blocked-cell check (its numbers when no
+        cell is blocked)."""
         act = jnp.concatenate([action["tagger"], action["runner"]]).reshape(-1).astype(jnp.int32)
         if state.skill is not None:  # a move is carried out with its team's probability
             skill = jnp.concatenate(
                 [jnp.broadcast_to(state.skill[0], (self.n_taggers,)), state.skill[1:]]
             )
             act = jnp.where(jax.random.uniform(key, (self.n_agents,)) < skill, act, 0)
-        target = state.pos + jnp.asarray(MOVES)[act]
+        target = state.pos + move_vectors(act)
         pos = jnp.clip(target, 0, self.size)
-        # a blocked cell refuses the move as the border does
-        pos = jnp.where(state.blocked[pos[:, 1], pos[:, 0]][:, None], state.pos, pos)
+        if obstacles:  # a blocked cell refuses the move as the border does
+            pos = jnp.where(state.blocked[pos[:, 1], pos[:, 0]][:, None], state.pos, pos)
         hit_wall = jnp.any(pos != target, axis=-1)
         runner = pos[-1]
         if state.tag_distance is None:
@@ -288,6 +298,22 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         new = state.replace(pos=pos, time=time)
         return new, reward, tagged, time >= self.horizon(state), info
 
+    def step_states(
+        self, keys: jax.Array, states: GridTagState, actions: dict[str, jax.Array]
+    ) -> tuple[GridTagState, dict[str, jax.Array], jax.Array, jax.Array, dict[str, Any]]:
+        """`vmap(step_state)`; off the CPU, a batch without a blocked cell (WarpDrive's game)
+        skips the blocked-cell lookup, a gather per agent that a TPU does one after
+        another."""
+        if gathers_are_cheap():
+            return jax.vmap(self.step_state)(keys, states, actions)
+
+        def batch(obstacles: bool) -> Any:
+            return jax.vmap(functools.partial(self.step_state, obstacles=obstacles))(
+                keys, states, actions
+            )
+
+        return jax.lax.cond(jnp.any(states.blocked), lambda: batch(True), lambda: batch(False))
+
     def global_state(self, state: GridTagState) -> jax.Array:
         """Every agent's cell `x / L, y / L` (taggers, then the runner), then `t / T`:
         `(2 A + 1,) float32` (an arena's obstacles are not in it)."""
@@ -303,7 +329,7 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         if self.partial:
             diff = state.pos[:-1] - state.pos[-1]
             d = jnp.sum(diff * diff, axis=-1)  # squared Euclidean, first index on ties
-            nearest = p[jnp.argmin(d)]
+            nearest = select_row(p, jnp.argmin(d))
             targets = jnp.concatenate([jnp.broadcast_to(p[-1], (a - 1, 2)), nearest[None]])
             obs = jnp.concatenate([p, targets, is_runner[:, None], jnp.full((a, 1), t)], axis=-1)
         else:
@@ -325,6 +351,14 @@ class GridTagEnv(Environment[GridTagLevel, GridTagState]):
         ys = state.pos[:, 1, None, None] + d[None, :, None] + r
         xs = state.pos[:, 0, None, None] + d[None, None, :] + r
         return padded[ys, xs].reshape(self.n_agents, -1).astype(jnp.float32)
+
+
+def move_vectors(act: jax.Array) -> jax.Array:
+    """`MOVES[act]` by selects: `(A,) int32` actions -> `(A, 2) int32` moves (a table
+    lookup is a gather per agent)."""
+    dx = jnp.where(act == 1, 1, jnp.where(act == 2, -1, 0))
+    dy = jnp.where(act == 3, 1, jnp.where(act == 4, -1, 0))
+    return jnp.stack([dx, dy], axis=-1).astype(jnp.int32)
 
 
 # ------------------------------------------------------------------ arena building blocks

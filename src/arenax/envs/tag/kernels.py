@@ -32,6 +32,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from arenax.selects import gather_rows
+from arenax.utils import gathers_are_cheap
+
 SOURCE = Path(__file__).with_name("_knn.cc")
 TARGET = "arenax_k_nearest"
 OBSERVE = "arenax_tag_observe"
@@ -143,7 +146,7 @@ def k_nearest(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax
     squared float32 distance, equal ones by index. `pos (A, 2) float32`, `active (A,)
     bool` -> `(others (A, k) int32, valid (A, k) bool)` (`valid` False for padding when
     fewer than `k` remain). The CPU kernel on CPUs when it is available, JAX elsewhere."""
-    if not cpu_kernel_available():
+    if not cpu_kernel_available() or not gathers_are_cheap():  # (dear: as an accelerator)
         return k_nearest_jax(pos, active, k)
     return jax.lax.platform_dependent(
         pos,
@@ -183,7 +186,7 @@ def tag_observation(
         return jnp.concatenate([obs, discs[2](p, m, *disc_args)], axis=-1)
 
     extra = () if discs is None else (discs[0], discs[1])
-    if not cpu_kernel_available():
+    if not cpu_kernel_available() or not gathers_are_cheap():  # (dear: as an accelerator)
         return jax_path(feats, pos, active, kind, time, *extra)
     width = 7 * k + 1 + (0 if discs is None else 3 * discs[0].shape[-2])
 
@@ -214,9 +217,10 @@ def k_nearest_observation(
     """The k-nearest observation in JAX `(A, 7k + 1)` (the CPU kernel's twin)."""
     a = pos.shape[0]
     others, valid = k_nearest(pos, active, k)
-    rel = feats[others] - feats[:, None, :]  # (A, K, 5)
-    extra = jnp.stack([kind[others], active[others].astype(jnp.float32)], axis=-1)  # (A, K, 2)
-    per = jnp.concatenate([rel, extra], axis=-1) * valid[..., None]  # (A, K, 7)
+    table = jnp.concatenate([feats, kind[:, None], active[:, None].astype(feats.dtype)], -1)
+    picked = gather_rows(table.astype(jnp.float32), others)  # (A, K, 7)
+    rel = picked[..., :5] - feats[:, None, :]  # (A, K, 5)
+    per = jnp.concatenate([rel, picked[..., 5:]], axis=-1) * valid[..., None]  # (A, K, 7)
     flat = jnp.moveaxis(per, -1, 1).reshape(a, -1)  # feature by feature
     t = jnp.broadcast_to(time, (a, 1))
     return jnp.where(active[:, None], jnp.concatenate([flat, t], axis=-1), 0.0)
