@@ -124,9 +124,9 @@ def env_only(cfg: TrainConfig, steps: int) -> tuple[Callable, Any]:
                 team: env.action_space(team).sample(ks[i], (n, env.num_agents(team)))
                 for i, team in enumerate(env.teams)
             }
-            obs, state, rew, term, trunc, _ = jax.vmap(env.step)(
-                jax.random.split(ks[2], n), state, action
-            )
+            # the batched step training uses (`env.steps`: a family's batch forms, new
+            # episodes started as the auto-reset wrapper does for a batch)
+            obs, state, rew, term, trunc, _ = env.steps(jax.random.split(ks[2], n), state, action)
             acc = (
                 acc + sum(jnp.sum(o) for o in obs.values()) + sum(jnp.sum(r) for r in rew.values())
             )

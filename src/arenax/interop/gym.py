@@ -58,9 +58,10 @@ def _single(env: Environment) -> SingleAgent:
 #: XLA's estimate of the bytes one new episode touches (a level drawn, the env reset on
 #: it) above which the export's default starts new episodes in passes of
 #: `DEAR_RESET_CHUNK` envs, drawing none on a step where no episode ended (the maze's
-#: generator: about 300 KB at 13 x 13); below it (classic control: about 10 KB; fixed
-#: levels), in passes of `wrappers.RESET_CHUNK`, for every env at once in a batch no larger
-DEAR_RESET_BYTES = 50_000
+#: generator: about 340 KB at 13 x 13); below it (classic control: about 10 KB; a maze on
+#: fixed levels: about 60 KB, its walls packed into bits and its first view read), in passes
+#: of `wrappers.RESET_CHUNK`, for every env at once in a batch no larger
+DEAR_RESET_BYTES = 150_000
 DEAR_RESET_CHUNK = 8
 
 
