@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +37,35 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> Path
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     return path
+
+
+_CACHE_HITS = [0]
+
+
+def persistent_cache_hits() -> int:
+    """How many compilations this process has loaded from JAX's persistent compilation
+    cache so far (JAX's `/jax/compilation_cache/cache_hits` events, counted from the first
+    call)."""
+    _count_cache_hits()
+    return _CACHE_HITS[0]
+
+
+def persistent_cache_dir() -> str | None:
+    """The persistent compilation cache's folder, or None where none is on."""
+    import jax
+
+    return jax.config.jax_compilation_cache_dir or None
+
+
+@functools.cache
+def _count_cache_hits() -> None:
+    import jax
+
+    def listen(event: str, **_: Any) -> None:
+        if event == "/jax/compilation_cache/cache_hits":
+            _CACHE_HITS[0] += 1
+
+    jax.monitoring.register_event_listener(listen)
 
 
 #: `scan_unroll`'s default off the CPU. On an H200 the paper-configuration `maze-dr`

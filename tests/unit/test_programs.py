@@ -126,3 +126,20 @@ def test_training_programs_compile_at_cpu_opt_level_unless_xla_flags_set_one(
     assert training_compiler_options("cpu") is None
     monkeypatch.delenv("XLA_FLAGS")
     assert training_compiler_options("cpu") == {"xla_backend_optimization_level": CPU_OPT_LEVEL}
+
+
+def test_a_chunk_compiled_by_an_earlier_process_is_loaded_and_said_so() -> None:
+    """With the persistent compilation cache on (the suite's), a chunk that another build
+    compiled is loaded from it, and `Chunk.loaded` says so (the line a run prints); a chunk
+    kept by this process is reused, not loaded."""
+    import jax
+
+    from arenax.training.program import Program
+    from arenax.utils import persistent_cache_dir
+
+    assert persistent_cache_dir()  # tests/conftest.py turns the cache on
+    program = Program.build(dataclasses.replace(CFG, devices=1))
+    program.chunk(keep=False)  # compiled (or loaded: the cache may hold it from a run before)
+    jax.clear_caches()  # what this process holds in memory goes; the disk cache stays
+    again = program.chunk(keep=False)
+    assert again.loaded and not again.reused

@@ -40,7 +40,7 @@ from arenax.training.run import (
     start_run,
 )
 from arenax.training.signals import Interrupted, StopRequests
-from arenax.utils import make_console
+from arenax.utils import make_console, persistent_cache_dir
 
 # Host timing columns: everything else in a metrics row is a deterministic function of the
 # seed (bitwise on CPU), which the resume tests check.
@@ -140,11 +140,12 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
     started = t_start if started is None else started
 
     def building() -> None:
+        cache = persistent_cache_dir()
+        where = f"compilation cache {cache}" if cache else "no compilation cache"
         run.print(
             f"compiling a chunk of up to {cfg.chunk} cycles on {cfg.devices} "
-            f"device{'s' if cfg.devices != 1 else ''} (the first run of a configuration "
-            "takes roughly 2-20 s on a 2-core CPU; later runs load it from the compilation "
-            "cache) ..."
+            f"device{'s' if cfg.devices != 1 else ''} ({where}; a first compile takes roughly "
+            "2-20 s on a 2-core CPU, 25-60 s on a TPU) ..."
         )
 
     def get_chunk() -> Chunk:
@@ -154,7 +155,12 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
         if chunk is None:
             chunk = run.program.chunk(state=run.state, building=building)
             compile_s += chunk.seconds
-            if not chunk.reused:
+            if chunk.loaded:
+                run.print(
+                    f"loaded the chunk of up to {cfg.chunk} cycles from the compilation cache "
+                    f"in {chunk.seconds:.1f} s"
+                )
+            elif not chunk.reused:
                 run.print(f"compiled a chunk of up to {cfg.chunk} cycles in {chunk.seconds:.1f} s")
         return chunk
 

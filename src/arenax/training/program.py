@@ -43,7 +43,7 @@ from arenax.training.parallel import (
 )
 from arenax.training.programs import program_key
 from arenax.training.sweep import Sweep
-from arenax.utils import training_compiler_options
+from arenax.utils import persistent_cache_hits, training_compiler_options
 
 
 @dataclasses.dataclass
@@ -60,6 +60,8 @@ class Chunk:
         runs: runs stacked in its state.
         seconds: what building it took (tracing, lowering, compiling).
         reused: it was kept from an earlier build of this process.
+        loaded: its compilation was loaded from JAX's persistent compilation cache (an
+            earlier process compiled the same program).
         values: a sweep's `{option: (runs,) array}` of each run's values (an argument of
             the program, not a constant of it); `None` without a sweep.
     """
@@ -70,6 +72,7 @@ class Chunk:
     seconds: float
     reused: bool
     values: dict[str, Any] | None = None
+    loaded: bool = False
 
     def __call__(
         self, state: TrainState, n: int | None = None, active: Any = None
@@ -269,7 +272,10 @@ class Program:
             return fn.lower(*Chunk(None, cycles, runs, 0.0, False, values).args(like)).compile()
 
         key = None if self.key is None or not keep else (self.key, "chunk", self.mesh, cycles, runs)
+        hits = persistent_cache_hits()
         compiled, reused = programs.cached(key, build)
+        loaded = not reused and persistent_cache_hits() > hits
         if check_memory:
             check_compiled_memory(compiled, self.cfg)
-        return Chunk(compiled, cycles, runs, time.perf_counter() - t0, reused, values)
+        seconds = time.perf_counter() - t0
+        return Chunk(compiled, cycles, runs, seconds, reused, values, loaded)
