@@ -154,3 +154,75 @@ def test_seeds_are_checked() -> None:
     with pytest.raises(ConfigError, match="seed \\+ seeds must be at most 2\\*\\*32"):
         validate(dataclasses.replace(cfg, seed=2**32 - 1, seeds=2))
     assert dataclasses.replace(cfg, seeds=3, seed=5, name="").run_name.endswith("-s5-7")
+
+
+def _cut_first_checkpoint(folder: Path) -> None:
+    """What a SIGKILL while checkpoint 1 of `folder` was written leaves: Orbax's temporary
+    folder, no complete step."""
+    step = folder / "checkpoints" / "1"
+    step.rename(step.with_name("1.orbax-checkpoint-tmp-1234567"))
+
+
+def _truncate(folder: Path, step: int) -> None:
+    """Checkpoint `step`'s array files emptied (a crash mid-copy, a full disk)."""
+    data = list((folder / "checkpoints" / str(step) / "state").rglob("ocdbt.process_0/d/*"))
+    assert data
+    for f in data:
+        f.write_bytes(b"")
+
+
+@pytest.mark.parametrize("kind", ["seeds", "sweep"])
+def test_a_stack_killed_while_writing_its_first_checkpoints_starts_over(
+    tmp_path: Path, kind: str, capsys
+) -> None:
+    """One run of a stack has its first checkpoint, the other none (killed mid-write): the
+    resume says so in one line and starts over, and ends where an uninterrupted stack ends
+    (it once said "no checkpoint that every seed has … went its own way", and for a sweep
+    named a `RUN/seed0` that does not exist)."""
+    runs = {"seeds": {"seeds": 2}, "sweep": {"sweep": ("agent.ppo.lr=1e-4,2e-3",)}}[kind]
+    cfg = tiny_preset("maze-dr", tmp_path, 3, chunk=1, checkpoint_every=1, **runs)
+    full = train(dataclasses.replace(cfg, name="full"))
+    train(dataclasses.replace(cfg, name="cut", total_steps=cfg.total_steps // 3))
+    folders = sorted(p for p in (tmp_path / "cut").iterdir() if (p / "checkpoints").is_dir())
+    assert len(folders) == 2
+    _cut_first_checkpoint(folders[1])
+    capsys.readouterr()
+    resumed = train(dataclasses.replace(cfg, name="cut"), resume=tmp_path / "cut")
+    said = " ".join(capsys.readouterr().out.split())
+    unit = "seed" if kind == "seeds" else "sweep point"
+    assert f"not every {unit} has a complete checkpoint" in said, said
+    assert f"{folders[0].name}: 1; {folders[1].name}: none" in said, said
+    assert "starting over from cycle 0" in said, said
+    if kind == "sweep":  # the points' folders, no seed folder they do not have
+        assert "seed0" not in said, said
+    for i, folder in enumerate(folders):
+        rows = read_jsonl(folder / "metrics.jsonl")
+        assert [r["cycle"] for r in rows] == [1, 2, 3]
+        assert_same(learning_rows(rows), learning_rows(full.seed_rows[i]))
+        assert_same(learning_rows(resumed.seed_rows[i]), learning_rows(full.seed_rows[i]))
+
+
+@pytest.mark.parametrize("kind", ["seeds", "sweep"])
+def test_one_runs_newest_checkpoint_truncated_falls_back_as_a_single_run(
+    tmp_path: Path, kind: str, capsys
+) -> None:
+    """A stack whose second run's newest checkpoint (of cycle 4) is truncated resumes from
+    the newest checkpoint both read (3), as a single run falls back (it once stopped with
+    "no readable checkpoint (4 failed; the others: 3)"), sets the damaged one aside, and
+    ends where an uninterrupted stack ends."""
+    runs = {"seeds": {"seeds": 2}, "sweep": {"sweep": ("agent.ppo.lr=1e-4,2e-3",)}}[kind]
+    cfg = tiny_preset("maze-dr", tmp_path, 6, chunk=1, checkpoint_every=1, **runs)
+    full = train(dataclasses.replace(cfg, name="full"))
+    train(dataclasses.replace(cfg, name="half", total_steps=cfg.total_steps * 4 // 6))
+    folders = sorted(p for p in (tmp_path / "half").iterdir() if (p / "checkpoints").is_dir())
+    _truncate(folders[1], 4)
+    capsys.readouterr()
+    train(dataclasses.replace(cfg, name="half"), resume=tmp_path / "half")
+    said = " ".join(capsys.readouterr().out.split())
+    assert "checkpoint 4 is unreadable" in said and "resuming from the older checkpoint 3" in said
+    assert f"resumed {tmp_path / 'half'} at cycle 3" in said, said
+    assert list((folders[1] / "corrupt_checkpoints").iterdir())
+    for i, folder in enumerate(folders):
+        rows = read_jsonl(folder / "metrics.jsonl")
+        assert [r["cycle"] for r in rows] == list(range(1, 7))
+        assert_same(learning_rows(rows), learning_rows(full.seed_rows[i]))

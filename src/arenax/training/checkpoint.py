@@ -24,7 +24,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -317,6 +317,7 @@ class Checkpointer:
         cycle: int | None = None,
         report: Callable[[str], None] = print,
         read_only: bool = False,
+        unreadable: Sequence[int] = (),
     ) -> tuple[Any, dict[str, Any]]:
         """Restore checkpoint `cycle`, or the newest one that reads and verifies: each
         failure is reported in one line and the next older checkpoint (the latest, then the
@@ -328,7 +329,8 @@ class Checkpointer:
 
         `read_only` (evaluation, `arenax.load_run`): the same fallback, reported the same
         way, but nothing in the run is moved or written (the details of failed reads stay
-        in the temporary folder's log)."""
+        in the temporary folder's log). `unreadable`: checkpoints already found unreadable
+        (set aside with the others when an older one is restored)."""
         every = sorted(self.all_steps())
         steps = every[::-1]
         if cycle is not None:
@@ -338,7 +340,7 @@ class Checkpointer:
             steps = [cycle]
         if not steps:
             raise CheckpointError(f"{self.directory}: no checkpoint to resume from")
-        bad = []
+        bad = [s for s in unreadable if s in every]
         # details of failed reads; the run directory is not written until a restore works
         log = Path(tempfile.gettempdir()) / f"arenax-checkpoint-errors-{os.getpid()}.log"
         earlier = _quiet_abandoned_reads(log)
@@ -358,12 +360,12 @@ class Checkpointer:
             if bad and read_only:
                 report(f"reading the older checkpoint {step} instead (details: {log})")
             elif bad:
-                self._set_aside([s for s in bad if s > step])
+                self.set_aside([s for s in bad if s > step])
                 kept = self._keep_error_log(log)
                 report(f"resuming from the older checkpoint {step} (details: {kept})")
             later = [s for s in every if s > step and s not in bad]
             if later and not read_only:
-                dest = self._set_aside(later, "rolled_back")
+                dest = self.set_aside(later, "rolled_back")
                 report(
                     f"rolled back to checkpoint {step}: the later checkpoints "
                     f"({', '.join(map(str, later))}) and the logs so far moved to {dest}; "
@@ -391,7 +393,7 @@ class Checkpointer:
             return dest
         return log
 
-    def _set_aside(self, steps: list[int], why: str = "corrupt") -> Path:
+    def set_aside(self, steps: list[int], why: str = "corrupt") -> Path:
         """Move checkpoints out of the manager's folder (kept for inspection):
         `corrupt_checkpoints/<step>-<time>`, or (a rollback) `rolled_back/<time>/` with
         a copy of the run's logs. Returns the destination folder."""

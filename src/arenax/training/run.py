@@ -108,8 +108,11 @@ def start_run(
                 distributed.barrier("seed-folders")
             # several seeds keep two checkpoints: one complete set survives a crash mid-save
             ckpts.append(Checkpointer(c.run_dir, cfg.archive_every, writer, keep=1 + group))
+        restored = None
         if resume and (any(k.all_steps() for k in ckpts) or checkpoint is not None):
-            state, records, start = restore_members(program, ckpts, checkpoint, warn)
+            restored = restore_members(program, ckpts, checkpoint, warn)
+        if restored is not None:
+            state, records, start = restored
             counters = [{k: int(v) for k, v in r.items() if is_counter(k)} for r in records]
             for c, n, r in zip(configs, counters, records, strict=True):
                 for problem in c.budget_problems(n, int(r["cycle"])):
@@ -160,32 +163,75 @@ def restore_members(
     ckpts: list[Checkpointer],
     checkpoint: int | None,
     warn: Callable[[str], None],
-) -> tuple[TrainState, list[dict[str, Any]], int]:
+) -> tuple[TrainState, list[dict[str, Any]], int] | None:
     """`(state, records, cycle)` of a run's checkpoint `checkpoint` or newest readable
-    one; several seeds: the newest checkpoint every seed has, their states stacked."""
+    one; several runs (seeds, sweep points): the newest checkpoint that every one has and
+    reads, their states stacked (an unreadable one falls back to the next older common
+    one, as a single run falls back), or None when a run has none at all: the run stopped
+    while its first checkpoints were written, and starts over (said in one line; the
+    checkpoints that were written are set aside)."""
     cfg, mesh, specs = program.cfg, program.mesh, program.specs
     abstract = program.abstract_state()
     if len(ckpts) == 1:
         state, record = ckpts[0].restore_good(abstract, mesh, specs, checkpoint, warn)
         return state, [record], int(record["cycle"])
-    common = set.intersection(*(set(k.all_steps()) for k in ckpts))
+    root = Path(cfg.run_dir)
+    unit = "seed" if not cfg.sweep else "sweep point"
+
+    def name(k: Checkpointer) -> str:
+        return (
+            str(k.run_dir.relative_to(root)) if k.run_dir.is_relative_to(root) else str(k.run_dir)
+        )
+
+    every = [k.all_steps() for k in ckpts]
+    has = "; ".join(
+        f"{name(k)}: {', '.join(map(str, st)) or 'none'}"
+        for k, st in zip(ckpts, every, strict=True)
+    )
+    common = sorted(set.intersection(*map(set, every)), reverse=True)
     if checkpoint is None and not common:
-        has = "; ".join(
-            f"{k.run_dir.name}: {', '.join(map(str, k.all_steps())) or 'none'}" for k in ckpts
-        )
+        if not all(every):  # a run without any: stopped while the first ones were written
+            warn(
+                f"{cfg.run_dir}: not every {unit} has a complete checkpoint ({has}): it stopped "
+                "while writing its first checkpoints; starting over from cycle 0 (those "
+                "written are set aside in each run's rolled_back/)"
+            )
+            for k, st in zip(ckpts, every, strict=True):
+                k.set_aside(st, "rolled_back")
+            return None
         raise CheckpointError(
-            f"{cfg.run_dir}: no checkpoint that every seed has ({has}; a seed resumed on its "
-            "own went its own way): resume each seed's folder on its own "
-            f"(arenax resume {Path(cfg.run_dir) / ckpts[0].run_dir.name} ...)"
+            f"{cfg.run_dir}: no checkpoint that every {unit} has ({has}; a {unit} resumed on "
+            f"its own went its own way): resume each {unit}'s folder on its own "
+            f"(arenax resume {ckpts[0].run_dir} ...)"
         )
-    step = checkpoint if checkpoint is not None else max(common)
-    states, records = [], []
-    for k in ckpts:
-        state, record = k.restore_good(abstract, mesh, specs, step, warn)
-        states.append(state)
-        records.append(record)
-    stacked = place(jax.tree.map(lambda *xs: jnp.stack(xs), *states), mesh, stacked_specs(specs))
-    return stacked, records, step
+    bad: list[list[int]] = [[] for _ in ckpts]
+    for step in [checkpoint] if checkpoint is not None else common:
+        states, records = [], []
+        try:
+            for i, k in enumerate(ckpts):
+                try:
+                    state, record = k.restore_good(abstract, mesh, specs, step, warn,
+                                                   unreadable=bad[i])  # fmt: skip
+                except CheckpointError:
+                    bad[i].append(step)
+                    raise
+                states.append(state)
+                records.append(record)
+        except CheckpointError:
+            if checkpoint is not None:
+                raise
+            continue
+        stacked = place(
+            jax.tree.map(lambda *xs: jnp.stack(xs), *states), mesh, stacked_specs(specs)
+        )
+        return stacked, records, step
+    raise CheckpointError(
+        f"{cfg.run_dir}: no checkpoint that every {unit} has reads ({has}; unreadable: "
+        + "; ".join(
+            f"{name(k)}: {', '.join(map(str, b))}" for k, b in zip(ckpts, bad, strict=True) if b
+        )
+        + ")"
+    )
 
 
 class NullLogger:
