@@ -143,3 +143,31 @@ def test_a_chunk_compiled_by_an_earlier_process_is_loaded_and_said_so() -> None:
     jax.clear_caches()  # what this process holds in memory goes; the disk cache stays
     again = program.chunk(keep=False)
     assert again.loaded and not again.reused
+
+
+@pytest.mark.parametrize("drop", ["env_steps", "updates"])
+def test_a_curriculum_whose_cycle_reports_no_budget_counts_is_refused_when_traced(drop) -> None:
+    """A curriculum whose cycle leaves out `env_steps` or `updates` is refused with its name
+    while the chunk is traced, before any cycle runs (a run of one once trained 1,262
+    cycles at "0 env steps" until killed)."""
+    import jax
+
+    from arenax.training.parallel import make_chunk
+    from arenax.training.program import Program
+
+    program = Program.build(dataclasses.replace(CFG, devices=1))
+    base = type(program.curriculum)
+
+    class Forgetful(base):  # the built-in cycle, one budget count left out
+        def cycle(self, state, key, env_ids, axis_name):
+            state, metrics = super().cycle(state, key, env_ids, axis_name)
+            return state, {k: v for k, v in metrics.items() if k != drop}
+
+    forgetful = Forgetful(**{f.name: getattr(program.curriculum, f.name)
+                             for f in dataclasses.fields(program.curriculum)})  # fmt: skip
+    chunk = make_chunk(forgetful, program.mesh, CFG.n_envs, 1)
+    with pytest.raises(ValueError, match=rf"curriculum Forgetful: its cycle's metrics lack {drop}"):
+        jax.eval_shape(chunk, program.abstract_state())
+    jax.eval_shape(
+        make_chunk(program.curriculum, program.mesh, CFG.n_envs, 1), program.abstract_state()
+    )  # fmt: skip  (the built-in one traces)

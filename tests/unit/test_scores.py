@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arenax.curricula.scores import level_scores
+from arenax.curricula.scores import SCORES, level_scores, register_score
 
 
 def episodes(done_col: np.ndarray) -> list[list[int]]:
@@ -97,3 +99,31 @@ def test_hand_case_steps_after_an_agent_left_are_no_episode() -> None:
     # an agent that acted on no step of the rollout has no episode at all
     s, best = level_scores("pvl", r, v, adv, done, None, None, np.zeros_like(mask))
     assert float(s[0]) == -np.inf and float(best[0]) == -np.inf
+
+
+@pytest.mark.parametrize(
+    ("fn", "error", "message"),
+    [
+        (lambda x: jnp.full(x.best.shape, jnp.nan), ValueError,
+         r"score 'probe_bad' returned \[nan, nan, nan, nan\] on a made-up rollout"),
+        (lambda x: jnp.mean(x.advantages), ValueError,
+         r"score 'probe_bad' returned shape \(\) for 4 levels; a score returns one number per "
+         r"level: \(4,\)"),
+        (lambda x, y: x.best, TypeError,
+         r"score 'probe_bad': calling it failed \(.*\); a score is fn\(inputs: "),
+    ],
+)  # fmt: skip
+def test_a_score_that_returns_nan_or_the_wrong_shape_is_refused_on_first_use(
+    fn, error, message
+) -> None:
+    """A registered score that returns NaN (a replay curriculum would never replay: one such
+    run made 0 updates), one number for all levels, or has the wrong signature is refused
+    on its first use, while the program is traced, in one line naming it."""
+    register_score("probe_bad", fn, overwrite=True)
+    try:
+        r = jnp.zeros((6, 3), jnp.float32)
+        done = jnp.zeros((6, 3), bool).at[-1].set(True)
+        with pytest.raises(error, match=message):
+            jax.jit(lambda r: level_scores("probe_bad", r, r, r, done)).lower(r)
+    finally:
+        SCORES.pop("probe_bad")

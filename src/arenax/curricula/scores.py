@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from arenax.options import Registered
 
@@ -242,7 +243,67 @@ def level_scores(
     if score.success and success is None:
         raise ValueError(f"{kind} needs the episodes' outcomes (success)")
     inputs = ScoreInputs(rewards, values, advantages, done, mask, best, mean_ret, success, parts)
-    return score.fn(inputs), best
+    check_score(score)
+    return _call(score, inputs), best
+
+
+def _call(score: LevelScore, inputs: ScoreInputs) -> jax.Array:
+    """`score.fn(inputs)`, its signature and result's shape checked (one-line errors
+    naming the score)."""
+    n = inputs.rewards.shape[1]
+    try:
+        out = score.fn(inputs)
+    except TypeError as exc:
+        raise TypeError(
+            f"score {score.name!r}: calling it failed ({exc}); a score is "
+            "fn(inputs: arenax.curricula.ScoreInputs) -> (N,) float"
+        ) from exc
+    if jnp.shape(out) != (n,):
+        raise ValueError(
+            f"score {score.name!r} returned shape {jnp.shape(out)} for {n} levels; a score "
+            f"returns one number per level: ({n},)"
+        )
+    return jnp.asarray(out, jnp.float32)
+
+
+_CHECKED: set[int] = set()
+
+
+def check_score(score: LevelScore) -> None:
+    """On a score's first use, run it once on a small made-up rollout (8 steps of 4
+    levels, each with an ended episode; every part it needs at 1, outcomes alternating)
+    and refuse, naming it, a score that returns NaN there, or +inf: a NaN score never
+    ranks a level, so a replay curriculum silently never replays (one such run made 0
+    updates). `-inf` (not scored) is allowed."""
+    if id(score) in _CHECKED:
+        return
+    rng = np.random.default_rng(0)
+    t, n = 8, 4
+    with jax.ensure_compile_time_eval():
+        rewards = jnp.asarray(rng.uniform(0, 1, (t, n)), jnp.float32)
+        done = jnp.asarray(np.arange(t)[:, None] % 3 == (np.arange(n)[None, :] % 3))
+        mean_ret, best_ret = episode_returns(rewards, done, None)
+        inputs = ScoreInputs(
+            rewards=rewards,
+            values=jnp.asarray(rng.normal(0, 1, (t, n)), jnp.float32),
+            advantages=jnp.asarray(rng.normal(0, 1, (t, n)), jnp.float32),
+            done=done,
+            mask=None,
+            best=best_ret,
+            mean_return=mean_ret,
+            success=jnp.asarray(np.arange(t * n).reshape(t, n) % 2, jnp.float32)
+            if score.success
+            else None,
+            level={part: jnp.ones((n,), jnp.float32) for part in score.needs},
+        )
+        out = np.asarray(_call(score, inputs))
+    if np.isnan(out).any() or np.isposinf(out).any():
+        raise ValueError(
+            f"score {score.name!r} returned {out.tolist()} on a made-up rollout of {n} levels "
+            "that each ended an episode: a score is a finite number per level (higher: "
+            "replay sooner), -inf for a level with no ended episode"
+        )
+    _CHECKED.add(id(score))
 
 
 def _pvl(x: ScoreInputs) -> jax.Array:

@@ -174,6 +174,35 @@ def jit_init(algorithm: Curriculum) -> Callable:
     return jax.jit(algorithm.init, compiler_options=options)
 
 
+#: the metrics every curriculum's cycle reports: the budget (`total_steps`,
+#: `total_updates`) and the logs count them
+REQUIRED_METRICS = ("env_steps", "updates")
+
+
+def check_cycle_metrics(curriculum: Any, metrics: Any) -> None:
+    """Refuse, while the program is traced (before any cycle runs), a curriculum whose
+    cycle does not report `REQUIRED_METRICS` as scalars: a run of it would never spend its
+    budget (one such run trained 1,262 cycles at "0 env steps" until killed)."""
+    name = type(curriculum).__name__
+    if not isinstance(metrics, dict):
+        raise TypeError(f"curriculum {name}: its cycle returned {type(metrics).__name__} "
+                        "metrics; it returns (state, a dict of metrics)")  # fmt: skip
+    missing = [k for k in REQUIRED_METRICS if k not in metrics]
+    if missing:
+        raise ValueError(
+            f"curriculum {name}: its cycle's metrics lack {', '.join(missing)}; every cycle "
+            "reports env_steps (all the environment steps it took) and updates (the learner "
+            "updates it made) as int32 scalars, which the budget and the logs count"
+        )
+    shaped = [k for k in REQUIRED_METRICS if jnp.shape(metrics[k]) != ()]
+    if shaped:
+        raise ValueError(
+            f"curriculum {name}: its cycle's {', '.join(shaped)} must be scalars (got "
+            + ", ".join(str(jnp.shape(metrics[k])) for k in shaped)
+            + ")"
+        )
+
+
 def make_chunk(
     algorithm: Curriculum,
     mesh: Mesh,
@@ -213,7 +242,9 @@ def make_chunk(
 
     def one_cycle(s: TrainState, ids: jax.Array, values: Any = None) -> tuple[TrainState, Any]:
         own = algorithm if values is None else swept(values)
-        return own.cycle(s, cycle_key(s), ids, AXIS)
+        state, metrics = own.cycle(s, cycle_key(s), ids, AXIS)
+        check_cycle_metrics(own, metrics)
+        return state, metrics
 
     def cycles(body: Callable, state: TrainState, n: jax.Array | None) -> tuple[TrainState, Any]:
         """`body` (`state -> (state, metrics)`) `n_cycles` times, or `n` times."""
