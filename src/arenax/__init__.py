@@ -23,6 +23,8 @@ _LAZY = {
         ("register_curriculum", "register_score", "CurriculumOptions", "ScoreInputs"),
         "arenax.curricula",
     ),
+    # the learners a team chooses among
+    **dict.fromkeys(("register_learner", "LEARNERS"), "arenax.rl.learners"),
 }  # fmt: skip
 
 
@@ -35,6 +37,7 @@ __all__ = [
     "Actor",
     "CompareOptions",
     "CurriculumOptions",
+    "LEARNERS",
     "Preset",
     "Run",
     "ScoreInputs",
@@ -52,6 +55,7 @@ __all__ = [
     "register",
     "register_curriculum",
     "register_generator",
+    "register_learner",
     "register_mutator",
     "register_score",
     "register_suite",

@@ -55,7 +55,28 @@ def test_a_large_maze_keeps_six_pixels_a_cell_in_a_gallery(tmp_path):
 
 def test_list(capsys):
     run("list", [])
-    assert "maze/dr" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "maze/dr" in out
+    for kind in ("ppo", "a2c", "ddpg"):  # the learners a team chooses among
+        assert f"learner {kind}" in out
+
+
+def test_a_team_chooses_its_learner_on_the_command_line() -> None:
+    """`--<team>.learner KIND` (as `--curriculum KIND`): that team learns with the registered
+    learner at its defaults, its options then `--<team>.<KIND>.*`; the other team keeps its
+    own; an unknown kind is one line naming the registered ones."""
+    from arenax.cli.train import as_train_config, parse_preset
+    from arenax.rl.a2c import A2CConfig
+    from arenax.rl.ppo import PPOConfig
+
+    argv = ["tag-grid", "--runner.learner", "a2c", "--runner.a2c.lr", "0.002"]
+    cfg = as_train_config(parse_preset("train", argv)[1])
+    assert cfg.teams["runner"].learner == A2CConfig(lr=0.002)
+    assert isinstance(cfg.teams["tagger"].learner, PPOConfig)
+    r = subprocess.run([sys.executable, "-m", "arenax.cli", "train", "maze-dr",
+                        "--agent.learner", "nope"], capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 2
+    assert "--agent.learner nope: unknown; learners: ppo, a2c, ddpg" in r.stdout + r.stderr
 
 
 def test_console_script_help():

@@ -34,7 +34,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "render": ("render", "render_command", "level galleries (PNG) and episodes (GIF)"),
     "tune": ("train", "tune_command", "measure a preset's batch sizes and suggest one"),
     "bench": ("misc", "bench_command", "environment throughput of a family"),
-    "list": ("misc", "list_command", "families, generators, mutators, suites, presets"),
+    "list": (
+        "misc",
+        "list_command",
+        "families, generators, mutators, suites, curricula, scores, learners, presets",
+    ),
     "play": ("play", "play_command", "play a maze yourself in the terminal"),
 }
 

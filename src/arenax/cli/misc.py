@@ -59,7 +59,7 @@ def plot_command(argv: Sequence[str]) -> None:
 @dataclasses.dataclass(frozen=True)
 class ListArgs:
     """List registered environments, generators, mutators, held-out suites, curricula, level
-    scores and presets."""
+    scores, learners and presets."""
 
 
 def list_command(argv: Sequence[str]) -> None:
@@ -87,6 +87,12 @@ def list_command(argv: Sequence[str]) -> None:
         table.add_row(f"curriculum {kind}", options.SUMMARY)
     for name, score in SCORES.items():
         table.add_row(f"level score {name}", score.summary)
+    from arenax.cli.train import _learner_summary
+    from arenax.rl.learners import LEARNERS
+
+    for kind, options in LEARNERS.items():
+        how = "off-policy" if options.off_policy else "on-policy"
+        table.add_row(f"learner {kind}", f"({how}) {_learner_summary(options)}")
     table.add_row("presets", ", ".join(all_presets()))
     console.print(table)
 

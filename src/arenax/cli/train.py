@@ -56,14 +56,15 @@ def preset_type(name: str, preset: TrainConfig, extra: Sequence[tuple] = ()) -> 
     """`TrainConfig` as `arenax train <name>` shows it (see the module docstring)."""
     from arenax.training.presets import preset_summaries
 
-    team_cls = _team_type(name, next(iter(preset.teams.values())))
+    # a type per team: teams may learn with different learners (--runner.learner a2c)
+    team_cls = {t: _team_type(f"{name}_{t}", tc) for t, tc in preset.teams.items()}
     teams_cls = dataclasses.make_dataclass(
         f"Teams_{name.replace('-', '_')}",
         [
             (
                 t,
-                Annotated[team_cls, tyro.conf.arg(name=t)],
-                dataclasses.field(default=team_cls(**fields_of(tc))),
+                Annotated[team_cls[t], tyro.conf.arg(name=t)],
+                dataclasses.field(default=team_cls[t](**fields_of(tc))),
             )
             for t, tc in preset.teams.items()
         ],
@@ -167,10 +168,11 @@ def presets() -> dict[str, TrainConfig]:
 
 def _preset_help() -> str:
     from arenax.curricula.registry import CURRICULA
+    from arenax.rl.learners import LEARNERS
     from arenax.training.presets import preset_summaries
 
     lines = [
-        "usage: arenax train PRESET [--curriculum KIND] [OPTIONS]   "
+        "usage: arenax train PRESET [--curriculum KIND] [--TEAM.learner KIND] [OPTIONS]   "
         "(arenax train PRESET --help: its options)",
         "",
         "presets:",
@@ -183,7 +185,19 @@ def _preset_help() -> str:
         "its options are then --KIND.*):",
     ]
     lines += [f"  {k:<18} {c.SUMMARY}" for k, c in CURRICULA.items()]
+    lines += [
+        "",
+        "learners (--TEAM.learner KIND: a team learns with another one, at its defaults;",
+        "its options are then --TEAM.KIND.*):",
+    ]
+    lines += [f"  {k:<18} {_learner_summary(c)}" for k, c in LEARNERS.items()]
     return "\n".join(lines)
+
+
+def _learner_summary(options: type) -> str:
+    """A learner's one line: its `SUMMARY`, else its docstring's first line."""
+    text = getattr(options, "SUMMARY", "") or (options.__doc__ or "").strip()
+    return text.splitlines()[0] if text else ""
 
 
 def with_curriculum(preset: TrainConfig, kind: str) -> TrainConfig:
@@ -196,6 +210,20 @@ def with_curriculum(preset: TrainConfig, kind: str) -> TrainConfig:
     if type(preset.curriculum) is CURRICULA[kind]:
         return preset
     return dataclasses.replace(preset, curriculum=CURRICULA[kind]())
+
+
+def with_learner(preset: TrainConfig, team: str, kind: str) -> TrainConfig:
+    """`preset` whose `team` learns with the registered learner `kind` at its defaults
+    (the team's own options when it learns with that one already)."""
+    from arenax.rl.learners import LEARNERS
+
+    if kind not in LEARNERS:
+        error(f"--{team}.learner {kind}: unknown; learners: {', '.join(LEARNERS)}")
+    tc = preset.teams[team]
+    if type(tc.learner) is LEARNERS[kind]:
+        return preset
+    teams = {**preset.teams, team: dataclasses.replace(tc, learner=LEARNERS[kind]())}
+    return dataclasses.replace(preset, teams=teams)
 
 
 def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ()) -> tuple[str, Any]:
@@ -213,6 +241,10 @@ def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ())
     kind = _option(rest, "curriculum", "")
     if kind:
         preset, rest = with_curriculum(preset, kind), _without(rest, "curriculum")
+    for team in preset.teams:  # --<team>.learner KIND: another learner, at its defaults
+        kind = _option(rest, f"{team}.learner", "")
+        if kind:
+            preset, rest = with_learner(preset, team, kind), _without(rest, f"{team}.learner")
     compat = _compat(rest)
     preset = preset if compat not in ("minimax",) else with_compat(preset, compat)
     cls = preset_type(name, preset, extra)
