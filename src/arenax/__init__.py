@@ -34,10 +34,10 @@ __getattr__, __dir__ = lazy_names("arenax", _LAZY, globals())
 
 
 __all__ = [
+    "LEARNERS",
     "Actor",
     "CompareOptions",
     "CurriculumOptions",
-    "LEARNERS",
     "Preset",
     "Run",
     "ScoreInputs",

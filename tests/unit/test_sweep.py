@@ -56,6 +56,12 @@ def test_from_python_a_dict_or_a_string() -> None:
         "agent.ppo.lr=0.0001,0.0003",
     )
     assert _cfg().__class__(sweep="plr.temperature=1,2").sweep == ("plr.temperature=1,2",)
+    # a string of values, and one value (once split into characters, or a TypeError)
+    assert _cfg().__class__(sweep={"agent.ppo.lr": "1e-4,3e-4"}).sweep == (
+        "agent.ppo.lr=1e-4,3e-4",
+    )
+    with pytest.raises(ConfigError, match="one point: set the option instead"):
+        validate(dataclasses.replace(_cfg(), sweep={"agent.ppo.lr": 1e-4}))
 
 
 @pytest.mark.parametrize(
@@ -79,6 +85,22 @@ def test_bad_sweeps_are_one_line(entries: tuple[str, ...], message: str) -> None
     with pytest.raises(ConfigError) as err:
         validate(_cfg(*entries, seeds=2))
     assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+def test_an_optional_number_is_refused_for_what_it_does_not_its_type() -> None:
+    """The maze's `n_walls` (`int | None`) is a number: `--sweep env.n-walls=5,10` is refused
+    because the program needs it while traced (a shape), as any such option (it was once
+    refused as "not a number (int)")."""
+    from arenax.training.program import Program
+
+    cfg = dataclasses.replace(tiny_preset("maze-dr", Path("runs")), sweep=("env.n-walls=2,3",))
+    with pytest.raises(ConfigError) as err:
+        Program.build(validate(cfg))
+    message = str(err.value)
+    assert (
+        "sweep env.n_walls: cannot be swept in one program: the program needs its value" in message
+    )
+    assert "not a number" not in message and "\n" not in message
 
 
 def test_the_command_line_takes_one_sweep_per_option(monkeypatch, capsys, tmp_path) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -78,6 +78,17 @@ class EvalConfig(EvalOptions):
 
 def _maze_teams() -> dict[str, TeamConfig]:
     return {"agent": TeamConfig(network=ModelConfig(), learner=PPOConfig())}
+
+
+def _sweep_values(values: Any) -> str:
+    """A `sweep={option: values}` entry's values as `--sweep` writes them: a list or tuple
+    of values, or a string of them (`"1e-4,3e-4"`); one value is one point (the sweep's
+    check then says so) rather than its characters or a type error."""
+    if isinstance(values, str):
+        return values
+    if isinstance(values, Sequence):
+        return ",".join(map(str, values))
+    return str(values)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,7 +179,7 @@ class TrainConfig:
             object.__setattr__(self, "resume", Path(self.resume))
         if isinstance(self.sweep, str | Mapping):  # from Python: "lr=1,2" or {"lr": [1, 2]}
             sweep = [self.sweep] if isinstance(self.sweep, str) else [
-                f"{k}={','.join(map(str, v))}" for k, v in self.sweep.items()
+                f"{k}={_sweep_values(v)}" for k, v in self.sweep.items()
             ]  # fmt: skip
             object.__setattr__(self, "sweep", tuple(sweep))
         elif isinstance(self.sweep, list):

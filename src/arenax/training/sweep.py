@@ -64,8 +64,15 @@ class Axis:
 
 
 def _strip(hint: Any) -> Any:
+    """The type under `Annotated[...]`, and `X` of an optional `X | None` (a number that
+    may be left unset, as the maze's `n_walls`, is still a number)."""
     if typing.get_origin(hint) is typing.Annotated:
-        return typing.get_args(hint)[0]
+        hint = typing.get_args(hint)[0]
+    args = typing.get_args(hint)
+    if type(None) in args and len(args) == 2:
+        (hint,) = (a for a in args if a is not type(None))
+        if typing.get_origin(hint) is typing.Annotated:
+            hint = typing.get_args(hint)[0]
     return hint
 
 
