@@ -174,6 +174,11 @@ def test_methods_and_their_statistics(runs: dict) -> None:
     ret = compare([f"mine={runs['dr0']}", f"mine={runs['plr']}"], metric="ret", reps=200)
     assert [m.label for m in ret.methods] == ["mine"] and len(ret.methods[0].runs) == 2
     assert ret.aggregate[0]["mean"] == pytest.approx((np.mean(final["dr0"]) + 0.1) / 2 / 2)
+    # one folder as a string or a path, not a list of its characters (it once said
+    # "/: not a run folder")
+    for one in (str(runs["fast"]), runs["fast"]):
+        alone = compare(one, reps=100)
+        assert [m.label for m in alone.methods] == ["fast"] and len(alone.methods[0].runs) == 2
 
 
 def test_the_command_writes_tables_and_pictures(

@@ -421,11 +421,14 @@ def _named(name: str, estimate: tuple[float, float, float]) -> dict[str, float]:
     return {name: point, f"{name}_lo": lo, f"{name}_hi": hi}
 
 
-def compare(runs: Sequence[str | Path], options: CompareOptions | None = None,
+def compare(runs: Sequence[str | Path] | str | Path, options: CompareOptions | None = None,
             **overrides: Any) -> Comparison:  # fmt: skip
-    """Compare runs (`RUN` or `LABEL=RUN` each; a `--seeds N` folder counts as its seeds):
-    see the module docstring. `arenax.compare(["runs/a", "runs/b"], metric="solved")`;
-    `.write(folder)` writes the tables and pictures."""
+    """Compare runs (`RUN` or `LABEL=RUN` each; a `--seeds N` folder counts as its seeds, a
+    sweep's folder as its points): see the module docstring.
+    `arenax.compare(["runs/a", "runs/b"], metric="solved")`, or one folder
+    `arenax.compare("runs/sweep")`; `.write(folder)` writes the tables and pictures."""
+    if isinstance(runs, str | Path):  # one folder (a string is not a list of its letters)
+        runs = [runs]
     options = dataclasses.replace(options or CompareOptions(), **overrides)
     check(options)
     if not runs:

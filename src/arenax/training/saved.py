@@ -81,7 +81,11 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
         if choices and isinstance(v, dict):
             kind = v.get("kind", "")
             if kind not in choices:
-                raise ConfigError(f"{k}: unknown kind {kind!r}; allowed: {', '.join(choices)}")
+                raise ConfigError(
+                    f"{k}: unknown kind {kind!r}; allowed: {', '.join(choices)} (a run of a "
+                    "plug-in's family, curriculum or learner needs the plug-in imported: set "
+                    "ARENAX_PLUGINS=module[,module…] as when it was trained)"
+                )
             v = from_dict(choices[kind], v)
         elif dataclasses.is_dataclass(t) and isinstance(v, dict):
             v = from_dict(t, v)
