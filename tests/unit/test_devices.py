@@ -62,3 +62,8 @@ def test_arenax_devices_sets_what_auto_means(cores, monkeypatch) -> None:
     monkeypatch.setenv("ARENAX_DEVICES", "two")
     with pytest.raises(ConfigError, match="ARENAX_DEVICES='two': must be a positive integer"):
         choose(maze, n_envs=32)
+    # a count that does not divide the envs: named as where it came from (it once read
+    # "n_envs=32: must be divisible by devices=3", the variable unnamed)
+    monkeypatch.setenv("ARENAX_DEVICES", "3")
+    with pytest.raises(ConfigError, match=r"ARENAX_DEVICES=3: does not divide n_envs=32"):
+        choose(maze, n_envs=32)

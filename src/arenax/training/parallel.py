@@ -90,6 +90,12 @@ def resolve_devices(cfg: Any) -> tuple[Any, str]:
     if distributed.multi_process():
         return with_(jax.device_count()), "every device of every process"
     if given:
+        n_envs = cfg.n_envs
+        if isinstance(n_envs, int) and n_envs % int(given):
+            raise ConfigError(
+                f"ARENAX_DEVICES={given}: does not divide n_envs={n_envs} (devices=auto reads "
+                "it); set it to a divisor of the envs, unset it, or give --devices"
+            )
         return with_(int(given)), "$ARENAX_DEVICES"
     if jax.default_backend() != "cpu":
         return with_(1), f"one {jax.default_backend().upper()} device; --devices N for more"
