@@ -54,7 +54,8 @@ class CompareOptions:
     curves and peaks still come from the periodic ones (`eval.jsonl`) where there are."""
     cvar_alpha: Annotated[float, UNIT] = 0.25
     """The CVaR's fraction of levels: the mean score of the worst `ceil(alpha · levels)`
-    levels (each level's mean over a method's runs)."""
+    levels, cross-fitted (`arenax.eval.aggregate.cvar_of_levels`: chosen on half of a
+    method's runs, scored on the other half)."""
     reps: Annotated[int, IntIn(100, 1_000_000)] = 2000
     """Bootstrap resamples per interval."""
     seed: Annotated[int, IntIn(0, 2**32 - 1)] = 0
@@ -121,7 +122,10 @@ class Comparison:
             "",
             f"95% intervals: percentile, {o.reps} stratified bootstrap resamples of the runs "
             "(Agarwal et al. 2021); IQM: the mean of the middle half of runs × tasks; "
-            f"CVaR: the mean of the worst {o.cvar_alpha:g} of the tasks. Peak: each run's best "
+            f"CVaR: the mean of the worst {o.cvar_alpha:g} of the tasks, chosen on half of a "
+            "method's runs and scored on the other half, both ways (chosen and scored on the "
+            "same means it is biased low; a method of one run has only that form). Peak: each "
+            "run's best "
             "periodic evaluation (biased up: the maximum of noisy evaluations).",
             "",
             "## Methods",

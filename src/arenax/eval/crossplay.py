@@ -12,7 +12,8 @@ method is a group of runs (its seeds). Here:
 - `method_scores`: each run's scores against a fixed pool — every run's runners (or
   taggers) on every arena, so every method is scored on the same tasks — as an `(R, T)`
   matrix per method (`R` seeds, `T` = pool runs × arenas): P(tag) as taggers, 1 − P(tag)
-  as runners;
+  as runners. The pool includes each run's own partner (its other team, trained with it)
+  and its own method's other seeds: a method is partly scored against itself;
 - `summary`: per method the mean and the IQM with 95% stratified-bootstrap intervals, and
   the worst case over co-players and arenas (each run's lowest task, one opponent run on
   one arena, averaged over the method's runs); `improvement`: the probability of
