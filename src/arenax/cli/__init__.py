@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "list": (
         "misc",
         "list_command",
-        "families, generators, mutators, suites, curricula, scores, learners, presets",
+        "families, suites, curricula, scores, learners, presets",
     ),
     "play": ("play", "play_command", "play a maze yourself in the terminal"),
 }
