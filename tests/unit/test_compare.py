@@ -240,6 +240,24 @@ def test_final_scores_from_an_arenax_eval_table(runs: dict) -> None:
     )
 
 
+def test_curves_of_final_scores_from_a_larger_suite(runs: dict, tmp_path: Path) -> None:
+    """Final scores from an `arenax eval` table of more mazes than the runs evaluated while
+    training (a paper run: `--suite all` at the end, a few mazes periodically): the
+    curves are drawn from the mazes every periodic evaluation has (they were dropped)."""
+    from arenax.eval.plots import comparison_curves
+
+    for key in ("dr0", "dr1"):
+        with (runs[key] / "eval_big.csv").open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["maze", "episodes", "solved", "solved_lo", "solved_hi", "length"])
+            for maze in (*MAZES, "Extra"):
+                w.writerow([maze, 100, 0.5, 0.1, 0.9, 12.0])
+    c = compare([runs["dr0"], runs["dr1"]], eval_csv="big", reps=100)
+    assert "Extra" in c.tasks
+    path = comparison_curves(c, tmp_path / "curves.png")
+    assert path is not None and path.stat().st_size > 0
+
+
 def test_tag_matchups_are_tasks(tmp_path: Path) -> None:
     """Rows of several text columns (Tag: taggers, runners, arena) name a task together."""
     run = tmp_path / "tag"

@@ -329,22 +329,29 @@ def performance_profiles(comparison: Any, path: Path, points: int = 101) -> Path
 def comparison_curves(comparison: Any, path: Path) -> Path | None:
     """Learning curves of a `Comparison` from the runs' periodic evaluations: per method,
     the IQM over runs × tasks at each evaluation its runs share, with a 95%
-    stratified-bootstrap band, against env steps. None when no method has periodic
+    stratified-bootstrap band, against env steps. The tasks are the compared ones that
+    every periodic evaluation has (final scores from a larger `arenax eval` table: the
+    suite the runs evaluated while training). None when no method has periodic
     evaluations."""
     from arenax.eval import aggregate as A
 
     o = comparison.options
+    # the tasks every periodic evaluation has: the compared ones, or (final scores from a
+    # larger `arenax eval` table) the suite the runs evaluated while they trained
+    evaluated = [set(c) for m in comparison.methods for r in m.runs for _, c in r.curve if c]
+    shared = set.intersection(*evaluated) if evaluated else set()
+    tasks = [t for t in comparison.tasks if t in shared] or sorted(shared)
     lines = []
     for m in comparison.methods:
         n = min(len(r.curve) for r in m.runs)
-        if n == 0:
+        if n == 0 or not tasks:
             continue
         xs, points = [], []
         for i in range(n):
             at = [r.curve[i][1] for r in m.runs]
-            if any(set(comparison.tasks) - set(a) for a in at):
+            if any(set(tasks) - set(a) for a in at):
                 continue  # (an evaluation of other tasks: not comparable)
-            scores = np.array([[a[t] for t in comparison.tasks] for a in at])
+            scores = np.array([[a[t] for t in tasks] for a in at])
             xs.append(float(np.mean([r.curve[i][0] for r in m.runs])))
             points.append(A.interval(scores, A.iqm, reps=min(o.reps, 500), seed=o.seed))
         if xs:
@@ -358,7 +365,12 @@ def comparison_curves(comparison: Any, path: Path) -> Path | None:
         ax.plot(xs, pts[:, 0], color=f"C{i}", marker="o", ms=3,
                 label=f"{m.label} ({len(m.runs)} runs)")  # fmt: skip
     ax.set_xlabel("env steps")
-    ax.set_ylabel(f"IQM of {comparison.metric}")
+    some = (
+        ""
+        if set(tasks) == set(comparison.tasks)
+        else f", the {len(tasks)} tasks evaluated in training"
+    )
+    ax.set_ylabel(f"IQM of {comparison.metric}{some}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title("held-out evaluations during training, IQM over runs × tasks, 95% bands",
