@@ -216,7 +216,8 @@ def test_the_command_writes_tables_and_pictures(
     assert "probability of improvement" in printed and "wrote" in printed
     names = {p.name for p in out.iterdir()}
     assert names == {"compare.md", "compare_aggregate.csv", "compare_levels.csv",
-                     "compare_improvement.csv", "compare_profile.png", "compare_curves.png"}  # fmt: skip
+                     "compare_improvement.csv", "compare_profile.png", "compare_curves.png",
+                     "compare_levels.png"}  # fmt: skip
     with (out / "compare_levels.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 2 * len(MAZES) and {r["method"] for r in rows} == {"dr", "fast"}

@@ -180,9 +180,9 @@ class Comparison:
     def write(self, out: Path) -> list[Path]:
         """`compare.md`, `compare_aggregate.csv`, `compare_levels.csv`,
         `compare_improvement.csv` (two methods or more) and the pictures
-        (`compare_profile.png`, `compare_curves.png` where there are periodic
-        evaluations) in `out`."""
-        from arenax.eval.plots import comparison_curves, performance_profiles
+        (`compare_profile.png`, `compare_levels.png`, `compare_curves.png` where there
+        are periodic evaluations) in `out`."""
+        from arenax.eval.plots import comparison_curves, level_bars, performance_profiles
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
@@ -194,6 +194,7 @@ class Comparison:
             if rows:
                 written.append(_write_csv(rows, out / f"compare_{name}.csv"))
         written.append(performance_profiles(self, out / "compare_profile.png"))
+        written.append(level_bars(self, out / "compare_levels.png"))
         curves = comparison_curves(self, out / "compare_curves.png")
         return written + ([curves] if curves else [])
 

@@ -293,6 +293,41 @@ def _pyplot() -> Any:
     return plt
 
 
+def level_bars(comparison: Any, path: Path) -> Path:
+    """Per task, each method's mean final score over its runs (a bar) with its 95%
+    interval (`Comparison.levels`) and each run's own score (dots): where a method is
+    ahead, level or behind, maze by maze. Returns `path`."""
+    plt = _pyplot()
+    methods = comparison.methods
+    tasks = list(comparison.tasks)
+    by = {(r["method"], r["task"]): r for r in comparison.levels}
+    width = 0.8 / len(methods)
+    fig, ax = plt.subplots(figsize=(max(6.4, 0.45 * len(tasks) * max(1, len(methods))), 4.0))
+    x = np.arange(len(tasks))
+    for i, m in enumerate(methods):
+        at = x - 0.4 + width * (i + 0.5)
+        rows = [by[m.label, t] for t in tasks]
+        mean = np.array([r["mean"] for r in rows])
+        err = np.array([[r["mean"] - r["mean_lo"] for r in rows],
+                        [r["mean_hi"] - r["mean"] for r in rows]])  # fmt: skip
+        ax.bar(at, mean, width, yerr=err, color=f"C{i}", alpha=0.75, capsize=2,
+               label=f"{m.label} ({len(m.runs)} runs)")  # fmt: skip
+        runs = m.scores(comparison.tasks)  # (runs, tasks)
+        for r in runs:
+            ax.plot(at, r, "o", mfc="white", mec="k", ms=3.5, mew=0.8)
+    ax.set_xticks(x, tasks, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel(comparison.metric)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("final score per task: mean over runs (bars, 95% intervals), each run (dots)",
+                 fontsize=9)  # fmt: skip
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def performance_profiles(comparison: Any, path: Path, points: int = 101) -> Path:
     """Performance profiles of a `Comparison`: per method, the fraction of its runs ×
     tasks whose final score exceeds each threshold, with a 95% stratified-bootstrap band
