@@ -73,6 +73,7 @@ def test_from_python_a_dict_or_a_string() -> None:
         (("agent.ppo.lr=1e-4,x",), "'x' is not a number"),
         (("agent.ppo.epochs=1.5,2",), "'1.5' is not an integer"),
         (("agent.ppo.lr=1e-4,1e-4",), "a value given twice"),
+        (("agent.ppo.lr=1e-4,1.0000001e-4",), "0.0001 and 0.00010000001 are one value to the run (its folder `agent.ppo.lr-0.0001`"),
         (("agent.ppo.lr=1e-4,1e-3", "agent.ppo.lr=1,2"), "agent.ppo.lr is swept twice"),
         (("agent.ppo.lr_schedule=1,2",), "cannot be swept: a choice: it chooses a code path"),
         (("agent.ppo.clip_value=0,1",), "cannot be swept: a switch: it chooses a code path"),

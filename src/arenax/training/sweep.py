@@ -176,6 +176,17 @@ def _axis(entry: str, known: dict[str, Option], axes: list[Axis]) -> Axis:
             raise ValueError(f"{text.strip()!r} is not {kind}") from None
     if len(set(values)) < len(values):
         raise ValueError("a value given twice")
+    # two values one folder name (`label`: 6 significant digits) or one float32 would train
+    # in one folder, or train the same run twice (they once failed as "in use by <own pid>")
+    import numpy as np
+
+    for i, a in enumerate(values):
+        for b in values[:i]:
+            if f"{a:g}" == f"{b:g}" or np.float32(a) == np.float32(b):
+                raise ValueError(
+                    f"{b!r} and {a!r} are one value to the run (its folder `{name}-{a:g}`, "
+                    "float32): give values that differ within 6 significant digits"
+                )
     return Axis(option, tuple(values))
 
 
