@@ -5,7 +5,7 @@ tune` and `--n-envs auto` failed on every input on a CPU: a nested jit with thos
 One process per command, as on a command line: `train` with `--n-envs auto`, `resume`,
 `eval`, `compare`, `render` (a run's episode), `tune`, `bench`, the Python API (train, load, act,
 evaluate) with the Gymnasium and PettingZoo exports, and every benchmark script's smallest
-case (`--tiny`: the suite's shapes). Two processes at a time; about two minutes.
+case (`--tiny`: the suite's shapes). Two lanes, each a test: about five minutes each.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +58,10 @@ def _script(name: str, *args: str) -> list[str]:
 
 def _lanes(out: Path) -> list[list[tuple[list[str], Any]]]:
     """Two lanes of `(argv, what its output must hold)`, each run in order (a command may
-    read what an earlier one of its lane wrote), the lanes side by side (a process each:
-    this machine's two cores). Each lane has its own compilation cache: JAX writes a cache
-    entry in place, so a process of the other lane could read one half written."""
+    read what an earlier one of its lane wrote), each lane a test of its own (the suite's
+    two workers may run them side by side). Each lane has its own compilation cache: JAX
+    writes a cache entry in place, so a process of the other lane could read one half
+    written."""
     arenax = [sys.executable, "-m", "arenax.cli"]
     # fmt: off
     run = [
@@ -138,16 +138,15 @@ def _run_lane(lane: list[tuple[list[str], Any]], env: dict[str, str], cwd: Path)
 
 
 @pytest.mark.slow
-def test_every_entry_point_runs_with_the_compiler_options_users_get(tmp_path: Path) -> None:
+@pytest.mark.parametrize("lane", [0, 1], ids=["commands", "scripts"])
+def test_every_entry_point_runs_with_the_compiler_options_users_get(
+    lane: int, tmp_path: Path
+) -> None:
+    """One lane per test (the suite's workers run the two side by side: a lane's commands
+    one at a time, so the machine's two cores are not asked for three processes)."""
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "ARENAX_DEVICES")}
     env.update(ARENAX_TUNE_MAX="4", PYTHONPATH=str(ROOT / "src"),
                COLUMNS="240")  # tables whole: the checks read their cells  # fmt: skip
-    lanes = _lanes(tmp_path)
-    with ThreadPoolExecutor(len(lanes)) as pool:
-        failures = pool.map(
-            lambda i: _run_lane(lanes[i], {**env, "ARENAX_CACHE": str(CACHE_DIR / f"users{i}")},
-                                tmp_path),
-            range(len(lanes)),
-        )  # fmt: skip
-        problems = [p for lane in failures for p in lane]
+    env["ARENAX_CACHE"] = str(CACHE_DIR / f"users{lane}")
+    problems = _run_lane(_lanes(tmp_path)[lane], env, tmp_path)
     assert not problems, "\n\n".join(problems)
