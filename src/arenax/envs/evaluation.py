@@ -22,7 +22,7 @@ import numpy as np
 from rich.table import Table
 
 from arenax.envs.core import Environment
-from arenax.envs.family import Evaluation, Heldout, Report
+from arenax.envs.heldout import Evaluation, Heldout, Report
 from arenax.stats import mean_ci, wilson
 
 

@@ -88,9 +88,9 @@ def plot_pairs(run_dir: Path, out_dir: Path, metric: str = "", bins: int = 8) ->
     pairs = read_pairs(run_dir)
     if pairs is None:
         return None
-    from arenax.eval.plots import _pyplot
+    from arenax.eval.mpl import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     metrics = [k.removeprefix("level/") for k in pairs if k.startswith("level/")]
     if metric and metric not in metrics:
         raise ValueError(f"no arena metric {metric!r} in {run_dir}/pairs.jsonl; it has {metrics}")

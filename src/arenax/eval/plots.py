@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from arenax.eval.mpl import pyplot as _pyplot
+
 PANELS = (
     ("returns", "training episodes", (("return", "mean return"), ("solved", "solved rate"))),
     (
@@ -282,15 +284,6 @@ def crossplay_heatmap(cells: list[Any], path: Path, title: str = "") -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def level_bars(comparison: Any, path: Path) -> Path:

@@ -124,7 +124,11 @@ class Program:
             validate(cfg, available_devices=jax.device_count())
         curriculum = make_curriculum(cfg)
         program = cls(
-            cfg, curriculum, make_mesh(cfg.devices), program_key(cfg, curriculum), Sweep.of(cfg)
+            cfg,
+            curriculum,
+            make_mesh(cfg.devices),
+            program_key(cfg, curriculum),
+            Sweep.of(cfg, make_curriculum),
         )
         if program.sweep is not None:  # before anything compiles
             program.sweep.check_traceable(program._one_cycle_of)

@@ -26,7 +26,7 @@ import dataclasses
 import difflib
 import itertools
 import typing
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from arenax.options import Problem, _hints, _is_options
@@ -255,11 +255,14 @@ class Sweep:
 
     cfg: Any
     axes: tuple[Axis, ...]
+    #: config -> its curriculum (`arenax.training.build.make_curriculum`, which the program
+    #: passes: this module is read while configs are checked, before anything is built)
+    build: Callable[[Any], Any] | None = None
 
     @classmethod
-    def of(cls, cfg: Any) -> Sweep | None:
-        """The sweep of `cfg` (`None` without one)."""
-        return cls(cfg, tuple(parse(cfg))) if cfg.sweep else None
+    def of(cls, cfg: Any, build: Callable[[Any], Any] | None = None) -> Sweep | None:
+        """The sweep of `cfg` (`None` without one); `build` makes a config's curriculum."""
+        return cls(cfg, tuple(parse(cfg)), build) if cfg.sweep else None
 
     def run_values(self) -> dict[str, Any]:
         """`{option: (runs,) array}`: each run's value of each swept option."""
@@ -290,9 +293,9 @@ class Sweep:
     def curriculum(self, values: Mapping[str, Any]) -> Any:
         """The curriculum of the config whose swept options are `values` (built while a
         program is traced, its options traced scalars)."""
-        from arenax.training.build import make_curriculum
-
-        return make_curriculum(self.config(values))
+        if self.build is None:
+            raise ValueError("Sweep.curriculum: this sweep was made without `build`")
+        return self.build(self.config(values))
 
     def init(self, key: Any, values: Mapping[str, Any]) -> Any:
         """The first train state of the run of `values` (`jit` it: one program serves
@@ -314,10 +317,10 @@ class Sweep:
             values = {a.option.name: jax.ShapeDtypeStruct((), a.dtype) for a in axes}
             concrete = [a for a in self.axes if a not in axes]
             base = with_values(self.cfg, concrete, [a.values[0] for a in concrete])
-            sweep = Sweep(base, axes)
+            sweep = Sweep(base, axes, self.build)
             try:
                 # the state of the options' values as constants, then as traced values
-                like = jax.eval_shape(Sweep(base, ()).init, jax.random.key(0), {})
+                like = jax.eval_shape(Sweep(base, (), self.build).init, jax.random.key(0), {})
                 state = jax.eval_shape(sweep.init, jax.random.key(0), values)
                 if jax.tree.structure(state) != jax.tree.structure(like) or any(
                     (a.shape, a.dtype) != (b.shape, b.dtype)
