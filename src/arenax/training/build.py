@@ -36,6 +36,48 @@ def central_critic_teams(cfg: TrainConfig, env: Environment) -> tuple[str, ...]:
     return tuple(t for t in env.teams if getattr(cfg.teams[t].network, "critic", "") == "state")
 
 
+def _leaf_shapes(tree: Any) -> dict[str, tuple[int, ...]]:
+    """`{name: shape}` of a tree's leaves, each named by its keys (a dict's keys and a
+    named tuple's fields name a leaf alike: a space's `Dict` and the observation it
+    describes may be either)."""
+    import jax
+
+    def name(path: tuple) -> str:
+        parts = [getattr(k, "key", getattr(k, "name", getattr(k, "idx", k))) for k in path]
+        return ".".join(map(str, parts))
+
+    return {name(p): tuple(leaf.shape) for p, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]}
+
+
+def observation_problems(env: Environment, teams: Any, family: str = "") -> list[str]:
+    """Where a team's observation (`env.observe` of a reset level) differs from its
+    `observation_space` times its agents: a missing or extra entry, or another shape.
+    The policy's network is built from the space, so a mismatch would fail deep inside
+    flax (`ScopeParamShapeError`) on the first step."""
+    import jax
+
+    key = jax.random.key(0)
+    obs = jax.eval_shape(lambda k: env.observe(env.reset_state(k, env.generate(k))), key)
+    of = f"family {family!r}: " if family else ""
+    problems = []
+    for team in teams:
+        space, n = env.observation_space(team), env.num_agents(team)
+        want = _leaf_shapes(jax.eval_shape(lambda k, s=space, n=n: s.sample(k, (n,)), key))
+        got = _leaf_shapes(obs[team])
+        for leaf in sorted(set(want) | set(got)):
+            shown = f"team {team!r}'s observation" + (f" {leaf!r}" if leaf else "")
+            if leaf not in got:
+                problems.append(f"{of}{shown} is missing: its observation_space has it")
+            elif leaf not in want:
+                problems.append(f"{of}{shown} is not in its observation_space")
+            elif got[leaf] != want[leaf]:
+                problems.append(
+                    f"{of}{shown} has shape {got[leaf]}, but its observation_space says "
+                    f"{want[leaf][1:]} per agent × {n} agents = {want[leaf]}"
+                )
+    return problems
+
+
 def make_players(cfg: TrainConfig) -> Players:
     """The game's players: one learner per policy name (from the options of the first team
     that uses it), teams played by scripts inside the env."""
@@ -47,6 +89,9 @@ def make_players(cfg: TrainConfig) -> Players:
     if central:  # their critics read the game's global state
         env = GlobalState(env, central)
     team_policy = cfg.team_policy()
+    problems = observation_problems(env, team_policy, cfg.family.name)
+    if problems:
+        raise ConfigError("; ".join(problems))
     learners: dict[str, Learner] = {}
     frozen = set()
     for team, name in team_policy.items():
