@@ -63,11 +63,12 @@ ARENAX_CONFIG = {
 
 
 class Captured(Exception):
-    """Raised out of the example's `main` once the train state and `train_step` are ours."""
+    """Raised out of the example's `main` once the train state and `train_step` are ours
+    (and the example's own evaluation, `eval`, where `train_and_eval_step` reads one)."""
 
-    def __init__(self, runner_state: object, train_step: object) -> None:
+    def __init__(self, runner_state: object, train_step: object, evaluate: object = None) -> None:
         super().__init__("captured")
-        self.runner_state, self.train_step = runner_state, train_step
+        self.runner_state, self.train_step, self.evaluate = runner_state, train_step, evaluate
 
 
 def example_defaults(path: Path) -> dict:
@@ -108,12 +109,15 @@ def _jax_proxy(captured: dict) -> types.SimpleNamespace:
         if f is None:
             return lambda g: jit(g, **kwargs)
         if getattr(f, "__name__", "") == "train_and_eval_step":
+            # the example's `eval(rng, train_state)`, a variable of `main` the step reads
+            cells = dict(zip(f.__code__.co_freevars, f.__closure__ or (), strict=True))
+            evaluate = cells["eval"].cell_contents if "eval" in cells else None
 
             def stop(runner_state, *args):
                 try:
                     jax.eval_shape(f, runner_state, *args)
                 except Captured as c:
-                    raise Captured(runner_state, c.train_step) from None
+                    raise Captured(runner_state, c.train_step, evaluate) from None
                 raise RuntimeError("train_and_eval_step scanned no `train_step`")
 
             return stop
@@ -144,6 +148,14 @@ def _wandb_stub(config: dict) -> types.SimpleNamespace:
 
 def capture(path: Path, overrides: dict) -> tuple[object, object, dict]:
     """(runner_state, train_step, config) of the example at `path` with `overrides`."""
+    c, config = capture_all(path, overrides)
+    return c.runner_state, c.train_step, config
+
+
+def capture_all(path: Path, overrides: dict) -> tuple[Captured, dict]:
+    """What `main` of the example at `path` built (`Captured`: the first runner state,
+    `train_step` and its evaluation `eval(rng, train_state)`, None where it has none)
+    with `overrides`, and its config."""
     spec = importlib.util.spec_from_file_location(f"jaxued_example_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -155,7 +167,7 @@ def capture(path: Path, overrides: dict) -> tuple[object, object, dict]:
     try:
         module.main(config, project="arenax-benchmark")
     except Captured as c:
-        return c.runner_state, c.train_step, config
+        return c, config
     raise RuntimeError(f"{path.name}'s main returned without calling train_and_eval_step")
 
 

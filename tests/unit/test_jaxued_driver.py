@@ -11,6 +11,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -97,3 +98,68 @@ def test_captured_step_is_the_examples_own(tmp_path: Path, monkeypatch) -> None:
     np.testing.assert_allclose(ours[1]["w"], w, rtol=1e-6)
     assert int(ours[1]["n"]) == 5
     assert jnp.array_equal(ours[0], rng)
+
+
+def _with_eval(example: str) -> str:
+    """The stand-in example with an evaluation as jaxued's have one: `eval(rng,
+    train_state)` -> (states, cum_rewards (levels,), lengths (levels,)), called by
+    `train_and_eval_step` after its scan, the held-out levels named in the config."""
+    example = example.replace(
+        """    @jax.jit
+    def train_and_eval_step(runner_state, _):
+        carry, metrics = jax.lax.scan(train_step, runner_state, None, config["eval_freq"])
+        return carry, metrics""",
+        """    def eval(rng, train_state):
+        u = jax.random.uniform(rng, (len(config["eval_levels"]),))
+        cum = jnp.where(u < jnp.arange(len(config["eval_levels"])) / 2.0, 0.0, train_state["w"][0] + u)
+        return None, cum, jnp.full(cum.shape, 7)
+
+    @jax.jit
+    def train_and_eval_step(runner_state, _):
+        carry, metrics = jax.lax.scan(train_step, runner_state, None, config["eval_freq"])
+        _, cum, _ = jax.vmap(eval, (0, None))(jax.random.split(carry[0], 3), carry[1])
+        return carry, (metrics, cum)""",
+    )
+    return example.replace(
+        '    group.add_argument("--n_walls", type=int, default=25)',
+        '    group.add_argument("--n_walls", type=int, default=25)\n'
+        '    parser.add_argument("--eval_levels", nargs="+", default=["A", "B", "C"])',
+    )
+
+
+def test_training_in_slices_resumes_bit_for_bit_and_evaluates(tmp_path: Path, monkeypatch) -> None:
+    """`jaxued_train.py`: a run stopped by its time limit and continued from its saved
+    state ends where the uninterrupted run ends; then the example's own `eval`, run
+    `--eval-attempts` times, gives each held-out level's solved rate and return."""
+    import jaxued_train
+
+    monkeypatch.setitem(sys.modules, "wandb", types.ModuleType("wandb"))
+    path = tmp_path / "example.py"
+    path.write_text(_with_eval(EXAMPLE))
+    common = ["--example", str(path), "--steps", "12", "--chunk", "4", "--n-envs", "4",
+              "--eval-attempts", "50", "--seed", "3"]  # fmt: skip
+    whole = jaxued_train.run([*common, "--state", str(tmp_path / "whole"), "--time-limit", "1e6"])
+    assert whole["event"] == "done" and whole["steps"] == 12
+    # slices: a time limit of 0 s runs one chunk per call (the first: nothing measured yet)
+    sliced = tmp_path / "sliced"
+    outs = [
+        jaxued_train.run([*common, "--state", str(sliced), "--time-limit", "0"]) for _ in range(4)
+    ]
+    assert [o["event"] for o in outs] == ["stopped", "stopped", "done", "done"]
+    assert [o["steps"] for o in outs] == [4, 8, 12, 12]
+    with np.load(tmp_path / "whole" / "state.npz") as a, np.load(sliced / "state.npz") as b:
+        assert a.files == b.files
+        for k in a.files:
+            np.testing.assert_array_equal(a[k], b[k])
+    assert outs[-1]["eval"] == whole["eval"]
+    table = whole["eval"]
+    assert list(table) == ["A", "B", "C"] and all(r["episodes"] == 50 for r in table.values())
+    # level A is never failed (u < 0 is impossible), C failed when u < 1 (always): its
+    # solved rate 0, its return 0; B's rate is the share of u >= 0.5, about half
+    assert table["A"]["solved"] == 1.0 and table["C"]["solved"] == 0.0
+    assert table["C"]["return"] == 0.0 and 0.2 < table["B"]["solved"] < 0.8
+    assert table["A"]["length"] == 7.0
+    # a state saved for another configuration is refused, not silently reshaped
+    with pytest.raises(SystemExit, match="another configuration"):
+        jaxued_train.run([*common[:-6], "--n-envs", "5", "--eval-attempts", "50", "--seed", "3",
+                          "--state", str(sliced)])  # fmt: skip
