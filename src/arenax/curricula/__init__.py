@@ -9,7 +9,7 @@ from arenax.curricula.dr import DomainRandomisation, DRConfig
 from arenax.curricula.maestro import MaestroConfig, MaestroCurriculum
 from arenax.curricula.paired import PairedConfig, TeacherConfig, TeacherCurriculum
 from arenax.curricula.players import Players, TeamConfig
-from arenax.curricula.plr import ACCELConfig, PLRConfig, ReplayCurriculum
+from arenax.curricula.plr import ACCELConfig, PLRConfig
 from arenax.curricula.population import PopulationConfig, PopulationCurriculum
 from arenax.curricula.registry import (
     CURRICULA,
@@ -18,6 +18,7 @@ from arenax.curricula.registry import (
     register_curriculum,
     register_score,
 )
+from arenax.curricula.replay import ReplayCurriculum
 from arenax.curricula.scores import ScoreInputs
 from arenax.curricula.sfl import SFLConfig, SFLCurriculum
 
