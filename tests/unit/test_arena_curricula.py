@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from arenax.curricula import PairedConfig
-from arenax.curricula.plr import Played
+from arenax.curricula.players import Played
 from arenax.options import ConfigError
 from arenax.training import PRESETS, validate
 from arenax.training.build import make_curriculum
@@ -84,7 +84,7 @@ def test_a_block_of_a_parallel_rollout_is_its_levels_played_alone(tmp_path: Path
     env-major) equals the same levels rolled out alone under their global env indices."""
     import jax
 
-    from arenax.curricula.plr import Blocks
+    from arenax.curricula.blocks import Blocks
 
     cfg = tiny_preset("tag-grid-accel", tmp_path, curriculum=dataclasses.replace(
         tiny_preset("tag-grid-accel", tmp_path).curriculum, parallel=True))  # fmt: skip
