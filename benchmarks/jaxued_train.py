@@ -100,6 +100,13 @@ def run(argv: list[str] | None = None) -> dict:
     ap.add_argument("--n-envs", type=int, default=32)
     ap.add_argument("--n-steps", type=int, default=256)
     args = ap.parse_args(argv)
+    for name in ("steps", "chunk", "eval_attempts", "n_envs", "n_steps"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} {getattr(args, name)}: must be at least 1")
+    if args.time_limit < 0:
+        ap.error(f"--time-limit {args.time_limit}: must not be negative")
+    if not args.example.is_file():
+        ap.error(f"--example {args.example}: no such file (jaxued's examples/maze_dr.py, …)")
     if args.steps % args.chunk:
         ap.error(f"--steps {args.steps} must be a multiple of --chunk {args.chunk}")
     start = time.perf_counter()

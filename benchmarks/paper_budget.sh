@@ -9,6 +9,7 @@
 # minimax's configuration (the preset's defaults: 32 envs x 256 steps, 30,000 PPO updates);
 # the options here only set how often it checkpoints and evaluates, which changes no result.
 set -euo pipefail
+[ $# -ge 5 ] || { echo "error: usage: bash benchmarks/paper_budget.sh NAME PRESET SEEDS LIMIT RUNS [train options...]" >&2; exit 2; }
 name=$1 preset=$2 seeds=$3 limit=$4 runs=$5
 shift 5
 py=${PYTHON:-python3}

@@ -15,6 +15,17 @@ import numpy as np
 
 from arenax.eval.mpl import pyplot as _pyplot
 
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    """Lay out `fig`, write it to `path` (its folder made) and close it: the comparison
+    pictures' last step. Returns `path`."""
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 PANELS = (
     ("returns", "training episodes", (("return", "mean return"), ("solved", "solved rate"))),
     (
@@ -279,11 +290,7 @@ def crossplay_heatmap(cells: list[Any], path: Path, title: str = "") -> Path:
     ax.set_ylabel("taggers of run")
     ax.set_title(title or "cross-play: P(tag)", fontsize=9, wrap=True)
     fig.colorbar(im, ax=ax, label="P(tag) (95% interval in brackets)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def level_bars(comparison: Any, path: Path) -> Path:
@@ -314,11 +321,7 @@ def level_bars(comparison: Any, path: Path) -> Path:
     ax.legend(fontsize=8)
     ax.set_title("final score per task: mean over runs (bars, 95% intervals), each run (dots)",
                  fontsize=9)  # fmt: skip
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def performance_profiles(comparison: Any, path: Path, points: int = 101) -> Path:
@@ -347,11 +350,7 @@ def performance_profiles(comparison: Any, path: Path, points: int = 101) -> Path
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(f"performance profiles, {len(comparison.tasks)} task(s), 95% bands", fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def comparison_curves(comparison: Any, path: Path) -> Path | None:
@@ -403,8 +402,4 @@ def comparison_curves(comparison: Any, path: Path) -> Path | None:
     ax.legend(fontsize=8)
     ax.set_title("held-out evaluations during training, IQM over runs × tasks, 95% bands",
                  fontsize=9)  # fmt: skip
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
