@@ -8,6 +8,12 @@ tables the operations by their device time.
 
     python benchmarks/profile_case.py --case maze-dr --out outputs/profile
     python benchmarks/profile_case.py --case maze-env --envs 16384 --out outputs/profile-env
+    python benchmarks/profile_case.py --case maze-plr --seeds 3 --out outputs/profile-plr3
+
+``--seeds N`` profiles N runs of the preset trained together (``train``'s ``seeds``: the
+cycle ``vmap``-ed over the runs). ``--replay-prob P`` (replay presets) sets the replay
+coin's probability and makes the buffer count as warm from the start (``min_fill`` 0), so
+that a single run's replay cycles can be profiled apart from its new-level cycles.
 """
 
 from __future__ import annotations
@@ -28,6 +34,11 @@ class Args:
     """Environments (0: the preset's own; maze-env: 16384)."""
     calls: int = 1
     """Calls recorded after the warm-up call."""
+    seeds: int = 1
+    """Runs trained together (``vmap``-ed), as ``train --seeds``."""
+    replay_prob: float = -1.0
+    """Replay presets: the replay probability, with the buffer warm from the start (-1: the
+    preset's own, buffer filling as in training)."""
 
 
 def main(args: Args) -> None:
@@ -47,7 +58,10 @@ def main(args: Args) -> None:
         cfg = PRESETS[args.case]
         if args.envs:
             cfg = dataclasses.replace(cfg, n_envs=args.envs)
-        fn, state = T.train_cycle(cfg)
+        if args.replay_prob >= 0:
+            warm = dict(min_fill=0.0, replay_prob=args.replay_prob)
+            cfg = dataclasses.replace(cfg, curriculum=dataclasses.replace(cfg.curriculum, **warm))
+        fn, state = T.train_cycle(cfg, args.seeds)
     t0 = time.perf_counter()
     compiled = (fn if hasattr(fn, "lower") else jax.jit(fn)).lower(state, 0).compile()
     print(f"{args.case}: compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr)

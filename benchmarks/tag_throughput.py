@@ -164,15 +164,21 @@ class OneCycle:
     options)."""
 
     program: Any
+    seeds: int = 1
+
+    def _args(self) -> tuple:
+        """The chunk's arguments after the state: several runs' `active` mask, the count."""
+        active = () if self.seeds == 1 else (np.ones(self.seeds, bool),)
+        return (*active, np.int32(1))
 
     def lower(self, state: Any, _i: int) -> OneCycle:
-        return OneCycle(self.program.lower(state, np.int32(1)))
+        return OneCycle(self.program.lower(state, *self._args()), self.seeds)
 
     def compile(self) -> OneCycle:
-        return OneCycle(self.program.compile())
+        return OneCycle(self.program.compile(), self.seeds)
 
     def __call__(self, state: Any, _i: int) -> Any:
-        return self.program(state, np.int32(1))
+        return self.program(state, *self._args())
 
     def memory_analysis(self) -> Any:
         return self.program.memory_analysis()
@@ -181,11 +187,13 @@ class OneCycle:
         return self.program.as_text()
 
 
-def train_cycle(cfg: TrainConfig) -> tuple[OneCycle, Any]:
+def train_cycle(cfg: TrainConfig, seeds: int = 1) -> tuple[OneCycle, Any]:
+    """`train`'s one-cycle chunk of `cfg` on one device and its first state (`seeds` runs
+    stacked and `vmap`-ed, as `train --seeds`)."""
     program = Program.build(dataclasses.replace(cfg, devices=1))
-    state = program.init([0])
-    chunk = make_chunk(program.curriculum, program.mesh, cfg.n_envs, 1, up_to=True)  # `train`'s
-    return OneCycle(chunk), state
+    state = program.init(list(range(seeds)))
+    chunk = make_chunk(program.curriculum, program.mesh, cfg.n_envs, 1, seeds, up_to=True)
+    return OneCycle(chunk, seeds), state
 
 
 def main(args: Args) -> None:
