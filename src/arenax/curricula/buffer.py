@@ -394,13 +394,19 @@ def insert(
     # (a sort of the whole buffer for every inserted level cost more than the rest)
     by_rank = prioritization == "rank"
 
+    # which batch level equals which: every buffer slot (kept up to date as levels take
+    # slots) and every other batch level, each compared once for the whole batch (the
+    # comparisons inside the loop, one batch level at a time, were most of a TPU cycle)
+    same = jax.vmap(lambda level: _equal(levels, level, ignore))(levels)  # (n, n), symmetric
+    in_buffer = jax.vmap(lambda level: _equal(buf.levels, level, ignore))(levels)  # (n, C)
+
     def one(carry: tuple, x: tuple) -> tuple[tuple, jax.Array]:
-        b, ranks = carry
-        i, level, score, best, mut, parent = x
+        b, ranks, equal = carry
+        i, level, score, best, mut, parent, same_i = x
         # a copy of this level earlier in the batch that has a score took its place
-        earlier = _equal(levels, level, ignore) & (jnp.arange(n) < i) & jnp.isfinite(scores)
+        earlier = same_i & (jnp.arange(n) < i) & jnp.isfinite(scores)
         valid = jnp.isfinite(score) & ~jnp.any(earlier)
-        dup = _equal(b.levels, level, ignore) & b.filled
+        dup = equal[i] & b.filled
         is_dup = jnp.any(dup)
         dup_slot = jnp.argmax(dup)
         free_slot = jnp.argmin(b.filled)  # first empty slot
@@ -432,10 +438,13 @@ def insert(
         if by_rank:
             new_value = jnp.where(b.filled[slot], b.scores[slot], -jnp.inf)  # _ranked's
             ranks = rerank(ranks, _ranked(before), slot, new_value)
-        return (b, ranks), jnp.where(write, slot, -1).astype(jnp.int32)
+        # the slot now holds this level: the batch's levels equal it where they equal this one
+        equal = equal.at[:, slot].set(jnp.where(write & ~is_dup, same_i, equal[:, slot]))
+        return (b, ranks, equal), jnp.where(write, slot, -1).astype(jnp.int32)
 
-    xs = (jnp.arange(n), levels, scores, max_returns, mutations, parents)
-    (buf, _), slots = jax.lax.scan(one, (buf, score_ranks(buf) if by_rank else None), xs)
+    xs = (jnp.arange(n), levels, scores, max_returns, mutations, parents, same)
+    carry = (buf, score_ranks(buf) if by_rank else None, in_buffer)
+    (buf, _, _), slots = jax.lax.scan(one, carry, xs)
     return buf, slots
 
 
