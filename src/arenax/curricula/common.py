@@ -242,6 +242,15 @@ class Curriculum(Protocol):
         metrics count this cycle's steps."""
         ...
 
+    @property
+    def runs_in_turn(self) -> bool:
+        """Whether runs stacked in one program (`train --seeds`, a sweep) take their cycles
+        one after another (`lax.map`) rather than batched (`vmap`, the default). A cycle
+        that branches on a value of its own run (a replay coin, a refresh due on the run's
+        cycle count) is faster in turn: under `vmap` a `lax.cond` on a batched value runs
+        every branch for every run and keeps one."""
+        return False
+
     def state_specs(self, axis: str) -> Any:
         """Placement of the train state as a `PartitionSpec` prefix: replicated unless
         the curriculum keeps per-device state (environments that persist between cycles)

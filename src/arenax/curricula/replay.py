@@ -93,6 +93,13 @@ class ReplayCurriculum(Curriculum):
         """The level buffer's rules (`PLRConfig.sampler`)."""
         return self.config.sampler
 
+    @property
+    def runs_in_turn(self) -> bool:
+        """Stacked runs of a sequential robust PLR or ACCEL take their cycles in turn: each
+        run's replay coin decides whether it trains (robust) and whether it plays mutated
+        children (ACCEL), which `vmap` would run for every run on every cycle."""
+        return not self.config.parallel and (self.config.robust or self.accel)
+
     # ------------------------------------------------------------------ state
     def init(self, key: jax.Array) -> TrainState:
         """Fresh policies and an empty level buffer."""

@@ -197,6 +197,12 @@ class SFLCurriculum(Curriculum):
     n_devices: int = 1
 
     @property
+    def runs_in_turn(self) -> bool:
+        """Stacked runs take their cycles in turn: a refresh is due on a run's own cycle
+        count, and `vmap` would run it (thousands of levels played) on every cycle."""
+        return True
+
+    @property
     def n_buffer(self) -> int:
         """Environments per cycle that play buffer levels."""
         return round(self.config.replay_fraction * self.n_envs)

@@ -227,7 +227,8 @@ def make_chunk(
     With `seeds > 1` the state holds that many independent runs stacked on a leading
     axis (`init_state`), the chunk is `(state, active) -> (state, metrics)` with
     `active` a `(seeds,) bool` mask (a run that is not active keeps its state: it has
-    spent its budget), each run's cycle is `vmap`-ed over that axis, and `metrics` leaves
+    spent its budget), each run's cycle is `vmap`-ed over that axis (or, where the
+    curriculum's `runs_in_turn` says so, `lax.map`-ed: run after run), and `metrics` leaves
     are `(n_cycles, seeds)`.
 
     With `swept` (a sweep: `arenax.training.sweep`), the runs differ in option values too:
@@ -267,6 +268,7 @@ def make_chunk(
         return jax.lax.fori_loop(0, n, step, (state, rows))
 
     specs = state_specs(algorithm, seeds)
+    in_turn = getattr(algorithm, "runs_in_turn", False)
     if seeds == 1:
 
         def chunk(state: TrainState, *n: jax.Array) -> tuple[TrainState, Any]:
@@ -281,7 +283,10 @@ def make_chunk(
             values, n = (rest[0], rest[1:]) if swept is not None else (None, rest)
 
             def body(s: TrainState) -> tuple[TrainState, Any]:
-                if values is None:
+                if in_turn:  # one run after another: each run's branches as its own
+                    run = lambda a: one_cycle(a[0], ids, a[1])  # noqa: E731
+                    new, metrics = jax.lax.map(run, (s, values))
+                elif values is None:
                     new, metrics = jax.vmap(one_cycle, in_axes=(0, None))(s, ids)
                 else:
                     new, metrics = jax.vmap(one_cycle, in_axes=(0, None, 0))(s, ids, values)
