@@ -86,6 +86,17 @@ def test_console_script_help():
     assert r.returncode == 0 and "--source" in r.stdout
 
 
+@pytest.mark.parametrize("command", ["train", "tune"])
+def test_a_preset_commands_help_names_that_command(command: str) -> None:
+    """`arenax tune --help` shows tune's usage, not train's (it printed `arenax train`)."""
+    r = subprocess.run([sys.executable, "-m", "arenax.cli", command, "--help"],
+                       capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"usage: arenax {command} PRESET "), r.stdout[:200]
+    assert f"(arenax {command} PRESET --help: its options)" in r.stdout
+    assert "maze-plr" in r.stdout
+
+
 @pytest.mark.parametrize(
     "preset,shown,hidden",
     [

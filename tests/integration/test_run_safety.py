@@ -324,6 +324,29 @@ def test_signal_saves_then_resume_equals_uninterrupted(
     assert_same(learning_rows(rows), learning_rows(ref.rows))
 
 
+def test_ctrl_c_during_tunes_first_compile_exits_130(tmp_path: Path) -> None:
+    """Ctrl-C while `arenax tune` compiles its first rung: exit 130 and one line, not a
+    segfault (139) in the interpreter's teardown, nor an error (it said "no batch size
+    could be measured")."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arenax.cli", "tune", "maze-dr", "--tune.max", "64"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    seen = []
+    for line in proc.stdout:  # the rung announces its compile before it starts
+        seen.append(line)
+        if "compiling ..." in line:
+            break
+    assert any("compiling ..." in line for line in seen), "".join(seen)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=300)
+    out = "".join(seen) + out
+    assert proc.returncode == 130, out
+    assert "interrupted" in out and "Traceback" not in out, out
+    assert "no batch size could be measured" not in out, out
+
+
 # ---------------------------------------------------------------------- bad input
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys, *args: str) -> tuple[int, str]:
     monkeypatch.setattr(sys, "argv", ["arenax", *args])

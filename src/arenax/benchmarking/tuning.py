@@ -117,6 +117,8 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     try:
         stopped = _climb(cfg, args, value, limit, table, rows, console, metric_of)
     except KeyboardInterrupt:
+        if not rows:  # nothing measured: an interruption, not an error
+            raise
         stopped = "interrupted (Ctrl-C)"
     if not rows:
         console.print(table)
@@ -151,6 +153,7 @@ def _climb(
     from arenax.training.program import Program
 
     vary_envs = args.vary == "envs"
+    label = "envs" if vary_envs else "agents/env"
     stopped = f"reached max={args.max}"
     while value <= args.max:
         rung = _rung(cfg, args.vary, value)
@@ -161,7 +164,12 @@ def _climb(
             table.add_row(str(value), "", "", "", "", "", f"invalid: {e}")
             stopped = "the next size is invalid"
             break
-        chunk = program.chunk(1, check_memory=False, keep=False)  # one cycle, as `train` runs
+        chunk = program.chunk(  # one cycle, as `train` runs
+            1,
+            check_memory=False,
+            keep=False,
+            building=lambda v=value: console.print(f"  {label} {v}: compiling ..."),
+        )
         compile_s = time.perf_counter() - t0
         mem = compiled_memory_bytes(chunk.compiled)
         if limit and mem is not None and mem > args.memory_fraction * limit:
@@ -209,7 +217,7 @@ def _climb(
             "",
         )
         console.print(
-            f"  {'envs' if vary_envs else 'agents/env'} {value}: compile {compile_s:.1f} s, "
+            f"  {label} {value}: compile {compile_s:.1f} s, "
             f"memory {_fmt_bytes(mem)}, cycle {best:.3f} s, {row['sps']:,.0f} env steps/s"
         )
         del state, chunk

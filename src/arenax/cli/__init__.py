@@ -9,6 +9,7 @@ Families registered by the modules named in `ARENAX_PLUGINS` join the presets.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -131,4 +132,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     run(argv[0], argv[1:])
 
 
-__all__ = ["COMMANDS", "command", "main", "run"]
+def entry() -> None:
+    """The `arenax` program (its console script, `python -m arenax.cli`): `main`, and on
+    an interruption (Ctrl-C: 130, SIGTERM: 143) that status at once, without the
+    interpreter's teardown: a compile that XLA's threads are still running when the
+    process ends crashed it (exit 139 after Ctrl-C during `arenax tune`'s first compile).
+    Whatever the command had to save is saved by then (a first Ctrl-C in `train` stops at
+    a checkpoint)."""
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code in (130, 143):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(exc.code)
+        raise
+
+
+__all__ = ["COMMANDS", "command", "entry", "main", "run"]

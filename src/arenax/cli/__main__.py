@@ -1,5 +1,5 @@
 """`python -m arenax.cli`."""
 
-from arenax.cli import main
+from arenax.cli import entry
 
-main()
+entry()

@@ -166,14 +166,15 @@ def presets() -> dict[str, TrainConfig]:
     return all_presets()
 
 
-def _preset_help() -> str:
+def _preset_help(command: str) -> str:
+    """`arenax COMMAND --help` of a command that takes a preset (train, tune)."""
     from arenax.curricula.registry import CURRICULA
     from arenax.rl.learners import LEARNERS
     from arenax.training.presets import preset_summaries
 
     lines = [
-        "usage: arenax train PRESET [--curriculum KIND] [--TEAM.learner KIND] [OPTIONS]   "
-        "(arenax train PRESET --help: its options)",
+        f"usage: arenax {command} PRESET [--curriculum KIND] [--TEAM.learner KIND] [OPTIONS]   "
+        f"(arenax {command} PRESET --help: its options)",
         "",
         "presets:",
     ]
@@ -231,7 +232,7 @@ def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ())
     from arenax.training.presets import with_compat
 
     if not args or args[0] in ("-h", "--help"):
-        console.print(_preset_help(), highlight=False)
+        console.print(_preset_help(command), highlight=False)
         raise SystemExit(0)
     name, rest = args[0], list(args[1:])
     known = presets()
@@ -339,7 +340,8 @@ def tune_command(args: Sequence[str]) -> None:
     cfg = start(as_train_config(value))  # (devices chosen first: the ladder's step)
     if cfg.n_envs == "auto":
         cfg = dataclasses.replace(cfg, n_envs=cfg.devices)
-    tune(cfg, value.tune, console)
+    if tune(cfg, value.tune, console)["stopped"].startswith("interrupted"):
+        raise SystemExit(130)  # the table so far is printed; the shell's status of Ctrl-C
 
 
 @dataclasses.dataclass(frozen=True)
