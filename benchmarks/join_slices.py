@@ -10,6 +10,11 @@ first cycle follows RUN's last) and that the CSV columns agree, then replaces RU
 checkpoints by the slice's. Nothing is written unless every file checks.
 
     python benchmarks/join_slices.py runs/paper/plr /tmp/slice/plr
+
+``--carry RUN DEST`` writes the other half: RUN reduced to what a resume reads (the
+configs and each folder's newest checkpoint) in DEST, small enough to carry to the machine.
+
+    python benchmarks/join_slices.py --carry runs/paper/plr runs/carry/plr
 """
 
 from __future__ import annotations
@@ -65,7 +70,29 @@ def plan(run: Path, part: Path) -> list[tuple[Path, Path]]:
     return pairs
 
 
+def carry(run: Path, dest: Path) -> None:
+    """`run` reduced to its configs and each folder's newest checkpoint, in `dest` (which
+    must not exist)."""
+    if not (run / "config.json").is_file():
+        raise SystemExit(f"error: {run}: not a run folder (no config.json)")
+    if dest.exists():
+        raise SystemExit(f"error: {dest} exists; choose a new folder")
+    for folder in [run, *sorted(p for p in run.glob("seed*") if p.is_dir())]:
+        target = dest / folder.relative_to(run)
+        target.mkdir(parents=True, exist_ok=True)
+        if (folder / "config.json").is_file():
+            shutil.copy2(folder / "config.json", target / "config.json")
+        steps = [p for p in (folder / "checkpoints").glob("*") if p.name.isdigit()]
+        if steps:
+            newest = max(steps, key=lambda p: int(p.name))
+            shutil.copytree(newest, target / "checkpoints" / newest.name)
+            print(f"{target}: checkpoint {newest.name}")
+
+
 def main(argv: list[str]) -> None:
+    if len(argv) == 3 and argv[0] == "--carry":
+        carry(Path(argv[1]), Path(argv[2]))
+        return
     if len(argv) != 2 or argv[0] in ("-h", "--help"):
         print(__doc__)
         raise SystemExit(0 if argv[:1] in (["-h"], ["--help"]) else 2)

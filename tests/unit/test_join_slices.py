@@ -53,3 +53,28 @@ def test_a_slice_that_does_not_follow_the_run_is_refused_and_nothing_written(
     with pytest.raises(SystemExit, match=said):
         join_slices.main([str(run), str(part)])
     assert (run / "seed0" / "metrics.jsonl").read_text() == before
+
+
+def test_carry_keeps_the_configs_and_each_folders_newest_checkpoint(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run).mkdir()
+    (run / "config.json").write_text("{}")
+    for seed in ("seed0", "seed1"):
+        _write(run / seed, range(1, 5), (2, 4), 4)
+        (run / seed / "checkpoints" / "10").mkdir()
+        (run / seed / "checkpoints" / "10" / "state").write_text("x")
+        (run / seed / "config.json").write_text("{}")
+    join_slices.main(["--carry", str(run), str(tmp_path / "carry")])
+    got = sorted(str(p.relative_to(tmp_path / "carry")) for p in (tmp_path / "carry").rglob("*"))
+    want = (
+        ["config.json"]
+        + [
+            f"{s}/{f}"
+            for s in ("seed0", "seed1")
+            for f in ("checkpoints", "checkpoints/10", "checkpoints/10/state", "config.json")
+        ]
+        + ["seed0", "seed1"]
+    )
+    assert got == sorted(want)
+    with pytest.raises(SystemExit, match="exists"):
+        join_slices.main(["--carry", str(run), str(tmp_path / "carry")])
