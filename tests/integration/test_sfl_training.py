@@ -52,3 +52,25 @@ def test_resume_is_bitwise_exact_and_devices_agree(tmp_path: Path) -> None:
     for a, b in zip(jax.tree.leaves(full.state.curriculum.levels),
                     jax.tree.leaves(two.state.curriculum.levels), strict=True):  # fmt: skip
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.slow
+def test_stacked_runs_take_their_cycles_in_turn_and_each_is_its_own_run(tmp_path: Path) -> None:
+    """Two seeds in one program (`--seeds 2`): SFL's refresh is due on each run's own cycle
+    count, so stacked runs take their cycles in turn (`runs_in_turn`, `lax.map`: under
+    `vmap` every run played a refresh on every cycle); each seed is its own run."""
+    from helpers import assert_close, learning_rows
+
+    cfg = tiny(tmp_path)
+    stack = train(dataclasses.replace(cfg, name="stack", seeds=2, seed=3))
+    assert program_of(cfg).curriculum.runs_in_turn
+    for i, seed in enumerate((3, 4)):
+        own = train(dataclasses.replace(cfg, name=f"own{seed}", seed=seed))
+        assert [r["sfl/refresh"] for r in stack.seed_rows[i]] == [1.0, 0.0, 1.0, 0.0]
+        assert_close(learning_rows(stack.seed_rows[i]), learning_rows(own.rows))
+
+
+def program_of(cfg: object) -> object:
+    from arenax.training.program import Program
+
+    return Program.build(cfg)
