@@ -11,7 +11,7 @@ Nothing here names a family or a curriculum: a preset says its curriculum and ne
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 
 from arenax.curricula.players import TeamConfig
 from arenax.envs.family import Family, Preset
@@ -39,21 +39,64 @@ def compose(family: Family, preset: Preset, name: str = "") -> TrainConfig:
         raise ConfigError(f"preset {name or '?'} of family {family.name!r}: {exc}") from None
 
 
-def _presets(families: list[str]) -> dict[str, TrainConfig]:
-    return {
-        name: compose(FAMILIES[f], preset, name)
-        for f in families
-        for name, preset in FAMILIES[f].presets.items()
-    }
+#: presets composed so far, by (family, preset name): each is composed once per process
+_COMPOSED: dict[tuple[str, str], TrainConfig] = {}
+
+
+class Presets(MutableMapping[str, TrainConfig]):
+    """Presets by name, each composed from its family's plain data (`compose`) when first
+    read: parsing one preset composes that one, not every family's (it composed all 33,
+    188 `from_dict` calls, on every command). The names are the registered families' at
+    the time of reading, the built-ins first; a name set here (a benchmark's variant) is
+    kept as given."""
+
+    def __init__(self, plugins: bool) -> None:
+        self._plugins = plugins  # the plugin families' presets too
+        self._set: dict[str, TrainConfig] = {}
+
+    def _sources(self) -> dict[str, tuple[Family, Preset]]:
+        names = [f for f in FAMILIES if f in BUILTIN]
+        if self._plugins:
+            names += [f for f in FAMILIES if f not in BUILTIN]
+        return {n: (FAMILIES[f], p) for f in names for n, p in FAMILIES[f].presets.items()}
+
+    def __getitem__(self, name: str) -> TrainConfig:
+        if name in self._set:
+            return self._set[name]
+        family, preset = self._sources()[name]
+        key = (family.name, name)
+        if key not in _COMPOSED:
+            _COMPOSED[key] = compose(family, preset, name)
+        return _COMPOSED[key]
+
+    def __iter__(self) -> Iterator[str]:
+        sources = self._sources()
+        yield from sources
+        yield from (n for n in self._set if n not in sources)
+
+    def __len__(self) -> int:
+        return len({*self._sources(), *self._set})
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._set or name in self._sources()
+
+    def __setitem__(self, name: str, cfg: TrainConfig) -> None:
+        self._set[name] = cfg
+
+    def __delitem__(self, name: str) -> None:
+        del self._set[name]
+
+    def __repr__(self) -> str:
+        return f"Presets({', '.join(self)})"
 
 
 #: the built-in families' presets
-PRESETS: dict[str, TrainConfig] = _presets([f for f in FAMILIES if f in BUILTIN])
+PRESETS: Presets = Presets(plugins=False)
 
 
-def all_presets() -> dict[str, TrainConfig]:
+def all_presets() -> Presets:
     """The presets of every registered family, plugins' included (the built-ins first)."""
-    return {**PRESETS, **_presets([f for f in FAMILIES if f not in BUILTIN])}
+    return Presets(plugins=True)
 
 
 def preset_summaries() -> dict[str, str]:
