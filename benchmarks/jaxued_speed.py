@@ -7,14 +7,17 @@ started together, the way its users run seeds. Compile time apart.
 jaxued's side is its own training step, `train_step` of its `examples/maze_dr.py` /
 `examples/maze_plr.py` (one rollout and, where the example updates, one PPO update), taken
 from the example and timed as a compiled scan of `--chunk` steps by
-`benchmarks/jaxued_driver.py` in jaxued's own virtual environment (its PyPI release 0.0.1
-needs jax < 0.6; the examples import distrax and wandb, and are not in the release):
+`benchmarks/jaxued_driver.py` in jaxued's own virtual environment, on the same JAX as
+arenax's: its repository's HEAD (its examples are not in its PyPI release 0.0.1, which
+needs jax < 0.6), with the examples' imports (distrax 0.1.9 imports without TensorFlow
+Probability; wandb is imported, not used):
 
-    python3 -m venv /tmp/jaxued && /tmp/jaxued/bin/pip install jaxued==0.0.1 \\
-        "jax[cpu]==0.5.3" flax==0.10.6 distrax==0.1.5 "tensorflow-probability<0.25" wandb
+    python3 -m venv /tmp/jxenv && /tmp/jxenv/bin/pip install "jax==0.10.2" flax==0.12.8 \\
+        optax==0.2.8 chex distrax==0.1.9 gymnax==1.0.1 wandb
     git clone https://github.com/DramaCow/jaxued /tmp/jaxued-repo
-    python benchmarks/jaxued_speed.py --jaxued-python /tmp/jaxued/bin/python \\
-        --jaxued-examples /tmp/jaxued-repo/examples [--presets maze-dr maze-plr] [--runs 1 8]
+    PYTHONPATH=/tmp/jaxued-repo/src python benchmarks/jaxued_speed.py \\
+        --jaxued-python /tmp/jxenv/bin/python --jaxued-examples /tmp/jaxued-repo/examples \\
+        [--presets maze-dr maze-plr] [--runs 1 8]
 
 arenax's row is `benchmarks/train_throughput.py`'s measurement of the same preset (the
 compiled chunk `train` runs, `--chunk` cycles a call, after the same warm-up: for PLR until
