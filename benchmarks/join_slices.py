@@ -90,6 +90,21 @@ def carry(run: Path, dest: Path) -> None:
 
 
 def main(argv: list[str]) -> None:
+    """`join` or `--carry`; a problem (a folder that does not fit, a path that cannot be
+    written) is one `error:` line, exit 2."""
+    try:
+        _main(argv)
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+            raise SystemExit(2) from None
+        raise
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _main(argv: list[str]) -> None:
     if len(argv) == 3 and argv[0] == "--carry":
         carry(Path(argv[1]), Path(argv[2]))
         return

@@ -19,9 +19,12 @@ that a single run's replay cycles can be profiled apart from its new-level cycle
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,13 +38,44 @@ class Args:
     calls: int = 1
     """Calls recorded after the warm-up call."""
     seeds: int = 1
-    """Runs trained together (``vmap``-ed), as ``train --seeds``."""
+    """Runs trained together in one program, as ``train --seeds`` (batched, or in turn
+    where the curriculum's ``runs_in_turn`` says so)."""
     replay_prob: float = -1.0
     """Replay presets: the replay probability, with the buffer warm from the start (-1: the
     preset's own, buffer filling as in training)."""
 
+    def problems(self) -> Iterator[Any]:
+        from arenax.options import Problem
+        from arenax.training import PRESETS
+
+        if self.case != "maze-env" and self.case not in PRESETS:
+            yield Problem("case", self.case, f"allowed: maze-env, {', '.join(PRESETS)}")
+        if self.envs < 0:
+            yield Problem("envs", self.envs, "must be >= 0 (0: the case's own)")
+        if self.calls < 1:
+            yield Problem("calls", self.calls, "must be >= 1")
+        if not 1 <= self.seeds <= 1024:
+            yield Problem("seeds", self.seeds, "must be in [1, 1024]")
+        if self.replay_prob != -1.0 and not 0.0 <= self.replay_prob <= 1.0:
+            yield Problem("replay_prob", self.replay_prob, "must be in [0, 1], or -1")
+        elif (
+            self.replay_prob != -1.0
+            and self.case in PRESETS
+            and not hasattr(PRESETS[self.case].curriculum, "replay_prob")
+        ):
+            yield Problem("replay_prob", self.replay_prob, f"{self.case} replays no levels")
+        where = next((p for p in (self.out, *self.out.parents) if p.exists()), Path("."))
+        if not where.is_dir() or not os.access(where, os.W_OK):
+            yield Problem("out", str(self.out), f"cannot write in {where}")
+
 
 def main(args: Args) -> None:
+    from arenax.options import ConfigError
+
+    try:  # before minutes of compiling, not after
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {args.out}: {exc.strerror or exc}") from None
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import jax
 
@@ -67,7 +101,6 @@ def main(args: Args) -> None:
     print(f"{args.case}: compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     state, o = compiled(state, 0)
     jax.block_until_ready(o)
-    args.out.mkdir(parents=True, exist_ok=True)
     with jax.profiler.trace(str(args.out)):
         for i in range(args.calls):
             t0 = time.perf_counter()
@@ -77,6 +110,6 @@ def main(args: Args) -> None:
 
 
 if __name__ == "__main__":
-    from arenax.cli.common import parse
+    from arenax.cli.common import script_main
 
-    main(parse(Args, sys.argv[1:], prog="profile_case.py", description=__doc__))
+    script_main(Args, main, "profile_case.py", __doc__)

@@ -44,18 +44,23 @@ def test_a_slice_is_appended_and_its_checkpoints_replace_the_runs(tmp_path: Path
 
 @pytest.mark.parametrize(("first", "said"), [(4, "not after"), (7, "starts at cycle 7")])
 def test_a_slice_that_does_not_follow_the_run_is_refused_and_nothing_written(
-    tmp_path: Path, first: int, said: str
+    tmp_path: Path, first: int, said: str, capsys: pytest.CaptureFixture
 ) -> None:
     run, part = tmp_path / "run", tmp_path / "slice"
     _write(run / "seed0", range(1, 5), (2, 4), 4)
     _write(part / "seed0", range(first, first + 3), (), 8)
     before = (run / "seed0" / "metrics.jsonl").read_text()
-    with pytest.raises(SystemExit, match=said):
+    with pytest.raises(SystemExit) as exc:
         join_slices.main([str(run), str(part)])
+    line = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and line.startswith("error: ") and said in line, line
+    assert len(line.splitlines()) == 1
     assert (run / "seed0" / "metrics.jsonl").read_text() == before
 
 
-def test_carry_keeps_the_configs_and_each_folders_newest_checkpoint(tmp_path: Path) -> None:
+def test_carry_keeps_the_configs_and_each_folders_newest_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     run = tmp_path / "run"
     (run).mkdir()
     (run / "config.json").write_text("{}")
@@ -76,5 +81,6 @@ def test_carry_keeps_the_configs_and_each_folders_newest_checkpoint(tmp_path: Pa
         + ["seed0", "seed1"]
     )
     assert got == sorted(want)
-    with pytest.raises(SystemExit, match="exists"):
+    with pytest.raises(SystemExit) as exc:
         join_slices.main(["--carry", str(run), str(tmp_path / "carry")])
+    assert exc.value.code == 2 and "exists" in capsys.readouterr().err

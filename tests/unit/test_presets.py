@@ -41,3 +41,16 @@ def test_a_name_set_on_the_table_is_kept_as_given() -> None:
     assert "maze-dr (7 envs)" not in P.PRESETS  # another table: not changed
     del table["maze-dr (7 envs)"]
     assert "maze-dr (7 envs)" not in table
+
+
+def test_a_family_registered_anew_is_composed_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache keeps the plain data each preset was composed from: a family registered
+    again with other data (a plugin reloaded) is not served its old composition."""
+    from arenax.registry import FAMILIES
+
+    family = FAMILIES["maze"]
+    stale = dataclasses.replace(P.PRESETS["maze-dr"], n_envs=3)
+    other = dataclasses.replace(family.presets["maze-dr"])  # equal data, another record
+    monkeypatch.setattr(P, "_COMPOSED", {("maze", "maze-dr"): (other, stale)})
+    assert P.PRESETS["maze-dr"].n_envs != 3
+    assert P.PRESETS["maze-dr"] == P.compose(family, family.presets["maze-dr"], "maze-dr")

@@ -79,7 +79,8 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     no probing by crashing); the ladder also stops past `budget_s` per cycle, `max`,
     or (`stop_at_knee`) once a doubling gains less than `gain`. Each rung is printed as
     it is measured; on Ctrl-C the table so far is kept. Prints the table and returns
-    `{"rows", "suggested", "stopped"}` (the knee, see `knee`)."""
+    `{"rows", "suggested", "stopped", "interrupted"}` (the knee, see `knee`; interrupted:
+    Ctrl-C ended the ladder after at least one rung, else it propagates)."""
     from arenax.training.memory import device_memory
     from arenax.training.parallel import resolve_devices
 
@@ -112,14 +113,14 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     ):
         table.add_column(col, justify="right")
     rows: list[dict[str, Any]] = []
-    stopped = f"reached max={args.max}"
+    stopped, interrupted = f"reached max={args.max}", False
     metric_of = (lambda r: r["sps"]) if vary_envs else (lambda r: r["agent_sps"])
     try:
         stopped = _climb(cfg, args, value, limit, table, rows, console, metric_of)
     except KeyboardInterrupt:
         if not rows:  # nothing measured: an interruption, not an error
             raise
-        stopped = "interrupted (Ctrl-C)"
+        stopped, interrupted = "interrupted (Ctrl-C)", True
     if not rows:
         console.print(table)
         raise ValueError(f"tune: no batch size could be measured ({stopped})")
@@ -133,7 +134,7 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
         else f"the largest measured; {stopped}"
     )
     console.print(f"suggested: {flag} {suggested} ({why})")
-    return {"rows": rows, "suggested": suggested, "stopped": stopped}
+    return {"rows": rows, "suggested": suggested, "stopped": stopped, "interrupted": interrupted}
 
 
 def _climb(

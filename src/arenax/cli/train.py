@@ -340,7 +340,7 @@ def tune_command(args: Sequence[str]) -> None:
     cfg = start(as_train_config(value))  # (devices chosen first: the ladder's step)
     if cfg.n_envs == "auto":
         cfg = dataclasses.replace(cfg, n_envs=cfg.devices)
-    if tune(cfg, value.tune, console)["stopped"].startswith("interrupted"):
+    if tune(cfg, value.tune, console)["interrupted"]:
         raise SystemExit(130)  # the table so far is printed; the shell's status of Ctrl-C
 
 

@@ -39,8 +39,9 @@ def compose(family: Family, preset: Preset, name: str = "") -> TrainConfig:
         raise ConfigError(f"preset {name or '?'} of family {family.name!r}: {exc}") from None
 
 
-#: presets composed so far, by (family, preset name): each is composed once per process
-_COMPOSED: dict[tuple[str, str], TrainConfig] = {}
+#: presets composed so far, by (family, preset name), with the plain data each was composed
+#: from: each is composed once per process, again if a family registered anew changed it
+_COMPOSED: dict[tuple[str, str], tuple[Preset, TrainConfig]] = {}
 
 
 class Presets(MutableMapping[str, TrainConfig]):
@@ -65,9 +66,9 @@ class Presets(MutableMapping[str, TrainConfig]):
             return self._set[name]
         family, preset = self._sources()[name]
         key = (family.name, name)
-        if key not in _COMPOSED:
-            _COMPOSED[key] = compose(family, preset, name)
-        return _COMPOSED[key]
+        if key not in _COMPOSED or _COMPOSED[key][0] is not preset:
+            _COMPOSED[key] = (preset, compose(family, preset, name))
+        return _COMPOSED[key][1]
 
     def __iter__(self) -> Iterator[str]:
         sources = self._sources()
