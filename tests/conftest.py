@@ -51,6 +51,11 @@ os.environ["XLA_FLAGS"] = _flags.strip()
 # count, and the tests compare runs with each other and with fingerprints of one device;
 # `tests/integration/test_as_users_run.py` and `test_devices.py` run without it
 os.environ.setdefault("ARENAX_DEVICES", "1")
+# bytecode cached as an installed package's is: with PYTHONDONTWRITEBYTECODE set (as on some
+# CI machines) each of the hundreds of processes the suite starts compiled arenax's sources
+# again (0.1-0.3 s each); writes are atomic, so processes side by side are safe
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 import jax  # noqa: E402
 from hypothesis import settings  # noqa: E402
