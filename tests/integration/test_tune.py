@@ -51,7 +51,9 @@ def test_ladder_stops_before_memory_runs_out() -> None:
 
 @pytest.mark.slow
 def test_n_envs_auto_trains_at_the_suggestion(tmp_path: Path) -> None:
-    env = {**os.environ, "ARENAX_TUNE_MAX": "8"}
+    # a cache of its own: the ladder's rung at the knee is the training's chunk, which
+    # training then loads from the cache the ladder wrote (it compiled it a second time)
+    env = {**os.environ, "ARENAX_TUNE_MAX": "8", "ARENAX_CACHE": str(tmp_path / "cache")}
     r = subprocess.run(
         [sys.executable, "-m", "arenax.cli", "train", "maze-dr", "--n-envs", "auto",
          "--env.height", "5", "--env.width", "5", "--env.n-walls", "4", "--agent.hidden", "8",
@@ -64,6 +66,7 @@ def test_n_envs_auto_trains_at_the_suggestion(tmp_path: Path) -> None:
     assert suggested == 8  # the ladder starts at 8 and ARENAX_TUNE_MAX=8 ends it there
     saved = json.loads((tmp_path / "a" / "config.json").read_text())
     assert saved["n_envs"] == suggested
+    assert "loaded the chunk of up to 1 cycles from the compilation cache" in r.stdout
 
 
 def test_tune_prints_each_rung_stops_at_the_knee_and_checks_its_options(capsys) -> None:

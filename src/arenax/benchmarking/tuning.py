@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenax.options import In, IntIn, Problem, check
-from arenax.utils import make_console
+from arenax.utils import make_console, persistent_cache_hits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,6 +158,7 @@ def _climb(
     stopped = f"reached max={args.max}"
     while value <= args.max:
         rung = _rung(cfg, args.vary, value)
+        hits = persistent_cache_hits()
         t0 = time.perf_counter()
         try:
             program = Program.build(rung)  # --seeds N: N runs stacked in the program
@@ -172,11 +173,14 @@ def _climb(
             building=lambda v=value: console.print(f"  {label} {v}: compiling ..."),
         )
         compile_s = time.perf_counter() - t0
+        # a rung compiled before is loaded from the persistent cache: its seconds are a load's
+        cached = persistent_cache_hits() > hits
+        compiled = f"{compile_s:.1f}" + (" (cache)" if cached else "")
         mem = compiled_memory_bytes(chunk.compiled)
         if limit and mem is not None and mem > args.memory_fraction * limit:
             table.add_row(
                 str(value),
-                f"{compile_s:.1f}",
+                compiled,
                 _fmt_bytes(mem),
                 "",
                 "",
@@ -202,6 +206,7 @@ def _climb(
             n_envs=rung.n_envs,
             agents=agents,
             compile_s=compile_s,
+            compile_cached=cached,
             memory_bytes=mem,
             cycle_s=best,
             sps=steps / best,
@@ -210,7 +215,7 @@ def _climb(
         rows.append(row)
         table.add_row(
             str(value),
-            f"{compile_s:.1f}",
+            compiled,
             _fmt_bytes(mem),
             f"{best:.3f}",
             f"{row['sps']:,.0f}",
@@ -218,7 +223,7 @@ def _climb(
             "",
         )
         console.print(
-            f"  {label} {value}: compile {compile_s:.1f} s, "
+            f"  {label} {value}: compile {compile_s:.1f} s{' (from the cache)' if cached else ''}, "
             f"memory {_fmt_bytes(mem)}, cycle {best:.3f} s, {row['sps']:,.0f} env steps/s"
         )
         del state, chunk

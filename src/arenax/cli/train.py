@@ -255,10 +255,14 @@ def parse_preset(command: str, args: Sequence[str], extra: Sequence[tuple] = ())
 
 
 def _auto_envs(cfg: TrainConfig) -> TrainConfig:
-    """`n_envs="auto"`: the knee of a ladder of batch sizes (`arenax tune`)."""
+    """`n_envs="auto"`: the knee of a ladder of batch sizes (`arenax tune`), its rungs
+    compiled through the persistent compilation cache (a second run loads them)."""
     import jax
 
     from arenax.benchmarking import TuneArgs, tune
+    from arenax.utils import enable_compilation_cache
+
+    enable_compilation_cache()
 
     # a CPU does not gain past a few thousand envs; $ARENAX_TUNE_MAX caps the ladder
     cap = 4096 if jax.devices()[0].platform == "cpu" else 65536
@@ -333,11 +337,13 @@ def tune_command(args: Sequence[str]) -> None:
     """Measure a preset's cycle over a ladder of batch sizes (compile time, memory,
     throughput; never running a size that would not fit) and suggest the knee."""
     from arenax.benchmarking import TuneArgs, tune
+    from arenax.utils import enable_compilation_cache
 
     extra = [("tune", TuneArgs, dataclasses.field(default=TuneArgs()))]
     _, value = parse_preset("tune", args, extra)
     check(value.tune)
     cfg = start(as_train_config(value))  # (devices chosen first: the ladder's step)
+    enable_compilation_cache()  # rungs compiled before load (the table says which)
     if cfg.n_envs == "auto":
         cfg = dataclasses.replace(cfg, n_envs=cfg.devices)
     if tune(cfg, value.tune, console)["interrupted"]:
