@@ -21,6 +21,13 @@ device's peak memory (where the backend reports it) and steady-state throughput 
   run prints the projected time after its first chunk and stops at the limit), then the
   held-out evaluation of the policy it reached (``arenax eval``'s table).
 
+With ``--jaxued-python`` (and ``--jaxued-examples``), jaxued's own training steps join the
+table as rows ``jaxued-maze-dr-train`` / ``jaxued-maze-plr-train``: its repository's
+``examples/maze_dr.py`` and ``maze_plr.py`` at arenax's configuration, timed by
+``benchmarks/jaxued_driver.py`` in that Python, each in a process of its own started after
+arenax's cases have ended in theirs (one program at a time can hold a TPU). ``--jaxued-via``
+names a script the driver runs through (the lent TPU's ``run_jaxued.py``).
+
 Prints a markdown table, then ``JSON:`` and the results as one JSON line; writes both into
 ``--out`` (``results.md``, ``results.json``, rewritten after every case, so a run stopped
 early keeps what it measured; the learning run's folder ``runs/``) and nothing anywhere
@@ -72,6 +79,17 @@ class Args:
     seeds_budget: float = 90.0
     """Seconds for each of the maze-dr-seeds and maze-dr-sweep cases, compilation included
     (each stops at this limit)."""
+    jaxued_python: Path | None = None
+    """The Python that imports jaxued and its examples' imports: add jaxued's rows (see the
+    module docstring; none: arenax's cases only)."""
+    jaxued_examples: Path | None = None
+    """jaxued's `examples` folder (maze_dr.py, maze_plr.py; from its repository)."""
+    jaxued_via: Path | None = None
+    """A script that runs the driver (`python VIA DRIVER ARGS`), e.g. one that patches jax."""
+    jaxued_reserve: float = 200.0
+    """With --deadline and jaxued's rows: seconds kept for them."""
+    arenax_only: bool = False
+    """Internal: this process runs arenax's cases only (jaxued's rows come after it ends)."""
 
 
 def fail(message: str) -> None:
@@ -90,6 +108,17 @@ def check(args: Args) -> None:
         fail(f"--learn-budget {args.learn_budget}: must be a positive number of seconds")
     if args.deadline < 0 or args.case_reserve < 0 or args.eval_reserve < 0:
         fail("--deadline, --case-reserve and --eval-reserve must not be negative")
+    if args.jaxued_python is not None and not args.arenax_only:
+        if args.jaxued_examples is None or not all(
+            (args.jaxued_examples / f).is_file() for f in JAXUED_EXAMPLES.values()
+        ):
+            fail(f"--jaxued-examples {args.jaxued_examples}: a folder with maze_dr.py and "
+                 "maze_plr.py (jaxued's repository's examples)")  # fmt: skip
+        for path in (args.jaxued_python, args.jaxued_via):
+            if path is not None and not path.is_file():
+                fail(f"{path}: no such file")
+        if args.deadline and args.deadline <= args.jaxued_reserve + args.eval_reserve:
+            fail(f"--deadline {args.deadline}: must exceed --jaxued-reserve + --eval-reserve")
     if args.deadline and args.deadline <= args.eval_reserve:
         fail(f"--deadline {args.deadline}: must exceed --eval-reserve ({args.eval_reserve})")
     from arenax.options import ConfigError
@@ -100,14 +129,16 @@ def check(args: Args) -> None:
     except ConfigError as exc:
         fail(str(exc))
     known = ("maze-env", "maze-dr-train", "tag-grid-env", "tag-continuous", "maze-dr-seeds",
-             "maze-dr-sweep", "maze-dr-learn")  # fmt: skip
+             "maze-dr-sweep", "maze-dr-learn", *JAXUED_EXAMPLES)  # fmt: skip
     for p in args.only:
         if not any(k.startswith(p) or p.startswith(k) for k in known):
             fail(f"--only {p}: matches no case (cases start with {', '.join(known)})")
 
 
-def main(args: Args) -> list[dict[str, Any]]:
+def main(args: Args, argv: list[str] | None = None) -> list[dict[str, Any]]:
     check(args)
+    if args.jaxued_python is not None and not args.arenax_only:
+        return with_jaxued(args, sys.argv[1:] if argv is None else argv)
     t_script = time.perf_counter()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -136,12 +167,7 @@ def main(args: Args) -> list[dict[str, Any]]:
 
     def write() -> None:
         """Rewrite results.md and results.json with everything measured so far."""
-        md = (_markdown(results, device, args.quick) + _seeds_markdown(payload.get("seeds"))
-              + _seeds_markdown(payload.get("sweep"))
-              + _learning_markdown(payload.get("learning")))  # fmt: skip
-        (out / "results.md").write_text(md)
-        full = {"device": device, **payload, "results": results}
-        (out / "results.json").write_text(json.dumps(full, indent=1))
+        write_results(out, {"device": device, **payload, "results": results}, args.quick)
 
     def measure(name: str, build: Any, envs: int, agents: int, steps: int) -> None:
         if not wanted(name):
@@ -237,6 +263,95 @@ def main(args: Args) -> list[dict[str, Any]]:
         print(f"failed: {', '.join(failed)} (tracebacks above)", file=sys.stderr)
         raise SystemExit(1)
     return results
+
+
+def write_results(out: Path, full: dict[str, Any], quick: bool) -> None:
+    """`out/results.md` and `out/results.json` of `full` (`device`, the cases' `results`,
+    the timed cases' payloads)."""
+    md = (_markdown(full["results"], full["device"], quick) + _seeds_markdown(full.get("seeds"))
+          + _seeds_markdown(full.get("sweep"))
+          + _learning_markdown(full.get("learning")))  # fmt: skip
+    (out / "results.md").write_text(md)
+    (out / "results.json").write_text(json.dumps(full, indent=1))
+
+
+#: jaxued's rows: case -> its repository's example of the same run
+JAXUED_EXAMPLES = {"jaxued-maze-dr-train": "maze_dr.py", "jaxued-maze-plr-train": "maze_plr.py"}
+DRIVER = Path(__file__).resolve().with_name("jaxued_driver.py")
+
+
+def with_jaxued(args: Args, argv: list[str]) -> list[dict[str, Any]]:
+    """arenax's cases in a process of their own (this one never opens the accelerator),
+    then each jaxued row in another once that one has ended; one table of them all."""
+    import subprocess
+
+    t_script = time.perf_counter()
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    only_jaxued = bool(args.only) and all(p.startswith("jaxued") for p in args.only)
+    full: dict[str, Any] = {"device": "?", "quick": args.quick, "results": []}
+    status = 0
+    if not only_jaxued:
+        child = [sys.executable, str(Path(__file__).resolve()), *argv, "--arenax-only"]
+        if args.deadline:
+            child += ["--deadline", str(args.deadline - args.jaxued_reserve)]
+        run = subprocess.run(child, stdout=subprocess.PIPE, text=True)  # its progress: stderr
+        if run.returncode not in (0, 1):  # 1: a case failed, the others ran
+            print(run.stdout, end="")
+            raise SystemExit(run.returncode)
+        status = run.returncode
+        full = json.loads((out / "results.json").read_text())
+    for case, example in JAXUED_EXAMPLES.items():
+        if args.only and not any(case.startswith(p) for p in args.only):
+            continue
+        left = args.deadline - (time.perf_counter() - t_script) if args.deadline else None
+        if left is not None and left < args.case_reserve:
+            full["results"].append(dict(case=case, skipped=f"{left:.0f} s left before --deadline"))
+        else:
+            row = _jaxued_row(args, case, example, left)
+            status = status or int("error" in row)
+            full["results"].append(row)
+        write_results(out, full, args.quick)
+    write_results(out, full, args.quick)
+    print((out / "results.md").read_text())
+    print("JSON:")
+    print(json.dumps(full))
+    if status:
+        print("failed: see the rows with an error", file=sys.stderr)
+        raise SystemExit(status)
+    return full["results"]
+
+
+def _jaxued_row(args: Args, case: str, example: str, left: float | None) -> dict[str, Any]:
+    """One jaxued example timed by the driver in jaxued's Python: a table row, or its error."""
+    import subprocess
+
+    assert args.jaxued_python is not None and args.jaxued_examples is not None
+    envs, steps, chunk, capacity = (2, 16, 1, 8) if args.quick else (32, 256, 4, 4000)
+    via = [str(args.jaxued_via)] if args.jaxued_via else []
+    cmd = [str(args.jaxued_python), *via, str(DRIVER), "--example",
+           str((args.jaxued_examples / example).resolve()), "--n-envs", str(envs), "--n-steps",
+           str(steps), "--chunk", str(chunk), "--repeats", str(args.repeats), "--capacity",
+           str(capacity)]  # fmt: skip
+    print(f"{case}: jaxued's {example} in {args.jaxued_python} ...", file=sys.stderr)
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=left,
+                             env={**os.environ, "WANDB_MODE": "disabled"})  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return dict(case=case, error=f"still running at --deadline ({left:.0f} s left)")
+    lines = [json.loads(x) for x in run.stdout.splitlines() if x.startswith("{")]
+    result = [x for x in lines if x.get("event") == "result"]
+    if run.returncode != 0 or not result:
+        tail = " / ".join(run.stderr.strip().splitlines()[-3:])
+        return dict(case=case, error=f"jaxued exited {run.returncode}: {tail}"[:300])
+    r = result[0]
+    sps = round(r["env_steps_per_s"], 1)
+    print(f"{case}: {sps:,.0f} env steps/s (compile {r['compile_s']:.1f} s)", file=sys.stderr)
+    return dict(case=case, envs=envs, agents=1, steps_per_call=chunk * steps,
+                compile_s=round(r["compile_s"], 3), env_steps_per_s=sps,
+                agent_steps_per_s=sps, student_steps_per_s=round(r["student_steps_per_s"], 1),
+                compiled_memory_mib=None, device_peak_mib=None,
+                hlo_ops=f"jaxued; student steps/s {r['student_steps_per_s']:,.0f}")  # fmt: skip
 
 
 #: HLO operations that an accelerator may run one batch element after another
