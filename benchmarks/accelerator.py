@@ -289,7 +289,8 @@ def with_jaxued(args: Args, argv: list[str]) -> list[dict[str, Any]]:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     only_jaxued = bool(args.only) and all(p.startswith("jaxued") for p in args.only)
-    full: dict[str, Any] = {"device": "?", "quick": args.quick, "results": []}
+    full: dict[str, Any] = {"device": "not opened here (jaxued's rows only)",
+                            "quick": args.quick, "results": []}  # fmt: skip
     status = 0
     if not only_jaxued:
         child = [sys.executable, str(Path(__file__).resolve()), *argv, "--arenax-only"]
