@@ -106,8 +106,9 @@ def check(args: Args) -> None:
         fail(f"--seeds-budget {args.seeds_budget}: must be a positive number of seconds")
     if not 0 < args.learn_budget <= 1e9:
         fail(f"--learn-budget {args.learn_budget}: must be a positive number of seconds")
-    if args.deadline < 0 or args.case_reserve < 0 or args.eval_reserve < 0:
-        fail("--deadline, --case-reserve and --eval-reserve must not be negative")
+    if min(args.deadline, args.case_reserve, args.eval_reserve, args.jaxued_reserve) < 0:
+        fail("--deadline, --case-reserve, --eval-reserve and --jaxued-reserve must not be "
+             "negative")  # fmt: skip
     if args.jaxued_python is not None and not args.arenax_only:
         if args.jaxued_examples is None or not all(
             (args.jaxued_examples / f).is_file() for f in JAXUED_EXAMPLES.values()

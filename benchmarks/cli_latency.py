@@ -36,14 +36,18 @@ def cases(preset: str) -> list[tuple[str, list[str], int]]:
     ]
 
 
+class Unexpected(SystemExit):
+    """A timed command ended with another status than expected (the message says how)."""
+
+
 def timed(argv: list[str], status: int, env: dict[str, str]) -> float:
-    """Seconds one process took; `SystemExit` if it ended with another status."""
+    """Seconds one process took; `Unexpected` if it ended with another status."""
     start = time.perf_counter()
     run = subprocess.run(argv, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     if run.returncode != status:
         tail = (run.stdout + run.stderr).strip().splitlines()[-3:]
-        raise SystemExit(
+        raise Unexpected(
             f"error: {' '.join(argv[1:])} exited {run.returncode}, not {status}: "
             + " / ".join(tail)
         )
@@ -73,6 +77,9 @@ def main() -> None:
 if __name__ == "__main__":
     try:
         main()
+    except Unexpected as exc:  # e.g. an unknown --preset: one line, status 2
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         raise SystemExit(130) from None

@@ -114,3 +114,14 @@ class Reach(Environment[_Level, _State]):
 
     def generate(self, key: jax.Array) -> _Level:
         return _Level(target=jnp.float32(0.7))
+
+
+def benchmark_script(name: str) -> Any:
+    """The script `benchmarks/<name>.py` imported as a module (its `main` not run)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -8,16 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import benchmark_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cli_latency.py"
-
-
-def _load():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("cli_latency", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_repeats_below_one_is_one_error_line() -> None:
@@ -29,14 +22,17 @@ def test_repeats_below_one_is_one_error_line() -> None:
 
 
 def test_a_command_that_ends_otherwise_than_expected_is_an_error() -> None:
-    module = _load()
+    module = benchmark_script("cli_latency")
     assert module.timed([sys.executable, "-c", "pass"], 0, {}) > 0
     with pytest.raises(SystemExit, match="exited 3, not 0: boom"):
         module.timed([sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"], 0, {})
 
 
 def test_the_cases_are_the_commands_users_type() -> None:
-    rows = {name: (argv, status) for name, argv, status in _load().cases("maze-pplr")}
+    rows = {
+        name: (argv, status)
+        for name, argv, status in benchmark_script("cli_latency").cases("maze-pplr")
+    }
     argv, status = rows["arenax train maze-pplr --nosuch 1"]
     assert argv[1:] == ["-m", "arenax.cli", "train", "maze-pplr", "--nosuch", "1"]
     assert status == 2

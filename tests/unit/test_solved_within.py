@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+from helpers import benchmark_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "solved_within.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("solved_within", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_a_stack_is_its_seeds_and_a_single_run_itself(tmp_path: Path) -> None:
@@ -23,7 +17,7 @@ def test_a_stack_is_its_seeds_and_a_single_run_itself(tmp_path: Path) -> None:
         folder.mkdir(parents=True)
         (folder / "config.json").write_text("{}")
     (stack / "seed3").mkdir()  # no config.json: not a run
-    seeds_of = _module().seeds_of
+    seeds_of = benchmark_script("solved_within").seeds_of
     assert seeds_of(stack) == [stack / "seed0", stack / "seed1", stack / "seed2x"]
     assert seeds_of(single) == [single]
 
