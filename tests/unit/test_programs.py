@@ -171,3 +171,27 @@ def test_a_curriculum_whose_cycle_reports_no_budget_counts_is_refused_when_trace
     jax.eval_shape(
         make_chunk(program.curriculum, program.mesh, CFG.n_envs, 1), program.abstract_state()
     )  # fmt: skip  (the built-in one traces)
+
+
+def test_a_program_builds_its_game_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config's rules, the devices' choice, the players, the curriculum and the memory
+    model all take the one game `Family.game` built (each built its own before: four builds
+    here, five where `--devices auto` checks the rules for a split over cores)."""
+    import arenax.registry
+    from arenax.training.parallel import resolve_devices
+    from arenax.training.program import Program
+
+    family = CFG.family
+    built: list[object] = []
+
+    def make(options: object) -> object:
+        built.append(options)
+        return family.make(options)
+
+    monkeypatch.setitem(
+        arenax.registry.FAMILIES, family.name, dataclasses.replace(family, make=make)
+    )
+    cfg, _ = resolve_devices(dataclasses.replace(CFG, devices="auto"))
+    program = Program.build(cfg)
+    program.check_memory()
+    assert len(built) == 1, built

@@ -20,6 +20,7 @@ environment's options (sizes, ranges, time limits):
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -181,6 +182,18 @@ class Family:
             options = self.options()
         return self.make(options)
 
+    def game(self, options: Any) -> Environment:
+        """`make(options)`, built once per `make` and options (options that hash, as the
+        frozen options dataclasses do; others are built each time): every part of a run
+        that needs its game (the config's rules, the players, the curriculum, the memory
+        model) gets the same checked environment. Environments are immutable, so sharing
+        one is safe; a failed build is not kept (it raises again)."""
+        try:
+            hash(options)
+        except TypeError:
+            return self.make(options)
+        return _built(self.make, options)
+
     def need(self, part: str, by: str) -> Any:
         """The record's `part`, or a one-line `ValueError` saying that `by` needs it."""
         value = getattr(self, part)
@@ -203,3 +216,9 @@ class Family:
         if self.team_success is not None:
             return self.team_success(env, team, episodes)
         return episodes["success"]
+
+
+@functools.lru_cache(maxsize=32)
+def _built(make: Callable[[Any], Environment], options: Any) -> Environment:
+    """`make(options)`, kept (`Family.game`)."""
+    return make(options)

@@ -20,8 +20,9 @@ from arenax.training.config import TrainConfig
 
 
 def make_env(cfg: TrainConfig) -> Environment:
-    """The game of `cfg.env`, built (and checked) by its family record."""
-    return cfg.family.make(cfg.env)
+    """The game of `cfg.env`, built (and checked) by its family record, once for every
+    part of the run (`Family.game`)."""
+    return cfg.game()
 
 
 def make_learner(cfg: TrainConfig, policy: Any, options: Any) -> Learner:

@@ -280,8 +280,8 @@ class TrainConfig:
         return Path(self.out_dir) / self.run_name
 
     def game(self) -> Any:
-        """The environment of `env` (built and checked)."""
-        return self.family.make(self.env)
+        """The environment of `env` (built and checked once: `Family.game`)."""
+        return self.family.game(self.env)
 
     def seed_runs(self) -> list[TrainConfig]:
         """One config per seed of a `seeds > 1` run: the run each seed's folder holds
@@ -410,7 +410,7 @@ class TrainConfig:
             yield Problem("n_envs", self.n_envs, f"must be divisible by devices={self.devices}")
             return
         try:
-            game = family.make(self.env)
+            game = family.game(self.env)
         except Exception as exc:  # a plugin's factory: report whatever it raised
             yield Problem("env", family.name, f"{type(exc).__name__}: {exc}")
             return
