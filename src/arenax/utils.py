@@ -109,6 +109,17 @@ def scan_unroll() -> int:
     return value
 
 
+def donate_state() -> bool:
+    """Whether a training chunk donates its input state (`jax.jit`'s `donate_argnums`:
+    XLA writes the new state into the old one's buffers, so a run holds one train state,
+    not two). `$ARENAX_DONATE` (`1` or `0`) overrides the default, donation on every
+    platform (`benchmarks/platform_choices.py` measures it). Read when a chunk is built."""
+    raw = os.environ.get("ARENAX_DONATE", "1")
+    if raw not in ("0", "1"):
+        raise ValueError(f"ARENAX_DONATE={raw!r}: must be 1 or 0")
+    return raw == "1"
+
+
 #: LLVM's optimisation level for the training programs on CPU (XLA's default is 3): at 1 the
 #: training chunks compile in up to a third less time and run as fast
 #: (`benchmarks/compile_options.py`); floats may differ in their last bits (`docs/benchmarks.md`).

@@ -83,8 +83,9 @@ def _lanes(out: Path) -> list[list[tuple[list[str], Any]]]:
         ([sys.executable, "-c", API.format(out=str(out))], "api ok"),
         (_script("buffer_throughput.py", "--capacities", "16", "--batch", "4", "--repeats", "1"),
          "16"),
-        (_script("train_throughput.py", "--presets", "maze-dr", "--tiny", "--devices", "1",
-                 "--no-flops", "--repeats", "1"), "maze-dr"),
+        # (runs train_throughput.py twice: the defaults, then without donation)
+        (_script("platform_choices.py", "--tiny", "--choices", "donate", "--repeats", "1",
+                 "--chunk", "1"), ("| defaults |", "| no donation |")),
         (_script("classic_throughput.py", "--batches", "4", "--steps", "8", "--rounds", "1",
                  "--families", "cartpole"), "cartpole"),
         (_script("export_overhead.py", "--batches", "1", "--steps", "5", "--rounds", "1",

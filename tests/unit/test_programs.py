@@ -195,3 +195,24 @@ def test_a_program_builds_its_game_once(monkeypatch: pytest.MonkeyPatch) -> None
     program = Program.build(cfg)
     program.check_memory()
     assert len(built) == 1, built
+
+
+@pytest.mark.parametrize("donate", ["1", "0"])
+def test_a_chunk_donates_its_state_unless_told_not_to(
+    monkeypatch: pytest.MonkeyPatch, donate: str
+) -> None:
+    """`$ARENAX_DONATE` (`arenax.utils.donate_state`, measured by
+    `benchmarks/platform_choices.py`): the lowered chunk marks its state's buffers as
+    donated, or none of them; any other value is refused."""
+    from arenax.training.parallel import make_chunk
+    from arenax.training.program import Program
+
+    monkeypatch.setenv("ARENAX_DONATE", donate)
+    program = Program.build(dataclasses.replace(CFG, devices=1))
+    chunk = make_chunk(program.curriculum, program.mesh, CFG.n_envs, 1)
+    text = chunk.lower(program.abstract_state()).as_text()
+    donated = "tf.aliasing_output" in text or "jax.buffer_donor" in text
+    assert donated == (donate == "1")
+    monkeypatch.setenv("ARENAX_DONATE", "yes")
+    with pytest.raises(ValueError, match="ARENAX_DONATE='yes': must be 1 or 0"):
+        make_chunk(program.curriculum, program.mesh, CFG.n_envs, 1)

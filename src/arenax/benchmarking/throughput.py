@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import jax
@@ -201,6 +203,8 @@ class TrainBenchArgs:
     tiny: bool = False
     """Each preset at the test suite's small shapes (`arenax.training.variants.tiny`): a check that
     the script runs, in seconds; its figures measure nothing."""
+    json: str = ""
+    """Also write the rows as JSON to this file (`benchmarks/platform_choices.py` reads it)."""
 
     def problems(self) -> Iterator[Problem]:
         from arenax.training.presets import PRESETS
@@ -404,6 +408,8 @@ def train_throughput(args: TrainBenchArgs, console: Console | None = None) -> li
             f"{row['student_sps']:,.0f}",
         )
     console.print(table)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     if args.flops:
         cfg = PRESETS[args.presets[0]]
         gflop, rate = update_flop_rate(dc.replace(cfg, devices=1))

@@ -18,7 +18,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from arenax.curricula.common import Curriculum, TrainState, cycle_key
-from arenax.utils import training_compiler_options
+from arenax.utils import donate_state, training_compiler_options
 
 AXIS = "data"
 
@@ -304,4 +304,4 @@ def make_chunk(
         chunk, mesh=mesh, in_specs=in_specs, out_specs=(specs, PartitionSpec()), check_vma=False
     )
     options = training_compiler_options(mesh.devices.flat[0].platform)
-    return jax.jit(sharded, donate_argnums=0, compiler_options=options)
+    return jax.jit(sharded, donate_argnums=0 if donate_state() else (), compiler_options=options)

@@ -1,0 +1,50 @@
+"""`benchmarks/platform_choices.py`: the variants it runs, each one setting away from the
+platform's defaults, its table, and its refusals (no training here: the suite's lanes and
+the chip run the script itself)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import benchmark_script
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "platform_choices.py"
+
+
+def test_each_variant_changes_one_setting_and_skips_the_platforms_own_unroll() -> None:
+    module = benchmark_script("platform_choices")
+    rows = module.plan(list(module.CHOICES), default_unroll=8)
+    assert rows[0] == ("defaults", {})
+    names = [name for name, _ in rows]
+    assert names == ["defaults", "unroll 1", "unroll 4", "prng rbg", "prng unsafe_rbg",
+                     "precision highest", "no donation"]  # fmt: skip
+    for _, env in rows[1:]:
+        assert len(env) == 1 and set(env) <= set(module.SETTINGS)
+    assert [n for n, _ in module.plan(["unroll"], default_unroll=1)] == [
+        "defaults", "unroll 4", "unroll 8"]  # fmt: skip
+
+
+def test_the_table_gives_each_variant_against_the_defaults() -> None:
+    module = benchmark_script("platform_choices")
+    rows = [
+        {"variant": "defaults", "compile_s": 10.0, "sps": 1000.0, "student_sps": 1000.0},
+        {"variant": "unroll 4", "compile_s": 12.5, "sps": 1500.0, "student_sps": 1500.0},
+        {"variant": "prng rbg", "error": "TypeError: boom"},
+    ]
+    lines = module.table(rows, "tpu", "maze-dr").splitlines()
+    assert lines[0] == "platform choices: maze-dr, one tpu device"
+    assert lines[4] == "| defaults | 10.0 | 1,000 | 1,000 | 1.00× |"
+    assert lines[5] == "| unroll 4 | 12.5 | 1,500 | 1,500 | 1.50× |"
+    assert lines[6] == "| prng rbg | – | TypeError: boom | | |"
+
+
+def test_an_unknown_preset_and_a_bad_count_are_one_error_line() -> None:
+    for args, message in (
+        (["--preset", "nosuch"], "error: --preset 'nosuch': allowed: "),
+        (["--repeats", "0"], "error: --repeats 0: must be at least 1"),
+    ):
+        run = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
+        assert run.returncode == 2
+        assert run.stderr.startswith(message), run.stderr
