@@ -18,6 +18,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from arenax.selects import pick
+
 
 def log_softmax(logits: jax.Array) -> jax.Array:
     """Normalised log-probabilities `(..., n)`."""
@@ -26,8 +28,7 @@ def log_softmax(logits: jax.Array) -> jax.Array:
 
 def log_prob(logits: jax.Array, action: jax.Array) -> jax.Array:
     """`log p(action)`: logits `(..., n)`, action `(...) int` -> `(...) float32`."""
-    logp = log_softmax(logits)
-    return jnp.take_along_axis(logp, action[..., None].astype(jnp.int32), axis=-1)[..., 0]
+    return pick(log_softmax(logits), action)
 
 
 def entropy(logits: jax.Array) -> jax.Array:

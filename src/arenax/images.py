@@ -1,5 +1,6 @@
 """Image sheets: levels' pictures tiled into one PNG with captions (galleries of any
-family), written with Pillow. Host-side NumPy code."""
+family), written with Pillow (imported when a picture is made: every family's record
+imports this module, and the command line's answers need no Pillow). Host-side NumPy code."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw
 
 
 def save_png(image: np.ndarray, path: str | Path) -> Path:
     """Write an RGB array as PNG (creating parent folders)."""
+    from PIL import Image
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(image).save(path)
@@ -27,6 +29,8 @@ def gallery(
 ) -> np.ndarray:
     """Tile images into one RGB sheet with optional captions below each; images larger
     than `max_side` pixels are scaled down to fit."""
+    from PIL import Image, ImageDraw
+
     if not images:
         raise ValueError("gallery needs at least one image")
     images = [_fit(im, max_side) for im in images]
@@ -58,6 +62,8 @@ def _fit(image: np.ndarray, max_side: int) -> np.ndarray:
     h, w = image.shape[:2]
     if max(h, w) <= max_side:
         return image
+    from PIL import Image
+
     s = max_side / max(h, w)
     im = Image.fromarray(image).resize((round(w * s), round(h * s)), Image.Resampling.LANCZOS)
     return np.asarray(im)

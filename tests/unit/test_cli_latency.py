@@ -37,3 +37,17 @@ def test_the_cases_are_the_commands_users_type() -> None:
     assert argv[1:] == ["-m", "arenax.cli", "train", "maze-pplr", "--nosuch", "1"]
     assert status == 2
     assert rows["import jax"][0][1:] == ["-c", "import jax"]
+
+
+def test_the_command_lines_answers_import_no_pillow() -> None:
+    """Every family's record (the registry, read by `train --help` and an option error)
+    imports its render module; Pillow is imported when a picture is drawn, not then
+    (≈ 20–60 ms of every command's start)."""
+    code = (
+        "import sys; from arenax.cli import main\n"
+        "try:\n    main(['train', 'maze-dr', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m == 'PIL' or m.startswith('PIL.')))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "[]"

@@ -293,3 +293,37 @@ def test_policy_init_constant_gives_an_exactly_uniform_initial_policy() -> None:
         assert (spread == 0.0) == uniform, (policy_init, spread)
         if uniform:
             np.testing.assert_array_equal(params["params"]["Dense_1"]["kernel"], np.float32(0.01))
+
+
+def test_embed_is_flaxs_embed_with_a_one_hot_lookup_off_the_cpu(monkeypatch) -> None:
+    """`arenax.nn.layers.Embed`: flax's parameter tree and initial values, and its numbers
+    forward bit for bit in both forms (`ARENAX_GATHERS=dear`: a one-hot matmul at the
+    highest precision, no gather); the table's gradient agrees to rounding (its sums may
+    add in another order)."""
+    import flax.linen as fnn
+
+    from arenax.nn.layers import Embed, orthogonal
+
+    idx = jax.random.randint(jax.random.key(0), (5, 3), 0, 4)
+    ours, flax_embed = (
+        Embed(4, 8, embedding_init=orthogonal()),
+        fnn.Embed(4, 8, embedding_init=orthogonal()),
+    )
+    params = ours.init(jax.random.key(1), idx)
+    reference = flax_embed.init(jax.random.key(1), idx)
+    assert jax.tree.structure(params) == jax.tree.structure(reference)
+    np.testing.assert_array_equal(params["params"]["embedding"], reference["params"]["embedding"])
+    up = jax.random.normal(jax.random.key(2), (5, 3, 8))
+    loss = lambda p, m: jnp.sum(up * m.apply(p, idx))  # noqa: E731
+    out, grads = {}, {}
+    for form in ("cheap", "dear"):
+        monkeypatch.setenv("ARENAX_GATHERS", form)
+        jax.clear_caches()
+        out[form] = jax.jit(lambda p: ours.apply(p, idx))(params)
+        grads[form] = jax.jit(jax.grad(lambda p: loss(p, ours)))(params)
+        text = jax.jit(lambda p: ours.apply(p, idx)).lower(params).compile().as_text()
+        assert (" gather(" in text) == (form == "cheap")
+    np.testing.assert_array_equal(out["cheap"], out["dear"])
+    np.testing.assert_array_equal(out["cheap"], flax_embed.apply(reference, idx))
+    np.testing.assert_allclose(grads["dear"]["params"]["embedding"],
+                               grads["cheap"]["params"]["embedding"], rtol=1e-6, atol=1e-6)  # fmt: skip

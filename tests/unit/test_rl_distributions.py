@@ -70,3 +70,23 @@ def test_multi_discrete_sums_heads(logits: np.ndarray) -> None:
     s = D.multi_sample(jax.random.key(0), heads)
     assert s.shape == (6, 2) and int(s[:, 0].max()) < 3 and int(s[:, 1].max()) < 4
     np.testing.assert_array_equal(D.multi_mode(heads)[:, 1], np.argmax(logits[:, 3:], -1))
+
+
+def test_log_prob_and_its_gradient_are_the_same_bits_in_both_forms(monkeypatch) -> None:
+    """`log_prob` off the CPU (`ARENAX_GATHERS=dear`: compares and a sum, no gather and no
+    scatter-add in its gradient) gives `take_along_axis`'s numbers bit for bit, forward and
+    backward, masked (`-inf`) actions included; its program holds neither operation."""
+    logits = jax.random.normal(jax.random.key(1), (6, 5, 7)).at[..., 3].set(-jnp.inf)
+    action = jax.random.randint(jax.random.key(2), (6, 5), 0, 3)  # never the masked one
+    weights = jax.random.normal(jax.random.key(3), (6, 5))
+    loss = lambda lg, a: jnp.sum(weights * D.log_prob(lg, a))  # noqa: E731
+    got = {}
+    for form in ("cheap", "dear"):
+        monkeypatch.setenv("ARENAX_GATHERS", form)
+        jax.clear_caches()  # the form is chosen when traced
+        got[form] = jax.jit(jax.value_and_grad(loss))(logits, action)
+        text = jax.jit(jax.value_and_grad(loss)).lower(logits, action).compile().as_text()
+        serial = " gather(" in text or " scatter(" in text
+        assert serial == (form == "cheap")  # (the check sees them where they are)
+    for a, b in zip(jax.tree.leaves(got["cheap"]), jax.tree.leaves(got["dear"]), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -17,6 +17,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from arenax.selects import gather_rows
+from arenax.utils import gathers_are_cheap
+
 
 def orthogonal(scale: float = 1.0) -> Callable:
     """Orthogonal initialiser scaled by `scale` (the literature's actor-critic init)."""
@@ -58,3 +61,18 @@ class PatchConv(nn.Module):
             [x[..., i : i + h, j : j + w, :] for i in range(kh) for j in range(kw)], axis=-1
         )  # (N, h, w, kh*kw*C), feature order (i, j, c) = the kernel's
         return patches @ kernel.reshape(kh * kw * c, self.features) + bias
+
+
+class Embed(nn.Embed):
+    """`flax.linen.Embed` (the same parameter, `embedding (num_embeddings, features)`, and
+    the same numbers forward) whose lookup off the CPU is a one-hot matrix times the table
+    at the highest precision (`arenax.selects.gather_rows`: exact) instead of a gather: a
+    batched gather, and the scatter-add its gradient is, run one element after another on
+    a TPU (the maze student's direction embedding: 8,192 of each per PPO minibatch). The
+    gradient's sums may then add in another order (last bits)."""
+
+    def __call__(self, inputs: jax.Array) -> jax.Array:
+        if gathers_are_cheap() or self.num_embeddings == 1:
+            return super().__call__(inputs)
+        (embedding,) = nn.dtypes.promote_dtype(self.embedding, dtype=self.dtype, inexact=False)
+        return gather_rows(embedding, inputs.astype(jnp.int32))

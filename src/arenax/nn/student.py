@@ -18,7 +18,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from arenax.nn.layers import PatchConv, orthogonal
+from arenax.nn.layers import Embed, PatchConv, orthogonal
 from arenax.nn.policy import InitConfig, LinenPolicy, actor_critic_heads
 from arenax.nn.recurrent import CellKind, Core
 from arenax.options import POSITIVE, fields_of
@@ -77,7 +77,9 @@ class MazeStudentNet(nn.Module):
         x = image.reshape((t * b, *image.shape[2:])).astype(jnp.float32)
         x = PatchConv(s.conv_filters, (3, 3), kernel_init=orthogonal(2**0.5), name="Conv_0")(x)
         x = nn.relu(x).reshape((t, b, -1))
-        d = nn.Embed(4, s.dir_embed, embedding_init=orthogonal())(direction.astype(jnp.int32))
+        d = Embed(4, s.dir_embed, embedding_init=orthogonal(), name="Embed_0")(
+            direction.astype(jnp.int32)
+        )
         x = jnp.concatenate([x, d], axis=-1)
         carry, h = Core(s.cell, s.hidden, s.gate_init, name="core")(x, first, carry)
         logits, value = actor_critic_heads(h, s.n_actions, s.head_hidden, s.policy_init)

@@ -16,7 +16,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from arenax.nn.layers import PatchConv, orthogonal
+from arenax.nn.layers import Embed, PatchConv, orthogonal
 from arenax.nn.policy import InitConfig, LinenPolicy, actor_critic_heads
 from arenax.nn.recurrent import CellKind, Core
 from arenax.options import POSITIVE, fields_of
@@ -64,7 +64,7 @@ class TeacherNet(nn.Module):
         x = PatchConv(s.conv_filters, (3, 3), kernel_init=orthogonal(2**0.5), name="Conv_0")(x)
         x = nn.relu(x).reshape((t, b, -1))
         rows = s.episode_length + 1 if s.embed_last_step else s.episode_length
-        e = nn.Embed(rows, s.time_embed, embedding_init=orthogonal())(
+        e = Embed(rows, s.time_embed, embedding_init=orthogonal(), name="Embed_0")(
             jnp.clip(time.astype(jnp.int32), 0, rows - 1)
         )
         x = jnp.concatenate([x, e, noise.astype(jnp.float32)], axis=-1)

@@ -9,7 +9,6 @@ from typing import Any
 
 import jax
 import numpy as np
-from PIL import Image, ImageDraw
 
 from arenax.envs.tag.continuous import TagEnv, TagState
 from arenax.envs.tag.grid import GridTagEnv, GridTagState
@@ -26,6 +25,8 @@ OBSTACLE = (110, 110, 110)
 
 def frame(env: TagEnv | GridTagEnv, state: TagState | GridTagState, px: int = 320) -> np.ndarray:
     """One RGB frame `(px + 20, px, 3) uint8` of a single (unbatched) env state."""
+    from PIL import Image, ImageDraw  # (when a frame is drawn: the registry imports this module)
+
     env = whole_game(env)  # a game with scripted teams is drawn as the game
     img = Image.new("RGB", (px, px + 20), BACKGROUND)
     draw = ImageDraw.Draw(img)

@@ -1,0 +1,51 @@
+"""`benchmarks/hlo_sources.py`: the serial operations of a compiled program, each named by
+the source line that made it (read from the HLO's stack-frame tables)."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+
+from helpers import benchmark_script
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "hlo_sources.py"
+
+
+def _picks(x: jax.Array, i: jax.Array) -> jax.Array:
+    return jnp.take_along_axis(x, i[:, None], axis=1)[:, 0]  # the gather below
+
+
+def test_each_gather_is_named_by_the_line_that_made_it() -> None:
+    module = benchmark_script("hlo_sources")
+    x, i = jnp.ones((5, 7)), jnp.zeros((5,), jnp.int32)
+    text = (
+        jax.jit(lambda x, i: _picks(x, i) + jnp.sort(x, axis=1)[:, 0])
+        .lower(x, i)
+        .compile()
+        .as_text()
+    )
+    counts = module.sources(text, ("gather", "sort"), depth=1)
+    line = inspect.getsourcelines(_picks)[1] + 1
+    gathers = {where: n for (op, where, _), n in counts.items() if op == "gather"}
+    assert gathers == {f"test_hlo_sources.py:{line} (_picks)": 1}, counts
+    assert sum(n for (op, _, _), n in counts.items() if op == "sort") == 1
+
+
+def test_a_bad_option_is_one_error_line() -> None:
+    for args, message in (
+        (["--preset", "nosuch"], "error: --preset 'nosuch': allowed: "),
+        (["--env.nosuch", "3"], "error: --env.nosuch: not an option of MazeConfig"),
+        (["--top", "0"], "error: --n-envs, --top and --depth must be at least 1"),
+        (["--wrong"], "error: --wrong: only --env.NAME VALUE options are taken"),
+    ):
+        preset = [] if "--preset" in args else ["--preset", "maze-dr"]
+        run = subprocess.run(
+            [sys.executable, str(SCRIPT), *preset, *args], capture_output=True, text=True
+        )
+        assert run.returncode == 2, (args, run.stderr[-500:])
+        assert run.stderr.strip().splitlines()[-1].startswith(message), run.stderr[-500:]
