@@ -356,14 +356,12 @@ def _jaxued_row(args: Args, case: str, example: str, left: float | None) -> dict
                 hlo_ops=f"jaxued; student steps/s {r['student_steps_per_s']:,.0f}")  # fmt: skip
 
 
-#: HLO operations that an accelerator may run one batch element after another
-SERIAL_OPS = ("while", "scatter", "gather", "sort", "dynamic-slice", "dynamic-update-slice")
-
-
 def hlo_ops(text: str) -> str:
-    """How many of each `SERIAL_OPS` the compiled program's HLO text holds, e.g.
-    `while 3, gather 1` (`-` for none)."""
+    """How many of each `SERIAL_OPS` (`arenax.benchmarking`) the compiled program's HLO
+    text holds, e.g. `while 3, gather 1` (`-` for none)."""
     import re
+
+    from arenax.benchmarking import SERIAL_OPS
 
     counts = {op: len(re.findall(rf"\s{op}\(", text)) for op in SERIAL_OPS}
     return ", ".join(f"{op} {n}" for op, n in counts.items() if n) or "-"

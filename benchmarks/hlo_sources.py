@@ -24,7 +24,8 @@ import os
 import re
 import sys
 
-OPS = ("gather", "scatter", "sort", "while", "dynamic-slice", "dynamic-update-slice")
+from arenax.benchmarking import SERIAL_OPS as OPS  # (imports JAX; opens no device)
+
 LINE = re.compile(r"^\s*(ROOT\s+)?%\S+\s*=.*?\s(?P<op>" + "|".join(OPS) + r")\(")
 FRAME_ID = re.compile(r"stack_frame_id=(?P<id>\d+)")
 SOURCE = re.compile(r'source_file="(?P<file>[^"]+)"\s+source_line=(?P<line>\d+)')
@@ -118,7 +119,7 @@ def parse_env_options(extra: list[str]) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="tag-continuous", help="the preset to compile")
-    parser.add_argument("--ops", nargs="+", default=list(OPS[:3]), choices=OPS, metavar="OP",
+    parser.add_argument("--ops", nargs="+", default=["gather", "scatter", "sort"], choices=OPS, metavar="OP",
                         help=f"operations to locate ({', '.join(OPS)})")  # fmt: skip
     parser.add_argument("--gathers", choices=("cheap", "dear", "platform"), default="dear",
                         help="the gather forms to compile ($ARENAX_GATHERS; platform: its own)")  # fmt: skip
@@ -147,12 +148,19 @@ def main() -> None:
     changes = {}
     for name, value in env_options.items():
         if name not in fields:
-            parser.exit(2, f"error: --env.{name}: not an option of {type(cfg.env).__name__}\n")
-        current = getattr(cfg.env, name)
+            flag = "--env." + name.replace("_", "-")
+            parser.exit(2, f"error: {flag}: not an option of {type(cfg.env).__name__}\n")
+        current, flag = getattr(cfg.env, name), "--env." + name.replace("_", "-")
+        kind = type(current) if current is not None else int
+        if kind is bool:
+            if value.lower() not in ("true", "false"):
+                parser.exit(2, f"error: {flag} {value!r}: not true or false\n")
+            changes[name] = value.lower() == "true"
+            continue
         try:
-            changes[name] = type(current)(value) if current is not None else int(value)
+            changes[name] = kind(value)
         except ValueError:
-            parser.exit(2, f"error: --env.{name} {value!r}: not a {type(current).__name__}\n")
+            parser.exit(2, f"error: {flag} {value!r}: not a number ({kind.__name__})\n")
     cfg = dataclasses.replace(
         cfg, env=dataclasses.replace(cfg.env, **changes), n_envs=args.n_envs, devices=1
     )

@@ -47,12 +47,7 @@ CHOICES: dict[str, list[tuple[str, dict[str, str]]]] = {
     "donate": [("no donation", {"ARENAX_DONATE": "0"})],
 }
 #: what the defaults' row leaves to the platform (unset in every process unless a variant sets it)
-SETTINGS = (
-    "ARENAX_SCAN_UNROLL",
-    "JAX_DEFAULT_PRNG_IMPL",
-    "JAX_DEFAULT_MATMUL_PRECISION",
-    "ARENAX_DONATE",
-)
+SETTINGS = tuple(sorted({name for rows in CHOICES.values() for _, env in rows for name in env}))
 
 
 def plan(choices: list[str], default_unroll: int) -> list[tuple[str, dict[str, str]]]:
@@ -141,8 +136,12 @@ def main() -> None:
 
     if args.preset not in PRESETS:
         parser.exit(2, f"error: --preset {args.preset!r}: allowed: {', '.join(PRESETS)}\n")
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    if args.out:  # (made before any variant runs)
+        try:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).touch()
+        except OSError as exc:
+            parser.exit(2, f"error: --out {args.out}: {exc.strerror or exc}\n")
     start = time.perf_counter()
     try:
         platform, unroll = platform_unroll()

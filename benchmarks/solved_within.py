@@ -14,6 +14,7 @@ maze the mean over a run's seeds of both rates. A run of several seeds is its se
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -59,6 +60,12 @@ def main() -> None:
     for run in args.runs:
         if not (run / "config.json").is_file():
             parser.exit(2, f"error: {run}: not a run folder (no config.json)\n")
+    from arenax.envs.maze.suites import resolve_mazes
+
+    try:
+        resolve_mazes(args.suite)
+    except ValueError as exc:
+        parser.exit(2, f"error: --suite: {exc}\n")
     cols = [f"{run.name}: own cap / ≤ {args.steps}" for run in args.runs]
     table: dict[str, list[str]] = {}
     means: list[tuple[float, float]] = []
@@ -81,5 +88,5 @@ if __name__ == "__main__":
     try:
         main()
     except KeyboardInterrupt:
-        print("interrupted")
+        print("interrupted", file=sys.stderr)
         raise SystemExit(130) from None

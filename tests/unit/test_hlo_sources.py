@@ -40,6 +40,11 @@ def test_a_bad_option_is_one_error_line() -> None:
     for args, message in (
         (["--preset", "nosuch"], "error: --preset 'nosuch': allowed: "),
         (["--env.nosuch", "3"], "error: --env.nosuch: not an option of MazeConfig"),
+        (["--env.n-walls", "x"], "error: --env.n-walls 'x': not a number (int)"),
+        (
+            ["--preset", "tag-continuous", "--env.runners-leave", "maybe"],
+            "error: --env.runners-leave 'maybe': not true or false",
+        ),
         (["--top", "0"], "error: --n-envs, --top and --depth must be at least 1"),
         (["--wrong"], "error: --wrong: only --env.NAME VALUE options are taken"),
     ):

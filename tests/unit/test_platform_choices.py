@@ -44,7 +44,16 @@ def test_an_unknown_preset_and_a_bad_count_are_one_error_line() -> None:
     for args, message in (
         (["--preset", "nosuch"], "error: --preset 'nosuch': allowed: "),
         (["--repeats", "0"], "error: --repeats 0: must be at least 1"),
+        (["--out", "/proc/nope/rows.json"], "error: --out /proc/nope/rows.json: "),
     ):
         run = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
         assert run.returncode == 2
         assert run.stderr.startswith(message), run.stderr
+
+
+def test_a_json_file_train_throughput_cannot_write_is_refused_before_measuring() -> None:
+    from arenax.benchmarking import TrainBenchArgs
+
+    problems = list(TrainBenchArgs(presets=("maze-dr",), json="/proc/nope/rows.json").problems())
+    assert [p.field for p in problems] == ["json"]
+    assert problems[0].rule == "/proc/nope is not a writable folder"

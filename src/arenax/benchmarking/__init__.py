@@ -2,6 +2,7 @@
 throughput (`throughput`), and the batch-size ladder of `arenax tune` (`tuning`)."""
 
 from arenax.benchmarking.throughput import (
+    SERIAL_OPS,
     EnvBenchArgs,
     TrainBenchArgs,
     device_peak_bytes,
@@ -15,6 +16,7 @@ from arenax.benchmarking.throughput import (
 from arenax.benchmarking.tuning import TuneArgs, knee, tune
 
 __all__ = [
+    "SERIAL_OPS",
     "EnvBenchArgs",
     "TrainBenchArgs",
     "TuneArgs",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,6 +50,11 @@ class EnvBenchArgs:
             yield Problem(
                 "batches", self.batches, "batch x steps must stay below 2**31 (int32 counts)"
             )
+
+
+#: HLO operations that an accelerator may run one batch element after another (counted by
+#: `benchmarks/accelerator.py`, located by `benchmarks/hlo_sources.py`)
+SERIAL_OPS = ("while", "scatter", "gather", "sort", "dynamic-slice", "dynamic-update-slice")
 
 
 def device_peak_bytes() -> int | None:
@@ -220,6 +226,10 @@ class TrainBenchArgs:
                 yield Problem(name, getattr(self, name), "must be at least 1")
         if any(n < 1 for n in self.seeds) or not self.seeds:
             yield Problem("seeds", self.seeds, "each at least 1")
+        if self.json:
+            folder = Path(self.json).parent
+            if not folder.is_dir() or not os.access(folder, os.W_OK):
+                yield Problem("json", self.json, f"{folder} is not a writable folder")
         if any(d < 1 for d in self.devices):
             yield Problem("devices", self.devices, "each at least 1")
         else:
