@@ -12,7 +12,7 @@ one setting:
 
 | choice | variants | where arenax chooses it |
 |---|---|---|
-| `unroll` | time loops unrolled 1, 4 or 8 iterations (`$ARENAX_SCAN_UNROLL`) | `arenax.utils.scan_unroll`: 1 on the CPU, 8 elsewhere |
+| `unroll` | time loops unrolled 1, 4 or 8 iterations (`$ARENAX_SCAN_UNROLL`) | `arenax.utils.scan_unroll`: 1 on the CPU, 4 on a TPU, 8 elsewhere |
 | `prng` | `rbg`, `unsafe_rbg` (`$JAX_DEFAULT_PRNG_IMPL`) | JAX's default, `threefry2x32`, everywhere |
 | `precision` | `highest` (`$JAX_DEFAULT_MATMUL_PRECISION`): float32 matmuls in full | JAX's default (one bfloat16 pass on a TPU) |
 | `donate` | the chunk keeps its input state (`$ARENAX_DONATE=0`) | `arenax.utils.donate_state`: donated everywhere |

@@ -68,9 +68,13 @@ def _count_cache_hits() -> None:
     jax.monitoring.register_event_listener(listen)
 
 
-#: `scan_unroll`'s default off the CPU. On an H200 the paper-configuration `maze-dr`
-#: cycle ran 1.88x faster at 4 than at 1, 2.11x at 8 and 2.10x at 16, compiling in 24, 28
-#: and 43 s against 23 s (`docs/benchmarks.md`).
+#: `scan_unroll`'s default per platform (`jax.default_backend()`), measured on the
+#: paper-configuration `maze-dr` cycle (`docs/benchmarks.md`): on an H200 4 ran 1.88x as
+#: fast as 1, 8 2.11x and 16 2.10x, compiling in 24, 28 and 43 s against 23 s; on a TPU
+#: v5e 1 ran 0.88x as fast as 8 and 4 1.01x, compiling in 31, 37 and 41 s; on the CPU 4
+#: was within noise of 1 for 23% more compile time.
+SCAN_UNROLL = {"cpu": 1, "tpu": 4}
+#: `scan_unroll`'s default on a platform `SCAN_UNROLL` does not name (a GPU).
 ACCELERATOR_SCAN_UNROLL = 8
 
 
@@ -91,14 +95,15 @@ def gathers_are_cheap() -> bool:
 
 def scan_unroll() -> int:
     """Iterations of the time loops (the rollout, GAE, the recurrent core) unrolled into
-    one body: `$ARENAX_SCAN_UNROLL` if set, else 1 on the CPU and
-    `ACCELERATOR_SCAN_UNROLL` elsewhere. On a GPU every loop iteration costs kernel
-    launches and a copy of the loop condition to the host, and a `maze-dr` cycle has
-    ~3,000 of them; on the CPU unrolling buys little and costs compile time (and results
-    stay bitwise those of earlier versions). Read when a program is traced."""
+    one body: `$ARENAX_SCAN_UNROLL` if set, else the platform's `SCAN_UNROLL` (1 on the
+    CPU, 4 on a TPU) and `ACCELERATOR_SCAN_UNROLL` (8) elsewhere. On a GPU every loop
+    iteration costs kernel launches and a copy of the loop condition to the host, and a
+    `maze-dr` cycle has ~3,000 of them; on a TPU 4 runs as fast as 8 and compiles sooner;
+    on the CPU unrolling buys little and costs compile time (and results stay bitwise
+    those of earlier versions). Read when a program is traced."""
     import jax
 
-    default = 1 if jax.default_backend() == "cpu" else ACCELERATOR_SCAN_UNROLL
+    default = SCAN_UNROLL.get(jax.default_backend(), ACCELERATOR_SCAN_UNROLL)
     raw = os.environ.get("ARENAX_SCAN_UNROLL", str(default))
     try:
         value = int(raw)

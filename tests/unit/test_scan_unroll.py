@@ -32,6 +32,17 @@ def test_the_setting_is_read_and_checked(monkeypatch) -> None:
     assert validate(PRESETS["maze-dr"]) is PRESETS["maze-dr"]
 
 
+@pytest.mark.parametrize(("backend", "unroll"), [("cpu", 1), ("tpu", 4), ("gpu", 8), ("rocm", 8)])
+def test_each_platform_gets_its_measured_default(backend: str, unroll: int, monkeypatch) -> None:
+    """The defaults `docs/benchmarks.md` measured: 1 on the CPU, 4 on a TPU (as fast as 8
+    there, compiled sooner), 8 on a GPU (2.11x the rolled loops on an H200)."""
+    monkeypatch.delenv("ARENAX_SCAN_UNROLL", raising=False)
+    monkeypatch.setattr(jax, "default_backend", lambda: backend)
+    assert scan_unroll() == unroll
+    monkeypatch.setenv("ARENAX_SCAN_UNROLL", "3")  # the variable still wins
+    assert scan_unroll() == 3
+
+
 @pytest.mark.parametrize("unroll", ["4", "64"])  # 7 steps: a remainder; more than the steps
 def test_unrolled_gae_matches_the_reference(unroll: str, monkeypatch) -> None:
     monkeypatch.setenv("ARENAX_SCAN_UNROLL", unroll)
