@@ -84,7 +84,9 @@ TINY_ARGS = (
 
 
 @pytest.mark.slow
-def test_cli_train_resume_eval_plot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_train_resume_eval_plot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     steps = 4 * 16 * 4
     run_cli(monkeypatch, "train", "maze-dr", *TINY_ARGS, "--total-steps", str(steps),
             "--out-dir", str(tmp_path), "--name", "run")  # fmt: skip
@@ -106,6 +108,16 @@ def test_cli_train_resume_eval_plot(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         ev = list(csv.DictReader(f))
     assert [r["maze"] for r in ev] == ["SmallCorridor", "LargeCorridor"]
     assert (gifs / "SmallCorridor.gif").stat().st_size > 0
+    # an evaluation of fewer episodes (say for GIFs) does not replace it: it goes beside it
+    before = (run / "eval_corridors.csv").read_text()
+    capsys.readouterr()
+    run_cli(monkeypatch, "eval", str(run), "--suite", "corridors", "--episodes", "1")
+    assert (run / "eval_corridors.csv").read_text() == before
+    assert "holds an evaluation of 4 episodes per level" in " ".join(
+        capsys.readouterr().out.split()
+    )
+    with (run / "eval_corridors-1ep.csv").open() as f:
+        assert [int(r["episodes"]) for r in csv.DictReader(f)] == [1, 1]
     run_cli(monkeypatch, "plot", str(run))
     for name in ("returns", "losses", "levels", "eval"):
         assert (run / "plots" / f"{name}.png").stat().st_size > 1000

@@ -146,6 +146,25 @@ def population_snapshots(run_dir: Path, checkpoint: int | None = None) -> tuple[
     return out, teams
 
 
+def _most_episodes(rows: list[Any]) -> int | None:
+    """The most episodes any of an evaluation's result rows played (`None` when its rows
+    have no `episodes` field)."""
+    counts = [getattr(r, "episodes", None) for r in rows]
+    counts = [int(c) for c in counts if c is not None]
+    return max(counts) if counts else None
+
+
+def _episodes_held(path: Path) -> int | None:
+    """The most episodes per row of the evaluation CSV at `path` (`None` when there is
+    none, or it has no readable `episodes` column)."""
+    try:
+        with path.open(newline="") as f:
+            counts = [int(r["episodes"]) for r in csv.DictReader(f)]
+    except (OSError, KeyError, ValueError, TypeError, csv.Error):
+        return None
+    return max(counts) if counts else None
+
+
 def write_csv(rows: list[Any], path: Path) -> Path:
     """One line per result dataclass (its fields are the columns)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -196,7 +215,8 @@ class EvaluationOptions(EvalOptions):
     """Only solvable levels (the maze: a path from the agent to the goal exists; Tag
     arenas are not filtered: an unreachable runner is an outcome of the game)."""
     out: Path | None = None
-    """CSV to write (default: `RUN_DIR/eval_<name>.csv`)."""
+    """CSV to write (default: `RUN_DIR/eval_<name>.csv`; where that holds more episodes per
+    level than this evaluation, it is kept and this one goes to `eval_<name>-<N>ep.csv`)."""
     gif_dir: Path | None = None
     """Also write one episode GIF per level (or matchup) into this folder."""
 
@@ -216,7 +236,9 @@ def evaluate_run(
     own: its held-out levels, or levels of its generator), by `options` (default
     `EvaluationOptions()`) with `suite`, `episodes` and any other of its fields `changes`:
     print the table, write `RUN_DIR/eval_<name>.csv` (or `out`) and any further CSVs the
-    evaluation returns."""
+    evaluation returns. An `eval_<name>.csv` of more episodes per level (an evaluation a
+    comparison reads) is kept: a smaller one, say for GIFs, goes to
+    `eval_<name>-<episodes>ep.csv` beside it."""
     given = {"suite": suite, "episodes": episodes}
     changes = {**{k: v for k, v in given.items() if v is not None}, **changes}
     unknown = set(changes) - {f.name for f in dataclasses.fields(EvaluationOptions)}
@@ -270,9 +292,16 @@ def evaluate_run(
     console.print(report.table)
     for line in report.notes:
         console.print(line)
-    path = write_csv(
-        report.rows, Path(o.out) if o.out else Path(run_dir) / f"eval_{report.name}.csv"
-    )
+    path = Path(o.out) if o.out else Path(run_dir) / f"eval_{report.name}.csv"
+    held, now = _episodes_held(path), _most_episodes(report.rows)
+    if not o.out and held is not None and now is not None and held > now:
+        # a few episodes for GIFs must not replace the evaluation a comparison reads
+        console.print(
+            f"note: {path} holds an evaluation of {held:,} episodes per level, more than "
+            f"this one's {now:,}: it is kept (--out chooses where this one goes)"
+        )
+        path = path.with_stem(f"{path.stem}-{now}ep")
+    path = write_csv(report.rows, path)
     console.print(f"wrote {path}" + (f" and GIFs in {o.gif_dir}" if o.gif_dir else ""))
     for name, rows in report.extra.items():
         console.print(f"wrote {write_csv(rows, Path(run_dir) / f'eval_{name}.csv')}")
