@@ -140,12 +140,32 @@ def test_ranks_kept_up_to_date_equal_a_fresh_sort() -> None:
         np.testing.assert_array_equal(np.asarray(ranks), np_ranks(values))
 
 
+@pytest.mark.parametrize("form", ["cheap", "dear"])
+def test_fresh_ranks_equal_numpys_in_both_forms(form: str, monkeypatch) -> None:
+    """`score_ranks` by a scatter (the CPU) or, off it, by sorting the permutation again
+    (`ARENAX_GATHERS=dear`): the same ranks as NumPy's stable sort, over ties, -0.0 and
+    0.0, -inf (empty slots) and NaN."""
+    monkeypatch.setenv("ARENAX_GATHERS", form)
+    rng = np.random.default_rng(2)
+    pool = np.array([-np.inf, np.nan, -0.0, 0.0, 0.5, 0.5, 1.0, 2.0, -1.0], np.float32)
+    for cap in (1, 5, 64):
+        values = rng.choice(pool, cap)
+        filled = rng.random(cap) < 0.8
+        buf = B.create(LEVEL, cap).replace(scores=jnp.asarray(values), filled=jnp.asarray(filled))
+        ranks = jax.jit(lambda b: B.score_ranks(b))(buf)  # a new function: traced in this form
+        assert ranks.dtype == jnp.int32
+        np.testing.assert_array_equal(
+            np.asarray(ranks), np_ranks(np.where(filled, values, -np.inf))
+        )
+
+
 def test_a_batch_inserts_as_its_levels_one_by_one() -> None:
     """`insert` keeps the rank prioritisation's ranks up to date through a batch instead
     of sorting the buffer for every level: a batch of distinct levels (new ones, copies of
     stored ones, tied scores, no score) leaves the buffer it leaves inserted one by one,
     each insert sorting afresh."""
     rng = np.random.default_rng(1)
+    insert = jax.jit(B.insert, static_argnums=range(4, 11))  # a few compiles, not many ops
     for trial in range(4):
         cap = 6
         buf = filled_buffer(
@@ -155,10 +175,10 @@ def test_a_batch_inserts_as_its_levels_one_by_one() -> None:
         vals = rng.permutation(np.arange(3, 12))[:7].tolist()  # distinct; 3..5: stored copies
         sc = rng.choice([0.05, 0.1, 0.2, 0.3, 0.5, 0.9, -np.inf], 7).astype(np.float32)
         args = (0.3, 0.5, "rank", 1, None, None, trial % 2 == 1)
-        batch, slots = B.insert(buf, levels_of(vals), jnp.asarray(sc), jnp.asarray(sc), *args)
+        batch, slots = insert(buf, levels_of(vals), jnp.asarray(sc), jnp.asarray(sc), *args)
         one, each = buf, []
         for v, x in zip(vals, sc, strict=True):
-            one, slot = B.insert(one, levels_of([v]), jnp.asarray([x]), jnp.asarray([x]), *args)
+            one, slot = insert(one, levels_of([v]), jnp.asarray([x]), jnp.asarray([x]), *args)
             each.append(int(slot[0]))
         assert slots.tolist() == each
         for a, b in zip(jax.tree.leaves(batch), jax.tree.leaves(one), strict=True):

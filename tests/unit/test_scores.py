@@ -127,3 +127,46 @@ def test_a_score_that_returns_nan_or_the_wrong_shape_is_refused_on_first_use(
             jax.jit(lambda r: level_scores("probe_bad", r, r, r, done)).lower(r)
     finally:
         SCORES.pop("probe_bad")
+
+
+@pytest.mark.parametrize("t_len", [1, 7, 16, 33])
+def test_both_forms_of_the_episode_sums_agree(t_len: int, monkeypatch) -> None:
+    """Off the CPU the per-episode sums come from a segmented prefix sum (rows: the step an
+    episode ended), on it from a scatter by episode index (`ARENAX_GATHERS` picks the form):
+    the scores, means and bests agree — the returns exactly, sums of small integers that
+    every order adds to the same float — and match the NumPy loops in both forms."""
+    from arenax.curricula.scores import episode_returns, per_episode_mean
+
+    rng = np.random.default_rng(t_len)
+    n = 6
+    ints = rng.integers(-3, 4, size=(t_len, n)).astype(np.float32)
+    v = rng.normal(size=(t_len, n)).astype(np.float32)
+    a = rng.normal(size=(t_len, n)).astype(np.float32)
+    done = rng.random((t_len, n)) < 0.3
+    done[:, 0] = False  # no episode ends
+    mask = (rng.random((t_len, n)) < 0.8).astype(np.float32)
+    mask[:, 1] = 0.0  # never acts
+    prev = rng.normal(size=n).astype(np.float32)
+    got = {}
+    for form in ("cheap", "dear"):
+        monkeypatch.setenv("ARENAX_GATHERS", form)  # read when traced: these run eagerly
+        got[form] = (
+            episode_returns(ints, done, mask),
+            per_episode_mean(ints, done, mask),
+            *(level_scores(k, ints, v, a, done, prev, prev) for k in ("pvl", "max_mc")),
+        )
+        for kind in ("pvl", "l1_vl", "max_mc", "oracle_regret"):
+            want_s, want_b = reference(kind, ints, v, a, done, prev, prev)
+            got_s, got_b = level_scores(kind, ints, v, a, done, prev, prev)
+            np.testing.assert_allclose(np.asarray(got_s), want_s, rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(np.asarray(got_b), want_b, rtol=1e-5)
+    (mean_c, best_c), pm_c, *scores_c = got["cheap"]
+    (mean_d, best_d), pm_d, *scores_d = got["dear"]
+    np.testing.assert_array_equal(np.asarray(mean_c), np.asarray(mean_d))
+    np.testing.assert_array_equal(np.asarray(best_c), np.asarray(best_d))
+    # (a mean of per-episode means adds fractions: in another order, the last bit may move)
+    np.testing.assert_allclose(np.asarray(pm_d), np.asarray(pm_c), rtol=1e-6)
+    assert np.asarray(mean_d)[0] == -np.inf and np.asarray(best_d)[1] == -np.inf
+    for (s_c, b_c), (s_d, b_d) in zip(scores_c, scores_d, strict=True):
+        np.testing.assert_allclose(np.asarray(s_d), np.asarray(s_c), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(np.asarray(b_c), np.asarray(b_d))

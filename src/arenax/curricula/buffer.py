@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 
 from arenax.struct import pytree_dataclass
+from arenax.utils import gathers_are_cheap
 
 PRIORITIZATIONS = ("rank", "proportional", "topk")
 
@@ -111,6 +112,10 @@ def score_ranks(buf: LevelBuffer) -> jax.Array:
     after the filled ones (a stable sort of the negated scores; a NaN score last)."""
     s = _ranked(buf)
     order = jnp.argsort(-s, stable=True)  # highest score first
+    if not gathers_are_cheap():
+        # the inverse permutation by a second sort: a scatter of C indices runs one after
+        # another on a TPU, a sort does not (the same ranks)
+        return jnp.argsort(order).astype(order.dtype) + 1
     return jnp.empty_like(order).at[order].set(jnp.arange(1, s.shape[0] + 1, dtype=order.dtype))
 
 

@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from arenax.options import Registered
+from arenax.utils import gathers_are_cheap
 
 
 def episode_ids(done: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -44,12 +45,37 @@ def episode_ids(done: jax.Array) -> tuple[jax.Array, jax.Array]:
     return ids, complete
 
 
+def _running_episode_sums(x: jax.Array, done: jax.Array) -> jax.Array:
+    """`x (T, N)` summed along `T` from each episode's first step to every step of it (the
+    sum restarts after each `done (T, N)`): a segmented prefix sum, `(T, N)`, in
+    `log2(T)` elementwise passes (`lax.associative_scan`)."""
+    starts = jnp.concatenate([jnp.ones_like(done[:1]), done[:-1]], axis=0)
+
+    def combine(a: tuple[jax.Array, jax.Array], b: tuple[jax.Array, jax.Array]):
+        (sum_a, start_a), (sum_b, start_b) = a, b
+        return jnp.where(start_b, sum_b, sum_a + sum_b), start_a | start_b
+
+    sums, _ = jax.lax.associative_scan(combine, (x, starts), axis=0)
+    return sums
+
+
 def _episode_sums(
     values: jax.Array, done: jax.Array, mask: jax.Array | None = None
 ) -> tuple[jax.Array, jax.Array]:
-    """Per env and episode index, the sum of `values (T, N)` over the acting steps
-    (`mask (T, N)`, default all) of *ended* episodes and their counts: `(sums, counts)`,
-    both `(T, N)` (row = episode); an episode without an acting step has count 0."""
+    """The sum of `values (T, N)` over the acting steps (`mask (T, N)`, default all) of
+    every *ended* episode and their counts: `(sums, counts)`, both `(T, N)`, one row per
+    episode and zero rows besides (an episode without an acting step has count 0).
+
+    On the CPU row `k` of env `n` is its `k`-th episode (a scatter-add by episode index);
+    off it the row of the step the episode ended at (a segmented prefix sum read where
+    `done`): a scatter with a per-element index runs one element after another on a TPU.
+    The callers reduce over the rows, so either layout gives their results (the sums in
+    another order: the last bits may differ)."""
+    if not gathers_are_cheap():
+        acting = jnp.ones(values.shape, bool) if mask is None else mask > 0
+        sums = _running_episode_sums(jnp.where(acting, values, 0.0), done)
+        counts = _running_episode_sums(acting.astype(jnp.float32), done)
+        return jnp.where(done, sums, 0.0), jnp.where(done, counts, 0.0)
     t, n = values.shape
     ids, complete = episode_ids(done)
     if mask is not None:
