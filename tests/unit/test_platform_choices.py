@@ -4,9 +4,10 @@ the chip run the script itself)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from helpers import benchmark_script
 
@@ -40,15 +41,21 @@ def test_the_table_gives_each_variant_against_the_defaults() -> None:
     assert lines[6] == "| prng rbg | – | TypeError: boom | | |"
 
 
-def test_an_unknown_preset_and_a_bad_count_are_one_error_line() -> None:
+def test_an_unknown_preset_and_a_bad_count_are_one_error_line(monkeypatch, capsys) -> None:
+    """Each is one `error:` line and exit status 2 before any variant runs (the script's
+    `main` in this process, its arguments as on a command line)."""
+    module = benchmark_script("platform_choices")
     for args, message in (
         (["--preset", "nosuch"], "error: --preset 'nosuch': allowed: "),
         (["--repeats", "0"], "error: --repeats 0: must be at least 1"),
         (["--out", "/proc/nope/rows.json"], "error: --out /proc/nope/rows.json: "),
     ):
-        run = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
-        assert run.returncode == 2
-        assert run.stderr.startswith(message), run.stderr
+        monkeypatch.setattr(sys, "argv", [str(SCRIPT), *args])
+        with pytest.raises(SystemExit) as exit_:
+            module.main()
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2, (args, err)
+        assert err.startswith(message), err
 
 
 def test_a_json_file_train_throughput_cannot_write_is_refused_before_measuring() -> None:
