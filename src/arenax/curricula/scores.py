@@ -45,18 +45,20 @@ def episode_ids(done: jax.Array) -> tuple[jax.Array, jax.Array]:
     return ids, complete
 
 
-def _running_episode_sums(x: jax.Array, done: jax.Array) -> jax.Array:
-    """`x (T, N)` summed along `T` from each episode's first step to every step of it (the
-    sum restarts after each `done (T, N)`): a segmented prefix sum, `(T, N)`, in
-    `log2(T)` elementwise passes (`lax.associative_scan`)."""
+def _running_episode_sums(xs: tuple[jax.Array, ...], done: jax.Array) -> tuple[jax.Array, ...]:
+    """Each of `xs`, arrays `(T, N)`, summed along `T` from each episode's first step to
+    every step of it (the sum restarts after each `done (T, N)`): segmented prefix sums,
+    `(T, N)` each, in `log2(T)` elementwise passes of one `lax.associative_scan`."""
     starts = jnp.concatenate([jnp.ones_like(done[:1]), done[:-1]], axis=0)
 
-    def combine(a: tuple[jax.Array, jax.Array], b: tuple[jax.Array, jax.Array]):
-        (sum_a, start_a), (sum_b, start_b) = a, b
-        return jnp.where(start_b, sum_b, sum_a + sum_b), start_a | start_b
+    def combine(a: tuple[jax.Array, ...], b: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        *sums_a, start_a = a
+        *sums_b, start_b = b
+        sums = (jnp.where(start_b, sb, sa + sb) for sa, sb in zip(sums_a, sums_b, strict=True))
+        return (*sums, start_a | start_b)
 
-    sums, _ = jax.lax.associative_scan(combine, (x, starts), axis=0)
-    return sums
+    *sums, _ = jax.lax.associative_scan(combine, (*xs, starts), axis=0)
+    return tuple(sums)
 
 
 def _episode_sums(
@@ -73,8 +75,9 @@ def _episode_sums(
     another order: the last bits may differ)."""
     if not gathers_are_cheap():
         acting = jnp.ones(values.shape, bool) if mask is None else mask > 0
-        sums = _running_episode_sums(jnp.where(acting, values, 0.0), done)
-        counts = _running_episode_sums(acting.astype(jnp.float32), done)
+        sums, counts = _running_episode_sums(
+            (jnp.where(acting, values, 0.0), acting.astype(jnp.float32)), done
+        )
         return jnp.where(done, sums, 0.0), jnp.where(done, counts, 0.0)
     t, n = values.shape
     ids, complete = episode_ids(done)
