@@ -10,8 +10,10 @@ often the goal's corridor was entered, and the share of steps spent in side corr
 From each run's final checkpoint it also prints how often its curriculum's level buffer
 put the goal at the end of a one-wide dead end (`goal_depth` >= 1, 3, 5 cells) and how
 many dead-end cells its levels hold, beside DR's generator (`--dr-levels` samples): what
-the student trained on. `--heatmap PNG` draws where each run's (first seed's) student
-steps on SmallCorridor.
+the student trained on; and each student's solved rate on DR levels whose goal is at least 3
+moves deep in a dead end, beside DR levels whose goal is on open floor (the same levels for
+every student): dead ends in general, or the corridor mazes' hallways? `--heatmap PNG`
+draws where each run's (first seed's) student steps on SmallCorridor.
 
     python benchmarks/corridor_probe.py runs/paper/paccel runs/paper/pplr --episodes 32 \
         --heatmap docs/images/paper/corridor_visits.png
@@ -123,6 +125,46 @@ def depth_shares(levels: Any, mask: np.ndarray | None = None) -> tuple[float, ..
     return (*shares, float(dead_ends.mean()), len(depths))
 
 
+def dead_end_levels(count: int, min_depth: int, key_seed: int = 1) -> tuple[Any, Any]:
+    """`count` solvable DR levels (13 × 13, 60 walls) whose goal is at least `min_depth`
+    moves deep in a one-wide dead end, and `count` whose goal is on open floor (depth 0):
+    the same levels for every student."""
+    import jax
+
+    import arenax
+    from arenax.envs.maze.paths import level_metrics
+
+    gen = arenax.make_generator("maze/dr", height=13, width=13, n_walls=60)
+    levels = jax.vmap(gen)(jax.random.split(jax.random.key(key_seed), 200 * count))
+    solvable = np.asarray(jax.vmap(level_metrics)(levels)["solvable"])
+    walls, goals = np.asarray(levels.walls), np.asarray(levels.goal_pos)
+    depths = np.array(
+        [goal_depth(walls[i], goals[i]) if solvable[i] else -1 for i in range(len(walls))]
+    )
+    deep, open_floor = np.flatnonzero(depths >= min_depth), np.flatnonzero(depths == 0)
+    if len(deep) < count:
+        raise SystemExit(f"error: {len(deep)} of {len(depths)} DR levels are {min_depth} deep")
+    take = lambda rows: jax.tree.map(lambda x: x[rows[:count]], levels)  # noqa: E731
+    return take(deep), take(open_floor)
+
+
+def solved_on(run: Path, levels: Any) -> float:
+    """Solved rate of `run`'s student on `levels` (13 × 13; one episode each, sampled
+    actions, the 13 × 13 named mazes' step cap of 450)."""
+    import jax
+
+    from arenax.envs.maze.evaluation import play
+    from arenax.envs.maze.suites import HELDOUT_MAZES
+    from arenax.eval.report import load_players
+
+    _, algo, policies, params, _ = load_players(run)
+    env = HELDOUT_MAZES["SmallCorridor"].make_env(  # a 13 x 13 maze env, 450 steps
+        view_size=algo.env.view_size, normalize_obs=algo.env.normalize_obs
+    )
+    res = play(env, policies["agent"], params["agent"], levels, jax.random.key(2))
+    return float(np.asarray(res["success"]).mean())
+
+
 def draw_visits(panels: list[tuple[str, dict[str, Any]]], path: Path) -> None:
     """One panel per `(title, play_corridors result)`: the share of steps on each cell
     (log colour scale), walls black, cells never stepped on white."""
@@ -153,12 +195,16 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=32, help="episodes per maze and seed")
     parser.add_argument("--dr-levels", type=int, default=4000, help="DR levels sampled (0: none)")
     parser.add_argument(
+        "--dead-end-levels", type=int, default=100, help="DR levels with the goal >= 3 deep "
+        "in a dead end (and as many with it on open floor) each student plays (0: none)"
+    )  # fmt: skip
+    parser.add_argument(
         "--heatmap", type=Path, default=None, help="also draw where each run's first seed "
         "steps on SmallCorridor (a PNG, one panel per run)"
     )  # fmt: skip
     args = parser.parse_args()
-    if args.episodes < 1 or args.dr_levels < 0:
-        parser.exit(2, "error: --episodes must be >= 1 and --dr-levels >= 0\n")
+    if args.episodes < 1 or args.dr_levels < 0 or args.dead_end_levels < 0:
+        parser.exit(2, "error: --episodes must be >= 1, --dr-levels and --dead-end-levels >= 0\n")
     for run in args.runs:
         if not (run / "config.json").is_file():
             parser.exit(2, f"error: {run}: not a run folder (no config.json)\n")
@@ -198,6 +244,18 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for label, (d1, d3, d5, cells, n) in buffers:
         print(f"| {label} | {d1:.3f} | {d3:.3f} | {d5:.4f} | {cells:.1f} | {n} |")
+    if args.dead_end_levels:
+        deep, open_floor = dead_end_levels(args.dead_end_levels, 3)
+        print()
+        print(f"| student | {args.dead_end_levels} DR levels, goal >= 3 deep in a dead end: "
+              f"solved | {args.dead_end_levels} DR levels, goal on open floor: solved |")  # fmt: skip
+        print("|---|---|---|")
+        for run in args.runs:
+            for seed in seeds_of(run):
+                label = seed.name if seed == run else f"{run.name}/{seed.name}"
+                print(
+                    f"| {label} | {solved_on(seed, deep):.2f} | {solved_on(seed, open_floor):.2f} |"
+                )
     if args.heatmap:
         draw_visits(panels, args.heatmap)
         print(f"wrote {args.heatmap}")

@@ -52,7 +52,7 @@ def test_a_goal_depth_by_hand() -> None:
 
 def test_bad_input_is_one_error_line(tmp_path: Path) -> None:
     for args, line in (
-        ([str(tmp_path), "--episodes", "0"], "error: --episodes must be >= 1 and --dr-levels >= 0"),
+        ([str(tmp_path), "--episodes", "0"], "error: --episodes must be >= 1, --dr-levels and --dead-end-levels >= 0"),
         ([str(tmp_path)], f"error: {tmp_path}: not a run folder (no config.json)"),
     ):
         run = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
