@@ -21,14 +21,47 @@ draws where each run's (first seed's) student steps on SmallCorridor.
 
 from __future__ import annotations
 
-import argparse
-import sys
+import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import tyro
 
 MAZES = ("SmallCorridor", "LargeCorridor")
+
+
+@dataclasses.dataclass(frozen=True)
+class Args:
+    runs: tyro.conf.Positional[tuple[Path, ...]]
+    """Run folders of maze students (a stack: each of its seeds)."""
+    episodes: int = 32
+    """Episodes per corridor maze and seed."""
+    dr_levels: int = 4000
+    """DR levels sampled beside the buffers (0: none)."""
+    dead_end_levels: int = 100
+    """DR levels with the goal >= 3 deep in a dead end (and as many with it on open floor)
+    each student plays (0: none)."""
+    heatmap: Path | None = None
+    """Also draw where each run's first seed steps on SmallCorridor (a PNG, a panel a run)."""
+
+    def problems(self) -> Iterator[Any]:
+        from arenax.options import Problem
+
+        if not self.runs:
+            yield Problem("runs", self.runs, "name at least one run folder")
+        for run in self.runs:
+            if not (run / "config.json").is_file():
+                yield Problem("runs", str(run), "not a run folder (no config.json)")
+        for field, low, high in (
+            ("episodes", 1, 10_000),
+            ("dr_levels", 0, 100_000),
+            ("dead_end_levels", 0, 1_000),
+        ):
+            value = getattr(self, field)
+            if not low <= value <= high:
+                yield Problem(field, value, f"must be in [{low}, {high}]")
 
 
 def goal_depth(walls: np.ndarray, goal: tuple[int, int]) -> int:
@@ -64,24 +97,32 @@ def side_corridor(x: int, y: int, size: int) -> tuple[int, bool] | None:
     return x, y < mid
 
 
-def play_corridors(run: Path, name: str, episodes: int) -> dict[str, Any]:
-    """Solved rate and side-corridor visits of `episodes` episodes of maze `name`, and
-    the steps spent on each cell over them (`visits (H, W)`) with the maze's `walls`."""
+def student(run: Path) -> tuple[Any, Any, int, bool]:
+    """`(policy, params, view size, normalized observations)` of a run's maze student."""
+    from arenax.eval.report import load_players
+
+    _, algo, policies, params, _ = load_players(run)
+    return policies["agent"], params["agent"], algo.env.view_size, algo.env.normalize_obs
+
+
+def play_corridors(agent: tuple[Any, Any, int, bool], name: str, episodes: int) -> dict[str, Any]:
+    """Solved rate and side-corridor visits of `episodes` episodes of maze `name` by
+    `agent` (`student`'s), and the steps spent on each cell over them (`visits (H, W)`)
+    with the maze's `walls`."""
     import jax
 
     from arenax.envs.maze.evaluation import play
     from arenax.envs.maze.suites import HELDOUT_MAZES
-    from arenax.eval.report import load_players
 
-    _, algo, policies, params, _ = load_players(run)
+    policy, params, view_size, normalize_obs = agent
     maze = HELDOUT_MAZES[name]
-    env = maze.make_env(view_size=algo.env.view_size, normalize_obs=algo.env.normalize_obs)
+    env = maze.make_env(view_size=view_size, normalize_obs=normalize_obs)
     k_levels, k_play = jax.random.split(jax.random.key(0))
     levels = jax.vmap(maze.sample)(jax.random.split(k_levels, episodes))
 
     def one(level: Any, key: jax.Array) -> dict[str, jax.Array]:  # record: every step's cell
         single = jax.tree.map(lambda x: x[None], level)
-        return play(env, policies["agent"], params["agent"], single, key, record=True)
+        return play(env, policy, params, single, key, record=True)
 
     res = jax.device_get(jax.jit(jax.vmap(one))(levels, jax.random.split(k_play, episodes)))
     goals = np.asarray(levels.goal_pos)
@@ -125,7 +166,7 @@ def depth_shares(levels: Any, mask: np.ndarray | None = None) -> tuple[float, ..
     return (*shares, float(dead_ends.mean()), len(depths))
 
 
-def dead_end_levels(count: int, min_depth: int, key_seed: int = 1) -> tuple[Any, Any]:
+def dead_end_levels(count: int, min_depth: int) -> tuple[Any, Any]:
     """`count` solvable DR levels (13 × 13, 60 walls) whose goal is at least `min_depth`
     moves deep in a one-wide dead end, and `count` whose goal is on open floor (depth 0):
     the same levels for every student."""
@@ -135,7 +176,7 @@ def dead_end_levels(count: int, min_depth: int, key_seed: int = 1) -> tuple[Any,
     from arenax.envs.maze.paths import level_metrics
 
     gen = arenax.make_generator("maze/dr", height=13, width=13, n_walls=60)
-    levels = jax.vmap(gen)(jax.random.split(jax.random.key(key_seed), 200 * count))
+    levels = jax.vmap(gen)(jax.random.split(jax.random.key(1), 200 * count))
     solvable = np.asarray(jax.vmap(level_metrics)(levels)["solvable"])
     walls, goals = np.asarray(levels.walls), np.asarray(levels.goal_pos)
     depths = np.array(
@@ -143,26 +184,24 @@ def dead_end_levels(count: int, min_depth: int, key_seed: int = 1) -> tuple[Any,
     )
     deep, open_floor = np.flatnonzero(depths >= min_depth), np.flatnonzero(depths == 0)
     if len(deep) < count:
-        raise SystemExit(f"error: {len(deep)} of {len(depths)} DR levels are {min_depth} deep")
+        from arenax.options import ConfigError
+
+        raise ConfigError(f"only {len(deep)} of {len(depths)} DR levels are {min_depth} deep")
     take = lambda rows: jax.tree.map(lambda x: x[rows[:count]], levels)  # noqa: E731
     return take(deep), take(open_floor)
 
 
-def solved_on(run: Path, levels: Any) -> float:
-    """Solved rate of `run`'s student on `levels` (13 × 13; one episode each, sampled
-    actions, the 13 × 13 named mazes' step cap of 450)."""
+def solved_on(agent: tuple[Any, Any, int, bool], levels: Any) -> float:
+    """Solved rate of `agent` (`student`'s) on `levels` (13 × 13; one episode each,
+    sampled actions, the 13 × 13 named mazes' step cap of 450)."""
     import jax
 
     from arenax.envs.maze.evaluation import play
     from arenax.envs.maze.suites import HELDOUT_MAZES
-    from arenax.eval.report import load_players
 
-    _, algo, policies, params, _ = load_players(run)
-    env = HELDOUT_MAZES["SmallCorridor"].make_env(  # a 13 x 13 maze env, 450 steps
-        view_size=algo.env.view_size, normalize_obs=algo.env.normalize_obs
-    )
-    res = play(env, policies["agent"], params["agent"], levels, jax.random.key(2))
-    return float(np.asarray(res["success"]).mean())
+    policy, params, view_size, normalize_obs = agent
+    env = HELDOUT_MAZES["SmallCorridor"].make_env(view_size, normalize_obs)  # 13 x 13, 450 steps
+    return float(np.asarray(play(env, policy, params, levels, jax.random.key(2))["success"]).mean())
 
 
 def draw_visits(panels: list[tuple[str, dict[str, Any]]], path: Path) -> None:
@@ -189,51 +228,39 @@ def draw_visits(panels: list[tuple[str, dict[str, Any]]], path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", type=Path, nargs="+", help="run folders (maze students)")
-    parser.add_argument("--episodes", type=int, default=32, help="episodes per maze and seed")
-    parser.add_argument("--dr-levels", type=int, default=4000, help="DR levels sampled (0: none)")
-    parser.add_argument(
-        "--dead-end-levels", type=int, default=100, help="DR levels with the goal >= 3 deep "
-        "in a dead end (and as many with it on open floor) each student plays (0: none)"
-    )  # fmt: skip
-    parser.add_argument(
-        "--heatmap", type=Path, default=None, help="also draw where each run's first seed "
-        "steps on SmallCorridor (a PNG, one panel per run)"
-    )  # fmt: skip
-    args = parser.parse_args()
-    if args.episodes < 1 or args.dr_levels < 0 or args.dead_end_levels < 0:
-        parser.exit(2, "error: --episodes must be >= 1, --dr-levels and --dead-end-levels >= 0\n")
-    for run in args.runs:
-        if not (run / "config.json").is_file():
-            parser.exit(2, f"error: {run}: not a run folder (no config.json)\n")
+def main(args: Args) -> None:
     import jax
     from solved_within import seeds_of  # a stack's seeds (this folder is on the path)
 
     import arenax
+    from arenax.training.rundir import check_writable_file
 
+    if args.heatmap is not None:  # before minutes of play, not after
+        check_writable_file(args.heatmap, "heatmap", (".png",))
+    seeds = [
+        (seed.name if seed == run else f"{run.name}/{seed.name}", run, seed)
+        for run in args.runs
+        for seed in seeds_of(run)
+    ]
+    agents = {seed: student(seed) for _, _, seed in seeds}
     print("| run | maze | solved | side corridors entered (of n) | in unsolved episodes "
           "| entered the goal's | share of steps in side corridors |")  # fmt: skip
     print("|---|---|---|---|---|---|---|")
     buffers, panels, drawn = [], [], set()
-    for run in args.runs:
-        for seed in seeds_of(run):
-            label = seed.name if seed == run else f"{run.name}/{seed.name}"
-            for name in MAZES:
-                r = play_corridors(seed, name, args.episodes)
-                if name == MAZES[0] and run not in drawn:  # a run's first seed
-                    drawn.add(run)
-                    panels.append((label, r))
-                print(
-                    f"| {label} | {name} | {r['solved']:.2f} | {r['entered']:.1f} "
-                    f"(of {r['corridors']}) | {r['entered_unsolved']:.1f} | "
-                    f"{r['goal_corridor']:.2f} | {r['share']:.2f} |"
-                )
-            curriculum = arenax.load_run(seed).state.curriculum
-            if hasattr(curriculum, "levels") and hasattr(curriculum, "filled"):
-                filled = np.asarray(curriculum.filled)
-                buffers.append((label, depth_shares(curriculum.levels, filled)))
+    for label, run, seed in seeds:
+        for name in MAZES:
+            r = play_corridors(agents[seed], name, args.episodes)
+            if name == MAZES[0] and run not in drawn:  # a run's first seed
+                drawn.add(run)
+                panels.append((label, r))
+            print(
+                f"| {label} | {name} | {r['solved']:.2f} | {r['entered']:.1f} "
+                f"(of {r['corridors']}) | {r['entered_unsolved']:.1f} | "
+                f"{r['goal_corridor']:.2f} | {r['share']:.2f} |"
+            )
+        curriculum = arenax.load_run(seed).state.curriculum
+        if hasattr(curriculum, "levels") and hasattr(curriculum, "filled"):
+            buffers.append((label, depth_shares(curriculum.levels, np.asarray(curriculum.filled))))
     if args.dr_levels:
         gen = arenax.make_generator("maze/dr", height=13, width=13, n_walls=60)
         keys = jax.random.split(jax.random.key(0), args.dr_levels)
@@ -246,24 +273,22 @@ def main() -> None:
         print(f"| {label} | {d1:.3f} | {d3:.3f} | {d5:.4f} | {cells:.1f} | {n} |")
     if args.dead_end_levels:
         deep, open_floor = dead_end_levels(args.dead_end_levels, 3)
+        n = args.dead_end_levels
         print()
-        print(f"| student | {args.dead_end_levels} DR levels, goal >= 3 deep in a dead end: "
-              f"solved | {args.dead_end_levels} DR levels, goal on open floor: solved |")  # fmt: skip
+        print(f"| student | {n} DR levels, goal >= 3 deep in a dead end: solved "
+              f"| {n} DR levels, goal on open floor: solved |")  # fmt: skip
         print("|---|---|---|")
-        for run in args.runs:
-            for seed in seeds_of(run):
-                label = seed.name if seed == run else f"{run.name}/{seed.name}"
-                print(
-                    f"| {label} | {solved_on(seed, deep):.2f} | {solved_on(seed, open_floor):.2f} |"
-                )
-    if args.heatmap:
+        for label, _, seed in seeds:
+            agent = agents[seed]
+            print(
+                f"| {label} | {solved_on(agent, deep):.2f} | {solved_on(agent, open_floor):.2f} |"
+            )
+    if args.heatmap is not None:
         draw_visits(panels, args.heatmap)
         print(f"wrote {args.heatmap}")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        raise SystemExit(130) from None
+    from arenax.cli.common import script_main
+
+    script_main(Args, main, "corridor_probe.py", __doc__)

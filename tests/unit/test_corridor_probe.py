@@ -51,9 +51,20 @@ def test_a_goal_depth_by_hand() -> None:
 
 
 def test_bad_input_is_one_error_line(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
     for args, line in (
-        ([str(tmp_path), "--episodes", "0"], "error: --episodes must be >= 1, --dr-levels and --dead-end-levels >= 0"),
-        ([str(tmp_path)], f"error: {tmp_path}: not a run folder (no config.json)"),
+        ([str(run), "--episodes", "0"], "error: episodes=0: must be in [1, 10000]"),
+        (
+            [str(run), "--dead-end-levels", "5000"],
+            "error: dead_end_levels=5000: must be in [0, 1000]",
+        ),
+        ([str(tmp_path)], f"error: runs={str(tmp_path)!r}: not a run folder (no config.json)"),
+        (
+            [str(run), "--heatmap", str(tmp_path / "x.jpg")],
+            f"error: heatmap={str(tmp_path / 'x.jpg')!r}: must end with .png",
+        ),
     ):
-        run = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
-        assert (run.returncode, run.stderr.strip()) == (2, line)
+        done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
+        assert (done.returncode, done.stderr.strip().splitlines()[-1]) == (2, line)
