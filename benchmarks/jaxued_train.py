@@ -68,7 +68,18 @@ def load(state_dir: Path, like: object) -> tuple[object, int]:
                 f"{np.asarray(b).dtype}{list(np.shape(b))}: another configuration?"
             )
     steps = json.loads((state_dir / "steps.json").read_text())["steps"]
-    return jax.tree_util.tree_unflatten(tree, [jnp.asarray(x) for x in leaves]), steps
+    restored = [_like(x, b) for x, b in zip(leaves, fresh, strict=True)]
+    return jax.tree_util.tree_unflatten(tree, restored), steps
+
+
+def _like(saved: np.ndarray, fresh: object) -> jax.Array:
+    """`saved` as a JAX array, weakly typed where the example's own leaf `fresh` is (jaxued's
+    maze observations are): a strongly typed one made the first chunk of a resumed slice
+    compile for types its outputs do not have, and the second compile again (≈ 40 s each on
+    a TPU v5e)."""
+    if getattr(fresh, "weak_type", False):
+        return jnp.asarray(fresh).at[...].set(saved)  # (`.at[...].set` keeps the weak type)
+    return jnp.asarray(saved)
 
 
 def evaluate(evaluate_fn: object, train_state: object, names: list[str], attempts: int,

@@ -163,3 +163,26 @@ def test_training_in_slices_resumes_bit_for_bit_and_evaluates(tmp_path: Path, mo
     with pytest.raises(SystemExit, match="another configuration"):
         jaxued_train.run([*common[:-6], "--n-envs", "5", "--eval-attempts", "50", "--seed", "3",
                           "--state", str(sliced)])  # fmt: skip
+
+
+def test_a_resumed_state_compiles_its_chunk_once(tmp_path: Path) -> None:
+    """`jaxued_train.load` gives a leaf the example holds weakly typed (jaxued's maze
+    observations) back weakly typed, so that a resumed slice's chunk compiles once: with a
+    strongly typed leaf its first call compiled for types its outputs do not have and the
+    second call compiled again (on the chip: two compiles of ≈ 40 s per slice)."""
+    import jaxued_train
+
+    like = (jax.random.PRNGKey(1), {"obs": jax.lax.full((2, 3), 0.0), "w": jnp.ones(4)})
+    assert like[1]["obs"].weak_type and not like[1]["w"].weak_type
+    step = jax.jit(lambda c: (c[0], {"obs": c[1]["obs"] + 1.0, "w": c[1]["w"] * 2}))
+    state = step(step(like))
+    jaxued_train.save(tmp_path, state, 7)
+    loaded, steps = jaxued_train.load(tmp_path, like)
+    assert steps == 7
+    assert loaded[1]["obs"].weak_type and not loaded[1]["w"].weak_type
+    for a, b in zip(jax.tree.leaves(loaded), jax.tree.leaves(state), strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    chunk = jax.jit(lambda c: (c[0], {"obs": c[1]["obs"] + 1.0, "w": c[1]["w"] * 2}))
+    chunk(chunk(loaded))
+    assert chunk._cache_size() == 1
