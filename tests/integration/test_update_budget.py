@@ -99,6 +99,26 @@ def test_a_time_limit_stops_after_the_chunk_that_passes_it_and_resumes(
         assert np.isclose(a["loss"], b["loss"], rtol=0, atol=0), (a, b)
 
 
+def test_the_projected_update_rate_is_measured_after_the_replay_warm_up(
+    tmp_path: Path, capsys
+) -> None:
+    """Against a time limit, robust PLR's remaining updates are projected at the rate of
+    the first chunk begun with its buffer warm: a chunk of warm-up cycles makes few or no
+    updates (on the chip a paper run's first chunk projected 529 s for a run that took
+    397 s; here, with none, nothing was projected at all), and a robust-PLR chunk may make
+    none after it too (its replay coin)."""
+    cfg = small("maze-plr", tmp_path, total_updates=6, time_limit=1e6, name="p")
+    rows = train(cfg).rows
+    out = " ".join(capsys.readouterr().out.split())
+    updates = [0] + [r["updates"] for r in rows]  # after each cycle (chunks of 2 cycles)
+    # the first chunk begun warm that made an update (a chunk of 2 cycles may make none)
+    first = next(c for c in range(0, len(rows), 2) if 0 < updates[c] < updates[c + 2])
+    assert updates[1] == updates[2] == 0  # the first chunk is all warm-up
+    left = cfg.total_updates - updates[first + 2]
+    assert out.count("time limit") == 1
+    assert f"the remaining {left} updates take" in out and "within the limit" in out
+
+
 def test_resume_clears_a_saved_time_limit_with_none_as_train_does(tmp_path: Path) -> None:
     """`arenax resume RUN --time-limit None` means what it means on `train`: no limit (it
     once kept the saved limit, with no way to clear it); an option not given keeps the

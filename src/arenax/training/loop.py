@@ -175,7 +175,10 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
     total = cfg.total_updates if unit == "updates" else cfg.total_steps
     warm_up_note(run)
     slowest = lambda: min(m.counters.get(unit, 0) for m in run.members)  # noqa: E731
-    done_at_start, projected, timed_out = slowest(), False, False
+    # a robust replay curriculum makes no update until its buffer is warm: the update rate
+    # projected against a time limit is that of the first chunk begun warm
+    warms_up = cfg.curriculum.warm_up(cfg) is not None
+    projected, timed_out = False, False
     with StopRequests() as stop, run.progress as progress:
         task = progress.add_task(
             cfg.run_name,
@@ -189,6 +192,8 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
             active = [m for m in run.members if m.active]
             n = min(m.chunk_end for m in active) - run.cycle
             fn = get_chunk()
+            units_before = slowest()
+            began_warm = not warms_up or all(m.counters.get("updates") for m in active)
             t0 = time.perf_counter()
             run.state, metrics = fn(run.state, n, [m.active for m in run.members])
             metrics = {k: v[:n] for k, v in jax.device_get(metrics).items()}
@@ -235,10 +240,10 @@ def run_chunks(run: Run, hooks: list[Hook], started: float | None = None) -> Tra
                 _stop(run, signum)
             if cfg.time_limit is not None and any(m.active for m in run.members):
                 elapsed = time.perf_counter() - started
-                if not projected:  # once, after the first chunk
+                done = slowest() - units_before  # (a replay chunk may make no update)
+                if not projected and done > 0 and (unit != "updates" or began_warm):  # once
                     projected = True
-                    left = total - slowest()
-                    _project(run, slowest() - done_at_start, left, unit, steady_time, elapsed)
+                    _project(run, done, total - slowest(), unit, dt, elapsed)
                 if distributed.any_process(int(elapsed >= cfg.time_limit)):
                     _stop_at_time_limit(run, elapsed, slowest(), total, unit)
                     timed_out = True
@@ -272,10 +277,11 @@ def _stop(run: Run, signum: int) -> None:
 
 
 def _project(run: Run, done: int, left: int, unit: str, seconds: float, elapsed: float) -> None:
-    """Print, once, how long the rest of the budget takes at the first chunk's rate,
-    against the time limit."""
+    """Print, once, how long the rest of the budget takes at one chunk's rate (`done`
+    units in `seconds`: the first chunk's, or in updates the first begun after a replay
+    buffer's warm-up), against the time limit."""
     limit = run.cfg.time_limit
-    if done <= 0 or seconds <= 0:
+    if seconds <= 0:
         return
     need = left / (done / seconds)
     fits = "within" if elapsed + need <= limit else "past"
