@@ -24,6 +24,13 @@ Run with jaxued's Python (jaxued, its example's imports; never arenax):
 `--steps` counts calls of the example's `train_step`, as its own `num_updates` does: for
 robust PLR that is every cycle, the ones that only score new levels too (arenax's
 `--total-updates` counts the cycles that update).
+
+`--seeds N` trains seeds `--seed` … `--seed + N - 1` together in one program (each seed's
+first state from the example's own `main`, the train step `vmap`-ed over them, as arenax's
+`--seeds` trains its runs): one seed at 32 envs leaves most of a TPU idle, so N seeds take
+little more chip time than one. `eval.json` then holds each seed's table under its seed. A
+seed of the stack computes what it computes alone, up to the order of floating-point
+additions in batched matrix products (a test compares them on a stand-in example).
 """
 
 from __future__ import annotations
@@ -107,11 +114,12 @@ def run(argv: list[str] | None = None) -> dict:
                     help="seconds of this call, compile included: save and stop before")  # fmt: skip
     ap.add_argument("--chunk", type=int, default=100, help="train steps per compiled call")
     ap.add_argument("--eval-attempts", type=int, default=100, help="episodes per held-out maze")
-    ap.add_argument("--seed", type=int, default=0, help="the example's --seed")
+    ap.add_argument("--seed", type=int, default=0, help="the example's --seed (the first)")
+    ap.add_argument("--seeds", type=int, default=1, help="seeds trained together (vmap)")
     ap.add_argument("--n-envs", type=int, default=32)
     ap.add_argument("--n-steps", type=int, default=256)
     args = ap.parse_args(argv)
-    for name in ("steps", "chunk", "eval_attempts", "n_envs", "n_steps"):
+    for name in ("steps", "chunk", "eval_attempts", "n_envs", "n_steps", "seeds"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)}: must be at least 1")
     if args.time_limit < 0:
@@ -121,21 +129,33 @@ def run(argv: list[str] | None = None) -> dict:
     if args.steps % args.chunk:
         ap.error(f"--steps {args.steps} must be a multiple of --chunk {args.chunk}")
     start = time.perf_counter()
-    overrides = dict(ARENAX_CONFIG, num_train_envs=args.n_envs, num_steps=args.n_steps,
-                     seed=args.seed)  # fmt: skip
-    captured, config = capture_all(args.example, overrides)
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    leaves = []
+    for seed in seeds:  # each seed's first state, as the example's main builds it
+        overrides = dict(ARENAX_CONFIG, num_train_envs=args.n_envs, num_steps=args.n_steps,
+                         seed=seed)  # fmt: skip
+        captured_now, config_now = capture_all(args.example, overrides)
+        if seed == seeds[0]:  # its step, evaluation and state's classes serve every seed
+            captured, config = captured_now, config_now
+        leaves.append(jax.tree_util.tree_leaves(captured_now.runner_state))
+    stacked = len(seeds) > 1
     carry, done = captured.runner_state, 0
+    if stacked:  # (each capture loads the example anew: its classes differ from the first's)
+        tree = jax.tree_util.tree_structure(carry)
+        carry = jax.tree_util.tree_unflatten(
+            tree, [jnp.stack(x) for x in zip(*leaves, strict=True)]
+        )
     if (args.state / "state.npz").exists():
         carry, done = load(args.state, carry)
     log = args.state / "progress.jsonl"
     args.state.mkdir(parents=True, exist_ok=True)
 
-    @jax.jit
-    def chunk(c):
+    def scan(c):
         c, _ = jax.lax.scan(captured.train_step, c, None, args.chunk)
         return c
 
-    per_chunk = args.chunk * args.n_envs * args.n_steps
+    chunk = jax.jit(jax.vmap(scan) if stacked else scan)
+    per_chunk = args.chunk * args.n_envs * args.n_steps * len(seeds)
     last = 0.0
     while done < args.steps:  # one chunk at least, then none that would pass the limit
         if last and time.perf_counter() - start + 1.5 * last > args.time_limit:
@@ -158,11 +178,16 @@ def run(argv: list[str] | None = None) -> dict:
     if captured.evaluate is None:
         raise SystemExit(f"{args.example.name}: no `eval` in its train_and_eval_step")
     names = list(config["eval_levels"])
-    table = evaluate(captured.evaluate, carry[1], names, args.eval_attempts, args.seed)
+    tables = {}
+    for i, seed in enumerate(seeds):  # each seed's policy, with its own evaluation keys
+        train_state = jax.tree.map(lambda x, i=i: x[i], carry[1]) if stacked else carry[1]
+        tables[seed] = evaluate(captured.evaluate, train_state, names, args.eval_attempts, seed)
+    table = tables[seeds[0]] if not stacked else {str(k): v for k, v in tables.items()}
     (args.state / "eval.json").write_text(json.dumps(table, indent=1))
-    print("| maze | episodes | solved | return |\n|---|---|---|---|")
-    for name, row in table.items():
-        print(f"| {name} | {row['episodes']} | {row['solved']:.3f} | {row['return']:.3f} |")
+    for seed, own in tables.items():
+        print(f"seed {seed}\n| maze | episodes | solved | return |\n|---|---|---|---|")
+        for name, row in own.items():
+            print(f"| {name} | {row['episodes']} | {row['solved']:.3f} | {row['return']:.3f} |")
     out = {"event": "done", "steps": done, "eval": table, "s": time.perf_counter() - start}
     print(json.dumps(out), flush=True)
     return out

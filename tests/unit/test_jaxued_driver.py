@@ -186,3 +186,36 @@ def test_a_resumed_state_compiles_its_chunk_once(tmp_path: Path) -> None:
     chunk = jax.jit(lambda c: (c[0], {"obs": c[1]["obs"] + 1.0, "w": c[1]["w"] * 2}))
     chunk(chunk(loaded))
     assert chunk._cache_size() == 1
+
+
+def test_seeds_trained_together_are_each_seed_trained_alone(tmp_path: Path, monkeypatch) -> None:
+    """`jaxued_train.py --seeds 2`: two seeds stacked in one program (the step `vmap`-ed),
+    stopped and resumed, end where each seed's own run ends, and each is evaluated as
+    its own run is (the stand-in's step is elementwise: the same numbers exactly)."""
+    import jaxued_train
+
+    monkeypatch.setitem(sys.modules, "wandb", types.ModuleType("wandb"))
+    path = tmp_path / "example.py"
+    path.write_text(_with_eval(EXAMPLE))
+    common = ["--example", str(path), "--steps", "8", "--chunk", "4", "--n-envs", "4",
+              "--eval-attempts", "50"]  # fmt: skip
+    alone = {
+        seed: jaxued_train.run([*common, "--seed", str(seed), "--state", str(tmp_path / str(seed))])
+        for seed in (3, 4)
+    }
+    both = tmp_path / "both"
+    outs = [
+        jaxued_train.run([*common, "--seed", "3", "--seeds", "2", "--state", str(both),
+                          "--time-limit", "0"])  # fmt: skip
+        for _ in range(2)
+    ]
+    assert [(o["event"], o["steps"]) for o in outs] == [("stopped", 4), ("done", 8)]
+    assert outs[-1]["eval"] == {"3": alone[3]["eval"], "4": alone[4]["eval"]}
+    assert alone[3]["eval"] != alone[4]["eval"]  # the seeds differ
+    with np.load(both / "state.npz") as b:
+        for i, seed in enumerate((3, 4)):
+            with np.load(tmp_path / str(seed) / "state.npz") as a:
+                for k in a.files:
+                    np.testing.assert_array_equal(b[k][i], a[k])
+    with pytest.raises(SystemExit):  # --seeds must be at least 1
+        jaxued_train.run([*common, "--seeds", "0", "--state", str(tmp_path / "none")])
