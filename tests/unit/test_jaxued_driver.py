@@ -204,11 +204,8 @@ def test_seeds_trained_together_are_each_seed_trained_alone(tmp_path: Path, monk
         for seed in (3, 4)
     }
     both = tmp_path / "both"
-    outs = [
-        jaxued_train.run([*common, "--seed", "3", "--seeds", "2", "--state", str(both),
-                          "--time-limit", "0"])  # fmt: skip
-        for _ in range(2)
-    ]
+    stacked = [*common, "--seed", "3", "--seeds", "2", "--state", str(both), "--time-limit", "0"]
+    outs = [jaxued_train.run(stacked) for _ in range(2)]
     assert [(o["event"], o["steps"]) for o in outs] == [("stopped", 4), ("done", 8)]
     assert outs[-1]["eval"] == {"3": alone[3]["eval"], "4": alone[4]["eval"]}
     assert alone[3]["eval"] != alone[4]["eval"]  # the seeds differ
