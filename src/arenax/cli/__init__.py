@@ -86,8 +86,9 @@ def run(name: str, args: Sequence[str]) -> None:
     """Run a command, answering the errors users cause in one line (exit 2) and
     interruptions with the signal's status (130 / 143)."""
     from arenax.training.hooks import NonFiniteLoss
-    from arenax.training.signals import Interrupted
+    from arenax.training.signals import Interrupted, install_interrupt
 
+    install_interrupt()  # a Ctrl-C is never dropped (one in a JAX callback was)
     try:
         command(name)(args)
     except (ConfigError, NonFiniteLoss, FileNotFoundError, ValueError) as exc:

@@ -1,11 +1,50 @@
 """Stopping a run cleanly: the first SIGINT / SIGTERM asks the loop to stop after the
-current chunk (it saves a checkpoint and raises `Interrupted`); a second one acts at once."""
+current chunk (it saves a checkpoint and raises `Interrupted`); a second one acts at once.
+A Ctrl-C is never lost: `interrupt` raises it as Python does, except where Python would
+swallow it (a garbage-collector callback), where it comes again a moment later."""
 
 from __future__ import annotations
 
+import gc
+import os
 import signal
 import threading
+from types import FrameType
 from typing import Any
+
+#: how soon a Ctrl-C that landed in a garbage-collector callback is delivered again (s)
+REDELIVER_S = 0.01
+
+
+def _in_gc_callback(frame: FrameType | None) -> bool:
+    """Whether `frame` or one of its callers is a garbage-collector callback (`gc.callbacks`,
+    where Python prints an exception as "Exception ignored" and drops it)."""
+    codes = {cb.__code__ for cb in gc.callbacks if hasattr(cb, "__code__")}
+    while frame is not None and codes:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGINT as Python's own handler takes it (`KeyboardInterrupt`), except in a
+    garbage-collector callback: JAX registers one (`_xla_gc_callback`), and a Ctrl-C that
+    landed in it was dropped ("Exception ignored in: _xla_gc_callback … KeyboardInterrupt"),
+    so `arenax tune` went on to its end; there the signal is sent again `REDELIVER_S` later,
+    once the callback has returned."""
+    if _in_gc_callback(frame):
+        threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum)).start()
+        return
+    raise KeyboardInterrupt
+
+
+def install_interrupt() -> None:
+    """Make `interrupt` the SIGINT handler where Python's default one is (the main thread
+    of a command; a user's own handler is kept)."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, interrupt)
 
 
 class Interrupted(RuntimeError):
@@ -36,9 +75,7 @@ class StopRequests:
     def _handle(self, signum: int, frame: Any) -> None:
         self.signum = signum
         for sig in self.SIGNALS:  # the next signal acts at once
-            signal.signal(
-                sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
-            )
+            signal.signal(sig, interrupt if sig == signal.SIGINT else signal.SIG_DFL)
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self._previous.items():
