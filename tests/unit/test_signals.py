@@ -11,12 +11,19 @@ import time
 
 import pytest
 
-from arenax.training.signals import interrupt
+from arenax.training.signals import clear_interrupt, interrupt
 
 pytestmark = pytest.mark.skipif(
     threading.current_thread() is not threading.main_thread(),
     reason="signal handlers are set in the main thread only",
 )
+
+
+@pytest.fixture(autouse=True)
+def _no_request_left():
+    """A Ctrl-C asked for here is not left for the next test of this process."""
+    yield
+    clear_interrupt()
 
 
 def _ctrl_c_in_a_gc_callback(handler) -> bool:
@@ -56,3 +63,17 @@ def test_a_ctrl_c_landing_in_a_gc_callback_reaches_the_program() -> None:
 def test_elsewhere_it_is_pythons_keyboard_interrupt() -> None:
     with pytest.raises(KeyboardInterrupt):
         interrupt(signal.SIGINT, sys._getframe())
+
+
+def test_a_ctrl_c_dropped_elsewhere_is_raised_at_the_next_check() -> None:
+    """Wherever else Python might drop the exception, the request stays until handled:
+    `check_interrupt` (called between a command's steps: `arenax tune`'s rungs) raises it."""
+    from arenax.training.signals import check_interrupt
+
+    check_interrupt()  # nothing asked
+    with pytest.raises(KeyboardInterrupt):  # as if raised where Python ignores exceptions
+        interrupt(signal.SIGINT, sys._getframe())
+    with pytest.raises(KeyboardInterrupt):
+        check_interrupt()
+    clear_interrupt()
+    check_interrupt()  # handled: no more

@@ -120,6 +120,9 @@ def tune(cfg: Any, args: TuneArgs, console: Console | None = None) -> dict[str, 
     except KeyboardInterrupt:
         if not rows:  # nothing measured: an interruption, not an error
             raise
+        from arenax.training.signals import clear_interrupt
+
+        clear_interrupt()  # handled: the table of the rungs measured
         stopped, interrupted = "interrupted (Ctrl-C)", True
     if not rows:
         console.print(table)
@@ -152,6 +155,7 @@ def _climb(
     from arenax.options import ConfigError
     from arenax.training.memory import compiled_memory_bytes
     from arenax.training.program import Program
+    from arenax.training.signals import check_interrupt
 
     vary_envs = args.vary == "envs"
     label = "envs" if vary_envs else "agents/env"
@@ -173,6 +177,7 @@ def _climb(
             building=lambda v=value: console.print(f"  {label} {v}: compiling ..."),
         )
         compile_s = time.perf_counter() - t0
+        check_interrupt()  # a Ctrl-C during the compile that Python dropped
         # a rung compiled before is loaded from the persistent cache: its seconds are a load's
         cached = persistent_cache_hits() > hits
         compiled = f"{compile_s:.1f}" + (" (cache)" if cached else "")

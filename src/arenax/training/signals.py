@@ -33,10 +33,29 @@ def interrupt(signum: int, frame: FrameType | None) -> None:
     landed in it was dropped ("Exception ignored in: _xla_gc_callback … KeyboardInterrupt"),
     so `arenax tune` went on to its end; there the signal is sent again `REDELIVER_S` later,
     once the callback has returned."""
+    global _requested
+    _requested = True  # (in case Python drops the exception somewhere else too)
     if _in_gc_callback(frame):
         threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum)).start()
         return
     raise KeyboardInterrupt
+
+
+_requested = False
+
+
+def check_interrupt() -> None:
+    """Raise `KeyboardInterrupt` if a Ctrl-C came through `interrupt` and was not handled
+    yet (`clear_interrupt`): a long command calls it between its steps, so that a Ctrl-C
+    dropped where Python ignores exceptions still stops it."""
+    if _requested:
+        raise KeyboardInterrupt
+
+
+def clear_interrupt() -> None:
+    """A Ctrl-C has been handled (an `except KeyboardInterrupt` that goes on)."""
+    global _requested
+    _requested = False
 
 
 def install_interrupt() -> None:
