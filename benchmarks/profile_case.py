@@ -9,6 +9,11 @@ tables the operations by their device time.
     python benchmarks/profile_case.py --case maze-dr --out outputs/profile
     python benchmarks/profile_case.py --case maze-env --envs 16384 --out outputs/profile-env
     python benchmarks/profile_case.py --case maze-plr --seeds 3 --out outputs/profile-plr3
+    python benchmarks/profile_case.py --case tag-continuous-env --out outputs/profile-tagc
+
+``tag-continuous-env`` / ``tag-continuous-train`` are ``accelerator.py``'s continuous Tag
+cases (1000 envs x (10 + 100) agents): 100 steps of the batched env with random actions, or
+one training cycle.
 
 ``--seeds N`` profiles N runs of the preset trained together (``train``'s ``seeds``: the
 cycle ``vmap``-ed over the runs). ``--replay-prob P`` (replay presets) sets the replay
@@ -26,11 +31,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+OWN_CASES = ("maze-env", "tag-continuous-env", "tag-continuous-train")
+
 
 @dataclasses.dataclass(frozen=True)
 class Args:
     case: str = "maze-dr"
-    """A training preset (its paper configuration, one cycle per call) or ``maze-env``."""
+    """A training preset (its paper configuration, one cycle per call), ``maze-env``, or
+    ``tag-continuous-env`` / ``tag-continuous-train`` (``accelerator.py``'s cases)."""
     out: Path = Path("outputs/profile")
     """Folder for the trace."""
     envs: int = 0
@@ -48,8 +56,8 @@ class Args:
         from arenax.options import Problem
         from arenax.training import PRESETS
 
-        if self.case != "maze-env" and self.case not in PRESETS:
-            yield Problem("case", self.case, f"allowed: maze-env, {', '.join(PRESETS)}")
+        if self.case not in (*OWN_CASES, *PRESETS):
+            yield Problem("case", self.case, f"allowed: {', '.join((*OWN_CASES, *PRESETS))}")
         if self.envs < 0:
             yield Problem("envs", self.envs, "must be >= 0 (0: the case's own)")
         if self.calls < 1:
@@ -84,6 +92,14 @@ def main(args: Args) -> None:
 
         n = args.envs or 16384
         fn, state = _maze_env(n, 256)
+    elif args.case.startswith("tag-continuous-"):
+        import tag_throughput as T
+        from accelerator import _continuous
+
+        cfg = _continuous(T, quick=False)
+        if args.envs:
+            cfg = dataclasses.replace(cfg, n_envs=args.envs)
+        fn, state = T.env_only(cfg, 100) if args.case.endswith("-env") else T.train_cycle(cfg)
     else:
         import tag_throughput as T
 

@@ -1,7 +1,8 @@
 """Stopping a run cleanly: the first SIGINT / SIGTERM asks the loop to stop after the
 current chunk (it saves a checkpoint and raises `Interrupted`); a second one acts at once.
-A Ctrl-C is never lost: `interrupt` raises it as Python does, except where Python would
-swallow it (a garbage-collector callback), where it comes again a moment later."""
+A Ctrl-C is not lost where Python would swallow it: `interrupt` raises it as Python does,
+except in a garbage-collector callback, where it comes again a moment later, and it records
+the request, which a long command checks between its steps (`check_interrupt`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from typing import Any
 
 #: how soon a Ctrl-C that landed in a garbage-collector callback is delivered again (s)
 REDELIVER_S = 0.01
+
+#: a Ctrl-C came through `interrupt` and was not handled yet (`clear_interrupt`)
+_requested = False
 
 
 def _in_gc_callback(frame: FrameType | None) -> bool:
@@ -39,9 +43,6 @@ def interrupt(signum: int, frame: FrameType | None) -> None:
         threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum)).start()
         return
     raise KeyboardInterrupt
-
-
-_requested = False
 
 
 def check_interrupt() -> None:
