@@ -43,23 +43,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from arenax.envs.tag import kernels
+
 _BIG = int(np.iinfo(np.int32).max)
-
-
-def _distance_bits(pos: jax.Array, active: jax.Array) -> jax.Array:
-    """`(A, A) int32` bits of each squared float32 distance (monotone: d² >= 0); the agent
-    itself and agents out of the game `int32` max (as `k_nearest_jax`)."""
-    a = pos.shape[0]
-    x, y = pos[:, 0], pos[:, 1]
-    dx, dy = x[None, :] - x[:, None], y[None, :] - y[:, None]
-    bits = jax.lax.bitcast_convert_type(dx * dx + dy * dy, jnp.int32)
-    bad = jnp.eye(a, dtype=jnp.bool_) | ~active[None, :]
-    return jnp.where(bad, _BIG, bits)
 
 
 def top_k_nearest(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
     """`k_nearest_jax`'s ranking by one `lax.top_k`: `(others (A, k), valid (A, k))`."""
-    neg, others = jax.lax.top_k(-_distance_bits(pos, active), k)
+    neg, others = jax.lax.top_k(-kernels.distance_bits(pos, active), k)
     valid = neg != -_BIG
     return jnp.where(valid, others, 0), valid
 
@@ -82,7 +73,7 @@ def _looped(pos: jax.Array, active: jax.Array, k: int, table: jax.Array | None) 
 
     def one_pass(p: jax.Array, carry: tuple) -> tuple:
         prev_b, prev_i, others, valid, rows = carry
-        bits = _distance_bits(pos, active)
+        bits = kernels.distance_bits(pos, active)
         after = (bits > prev_b) | ((bits == prev_b) & (idx > prev_i))
         m, i, *got = jax.lax.reduce(
             (jnp.where(after, bits, _BIG), jnp.where(after, idx, a), *cols),
@@ -158,8 +149,6 @@ def split_observation(
     feats: jax.Array, pos: jax.Array, active: jax.Array, kind: jax.Array, time: jax.Array, k: int
 ) -> jax.Array:
     """``observe-split``: today's observation with `split_gather_rows` for `gather_rows`."""
-    from arenax.envs.tag import kernels
-
     saved = kernels.gather_rows
     kernels.gather_rows = split_gather_rows
     try:
@@ -194,7 +183,6 @@ def _same(x: Any, y: Any) -> bool:
 def forms_table(envs: int, agents: int, k: int, repeats: int) -> list[tuple[str, str, str]]:
     """Each form's row `(name, compile, one call and rate or why not)`; raises if a form
     that ran gives other neighbours or another observation than today's."""
-    from arenax.envs.tag import kernels
 
     pos = jax.random.uniform(jax.random.key(0), (envs, agents, 2), jnp.float32, 0.0, 10.0)
     pos = jnp.round(pos * 8) / 8
@@ -239,7 +227,7 @@ def env_table(repeats: int, quick: bool) -> list[tuple[str, str, str]]:
     import tag_throughput as T
     from accelerator import _continuous
 
-    from arenax.envs.tag import continuous, kernels
+    from arenax.envs.tag import continuous
 
     cfg = _continuous(T, quick)
     steps = 10 if quick else 100
@@ -266,12 +254,7 @@ def env_table(repeats: int, quick: bool) -> list[tuple[str, str, str]]:
                     first = o
                 elif not _same(o, first):  # the same start, actions and keys
                     raise AssertionError(f"{name}: the env's first call differs from today's")
-                best = float("inf")
-                for i in range(repeats):
-                    t0 = time.perf_counter()
-                    state, o = compiled(state, i + 1)
-                    jax.block_until_ready(o)
-                    best = min(best, time.perf_counter() - t0)
+                state, best = T._time(compiled, state, repeats)  # (a warm-up call, then the best)
             except AssertionError:
                 raise
             except Exception as exc:
@@ -294,6 +277,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--in-env", action="store_true", help="also time the env with each form")
     p.add_argument("--quick", action="store_true", help="the env case at tiny sizes (tests)")
     a = p.parse_args(argv)
+    for name in ("envs", "agents", "repeats"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name} {getattr(a, name)}: must be at least 1")
     if not 1 <= a.k < a.agents:
         p.error(f"--k {a.k}: must be in [1, --agents - 1]")
     rows = forms_table(a.envs, a.agents, a.k, a.repeats)
@@ -307,4 +293,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # a clean stop: the rows so far are not a table
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(130) from None

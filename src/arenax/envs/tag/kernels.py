@@ -111,11 +111,7 @@ def k_nearest_jax(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array,
     `active (A,)` -> `(others (A, k) int32, valid (A, k) bool)`."""
     a = pos.shape[0]
     big = jnp.iinfo(jnp.int32).max
-    x, y = pos[:, 0], pos[:, 1]
-    dx, dy = x[None, :] - x[:, None], y[None, :] - y[:, None]
-    bits = jax.lax.bitcast_convert_type(dx * dx + dy * dy, jnp.int32)  # d² >= 0: monotone
-    bad = jnp.eye(a, dtype=jnp.bool_) | ~active[None, :]
-    bits = jnp.where(bad, big, bits)
+    bits = distance_bits(pos, active)
     idx = jnp.arange(a, dtype=jnp.int32)[None, :]
     prev_b = jnp.full((a, 1), -1, jnp.int32)
     prev_i = jnp.full((a, 1), a, jnp.int32)
@@ -130,6 +126,17 @@ def k_nearest_jax(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array,
     others = jnp.stack(picked, -1)
     valid = jnp.stack(ok, -1)
     return jnp.where(valid, others, 0), valid
+
+
+def distance_bits(pos: jax.Array, active: jax.Array) -> jax.Array:
+    """`(A, A) int32`: the bits of each squared float32 distance (monotone: d² >= 0), the
+    agent itself and agents out of the game `int32` max — the keys `k_nearest_jax` ranks."""
+    a = pos.shape[0]
+    x, y = pos[:, 0], pos[:, 1]
+    dx, dy = x[None, :] - x[:, None], y[None, :] - y[:, None]
+    bits = jax.lax.bitcast_convert_type(dx * dx + dy * dy, jnp.int32)
+    bad = jnp.eye(a, dtype=jnp.bool_) | ~active[None, :]
+    return jnp.where(bad, jnp.iinfo(jnp.int32).max, bits)
 
 
 def _kernel(pos: jax.Array, active: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
